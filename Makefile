@@ -1,0 +1,109 @@
+# layad - one binary, CPU always, CUDA when nvcc is present.
+#
+#   make            build build/layad (CUDA objects for sm_90a + PTX when nvcc exists)
+#   make run        start layad on the embedded tiny model (installs packages if missing)
+#   make test       CPU Check suites, then the same suites under ASan+UBSan
+#   make test-gpu   GPU suites (skip cleanly without a device)
+#   make bench-kernels / make fuzz / make install (see targets below)
+
+BUILD    ?= build
+CC       ?= cc
+PREFIX   ?= /usr/local
+CUDA_HOME ?= /usr/local/cuda
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+SANITIZE ?=
+PKGS     := jansson libmicrohttpd libuv libpcre2-8 libutf8proc inih libsystemd
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+OPT      ?= -O2
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -I. $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -fopenmp -lm -lpthread -ldl
+
+ifneq ($(SANITIZE),)
+  CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS += -fsanitize=address,undefined
+  NVCC :=
+endif
+
+ifneq ($(NVCC),)
+  CFLAGS    += -DLAYAD_CUDA=1 -I$(CUDA_HOME)/include
+  NVFLAGS   ?= -O3 -std=c++17 -I. -lineinfo \
+               -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90 \
+               -Xcompiler -Wall,-Wextra,-fPIC
+  CU_SRC    := $(wildcard kernels/*.cu model/*.cu)
+  CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
+  LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+else
+  CFLAGS    += -DLAYAD_CUDA=0
+  CU_OBJ    :=
+endif
+
+LIB_SRC  := $(filter-out server/main.c,$(wildcard model/*.c kernels/*.c server/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
+GPU_TEST_SRC := $(wildcard tests/gpu_*.c)
+GPU_TEST_BIN := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TINY     := $(BUILD)/tiny
+
+.PHONY: all run test test-cpu test-asan test-gpu deps clean install fuzz bench-kernels
+all: $(BUILD)/layad
+
+deps:
+	@scripts/setup --if-missing
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/liblayad.a: $(LIB_OBJ) $(CU_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/layad: $(BUILD)/server/main.o $(BUILD)/liblayad.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/liblayad.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# The embedded default model: a deterministic tiny checkpoint in the real layout.
+$(TINY)/model.safetensors: $(BUILD)/layad
+	$(BUILD)/layad mkmodel --preset tiny --out $(TINY)
+
+run: deps
+	@$(MAKE) --no-print-directory $(TINY)/model.safetensors
+	$(BUILD)/layad serve --model $(TINY)
+
+# CI: the CPU suites, then the same suites under ASan+UBSan (CPU-only build).
+test: deps
+	@$(MAKE) --no-print-directory test-cpu
+	@$(MAKE) --no-print-directory test-asan
+
+test-cpu: $(TEST_BIN) $(TINY)/model.safetensors
+	@LAYAD_BIN=$(BUILD)/layad LAYAD_TINY=$(TINY) scripts/run-tests $(TEST_BIN)
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 OPT=-O1 test-cpu
+
+test-gpu: $(GPU_TEST_BIN) $(TINY)/model.safetensors
+	@LAYAD_BIN=$(BUILD)/layad LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
+
+install: $(BUILD)/layad
+	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
+	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf
+	install -D -m 0644 deploy/layad.service $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
+	install -D -m 0644 deploy/layad.env $(DESTDIR)/etc/default/layad
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,43 @@
+/*
+ * tokenizer.h - Hugging Face tokenizer.json, exactly, in C.
+ *
+ * Contract: tokenizer_encode(t, text) returns the same ids as HF `tokenizers`
+ * `Tokenizer.from_file(path).encode(text, add_special_tokens=False).ids` for the
+ * tokenizer.json files that Laya checkpoints ship (ModernBERT byte-level BPE,
+ * mmBERT/Gemma Metaspace BPE with byte fallback). A file with a component or
+ * option that is not implemented fails to load with an error naming it.
+ *
+ * A loaded tokenizer is immutable and shared by all threads without locks.
+ */
+#ifndef LAYAD_TOKENIZER_H
+#define LAYAD_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/error.h"
+
+typedef struct tokenizer tokenizer;
+
+/* A growable id buffer owned by the caller; encode appends to it. Free ids with free(). */
+typedef struct tok_ids {
+    int32_t *ids;
+    size_t n;
+    size_t cap;
+} tok_ids;
+
+/* Loads tokenizer.json from a file / from memory. NULL on error (err filled, status 500). */
+tokenizer *tokenizer_load(const char *path, layad_error *err);
+tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, layad_error *err);
+void tokenizer_free(tokenizer *t);
+
+/* Appends the ids of text[0..len) to out. Invalid UTF-8 is an error (status 400), nothing appended. */
+int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *out, layad_error *err);
+
+/* Id of a vocabulary or added token given its exact content, or -1. */
+int32_t tokenizer_token_id(const tokenizer *t, const char *content);
+
+/* Number of ids (vocabulary plus added tokens; max id + 1). */
+size_t tokenizer_vocab_size(const tokenizer *t);
+
+#endif

@@ -1,0 +1,12 @@
+/*
+ * commands.h - the layad subcommands. Each lives in its own file and takes the
+ * arguments after the subcommand name (argv[0] is the subcommand). Returns the
+ * process exit status.
+ */
+#ifndef LAYAD_COMMANDS_H
+#define LAYAD_COMMANDS_H
+
+int cmd_info(int argc, char **argv);    /* model/cmd_info.c    */
+int cmd_mkmodel(int argc, char **argv); /* model/cmd_mkmodel.c */
+
+#endif
