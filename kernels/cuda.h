@@ -1,7 +1,7 @@
 /*
  * cuda.h - launchers of layad's five fast kernels and the head ops on the GPU.
  *
- * C-callable (extern "C"); implemented in kernels/*.cu for fp16 and bf16. Each
+ * C-callable (extern "C"); implemented in the kernels/ .cu files for fp16 and bf16. Each
  * launcher takes a cudaStream_t and a dtype, validates its shapes on the host,
  * launches, checks cudaGetLastError() and returns 0 or -1. None of them
  * allocates or synchronizes, so every call can be captured in a CUDA graph; the
