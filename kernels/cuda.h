@@ -153,13 +153,14 @@ int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, const int32_t 
 int kn_attention(cudaStream_t s, kn_dtype dt, const void *qkv, void *out,
                  int B, int L, int D, const int32_t *lens, int window);
 
-/* Same attention for a list of query rows only (e.g. the last head layer, which
- * needs only the CLS and marker rows): out[n, :] for query row qrows[n]
- * (a global row index b*L + i into qkv; int32 on the device), n < nq. Keys and
- * values still span the whole row b. out is [nq, D] (dt). */
-int kn_attention_rows(cudaStream_t s, kn_dtype dt, const void *qkv, void *out,
-                      int B, int L, int D, const int32_t *lens, int window,
-                      const int32_t *qrows, int nq);
+/* The same attention for a selection of queries (the last head layer needs only
+ * the CLS and marker rows): row b's queries are the positions qsel[b*nq + t]
+ * (t < nq, 0 <= qsel < L; int32 on the device), written to out[b*nq + t, :]
+ * (out [B*nq, D], dt); keys and values still span the whole row. Same masks as
+ * kn_attention (kn_cpu_attention_select is its CPU sibling). */
+int kn_attention_select(cudaStream_t s, kn_dtype dt, const void *qkv, void *out,
+                        int B, int L, int D, const int32_t *lens, int window,
+                        const int32_t *qsel, int nq);
 
 /* ---- decision-head and embedding ops ------------------------------------------ */
 
