@@ -12,7 +12,7 @@ PREFIX   ?= /usr/local
 CUDA_HOME ?= /usr/local/cuda
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 SANITIZE ?=
-PKGS     := jansson libmicrohttpd libuv libpcre2-8 libutf8proc inih libsystemd
+PKGS     := jansson libmicrohttpd libuv libpcre2-8 libutf8proc inih libsystemd libcrypto
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -74,6 +74,9 @@ $(BUILD)/layad: $(BUILD)/server/main.o $(BUILD)/liblayad.a
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/liblayad.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# tiny_assets.c embeds config/tiny-tokenizer.json with .incbin (invisible to -MMD).
+$(BUILD)/model/tiny_assets.o: config/tiny-tokenizer.json
 
 # The embedded default model: a deterministic tiny checkpoint in the real layout.
 $(TINY)/model.safetensors: $(BUILD)/layad

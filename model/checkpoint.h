@@ -77,7 +77,7 @@ typedef struct laya_checkpoint {
     tokenizer *tok;
     char sha256[65];          /* of model.safetensors, hex */
     long long n_params;       /* elements over all tensors */
-    char clamp_warning[512];  /* non-empty when temperatures were clamped (pip's warning text) */
+    char clamp_warning[1024];  /* non-empty when temperatures were clamped (pip's warning text) */
 } laya_checkpoint;
 
 /* Resolves a --model argument to a directory (offline; never touches the network). */
