@@ -1,7 +1,7 @@
 /*
  * cpu.h - CPU fp32 specializations of layad's five kernels and the head ops.
  *
- * Each function keeps the algorithm of its CUDA sibling in kernels/*.cu (the
+ * Each function keeps the algorithm of its CUDA sibling in kernels/ (.cu, the
  * same tiles, padding predicates, masks and online softmax) but runs in fp32
  * on the host, parallelized over independent output rows/tiles (OpenMP), so
  * results do not depend on the thread count. This is the exact reference
@@ -51,7 +51,19 @@ void kn_cpu_rope(float *qkv, int M, int D, const int32_t *pos,
 void kn_cpu_attention(const float *qkv, float *out, int B, int L, int D,
                       const int32_t *lens, int window);
 
-/* ---- decision-head ops (laya-model.md §5) ---- */
+/* kn_cpu_attention for a subset of queries: row b's queries are the positions
+ * qsel[b*nq + t] (t < nq, each < L), written to out[(b*nq + t), :]; keys and
+ * values still span the whole row (the last head layer needs only CLS and the
+ * markers). Same algorithm and masks, so each selected output equals the
+ * corresponding kn_cpu_attention output bit for bit. */
+void kn_cpu_attention_select(const float *qkv, float *out, int B, int L, int D,
+                             const int32_t *lens, int window, const int32_t *qsel, int nq);
+
+/* ---- gathers and decision-head ops (laya-model.md §5) ---- */
+
+/* out[m, :] = table[ids[m], :] for m < M (token embedding lookup); ids must be
+ * valid rows of table (the caller checks them against the vocabulary). */
+void kn_cpu_embed(const float *table, const int32_t *ids, float *out, int M, int D);
 
 /* h[b, t, :] += type_emb[qtype[b], :] for every t < L (pads included). */
 void kn_cpu_add_type_emb(float *h, const float *type_emb, const int32_t *qtype,
