@@ -8,7 +8,7 @@
  *
  * Scales are chosen so the outputs are far from degenerate: linear weights
  * have std gain/sqrt(fan_in), norms have weights near 1 with noise and small
- * biases, and the scorer and act head end with gains of 3 and 2 so that
+ * biases, and the scorer and act head end with gains of 8 and 2 so that
  * decision logits spread over a few units and probabilities vary strongly
  * across inputs (parity tests on flat outputs would prove nothing).
  */
@@ -171,7 +171,7 @@ static int build_plan(const preset *ps, plan *p)
     rc |= add(p, INIT_BIAS, 1.0, d, 0, "scorer.0.bias");
     rc |= add(p, INIT_LINEAR, 1.0, d, d, "scorer.1.weight");
     rc |= add(p, INIT_BIAS, 1.0, d, 0, "scorer.1.bias");
-    rc |= add(p, INIT_LINEAR, 3.0, 1, d, "scorer.3.weight");
+    rc |= add(p, INIT_LINEAR, 8.0, 1, d, "scorer.3.weight");
     rc |= add(p, INIT_BIAS, 1.0, 1, 0, "scorer.3.bias");
     rc |= add(p, INIT_LINEAR, 1.0, 256, d + 4, "act_head.0.weight");
     rc |= add(p, INIT_BIAS, 1.0, 256, 0, "act_head.0.bias");
