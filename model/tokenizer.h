@@ -34,6 +34,10 @@ void tokenizer_free(tokenizer *t);
 /* Appends the ids of text[0..len) to out. Invalid UTF-8 is an error (status 400), nothing appended. */
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *out, layad_error *err);
 
+/* Frees the calling thread's encode scratch (buffers reused across encodes;
+ * see tokenizer.c). Optional: a thread's scratch is also freed when it exits. */
+void tokenizer_thread_cleanup(void);
+
 /* Id of a vocabulary or added token given its exact content, or -1. */
 int32_t tokenizer_token_id(const tokenizer *t, const char *content);
 
