@@ -299,6 +299,35 @@ START_TEST(inventory_errors)
 }
 END_TEST
 
+/* `layad info --json` reports the verified geometry, sha256 and effective temperatures. */
+START_TEST(info_command)
+{
+    const char *bin = getenv("LAYAD_BIN") ? getenv("LAYAD_BIN") : "build/layad";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s info --json --model %s", bin, tiny_dir());
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    json_error_t je;
+    json_t *j = json_loadf(p, 0, &je);
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(j != NULL, "info output is not JSON: %s", je.text);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "sha256")), TINY_SHA256);
+    json_t *enc = json_object_get(j, "encoder");
+    ck_assert_int_eq(json_integer_value(json_object_get(enc, "hidden")), 128);
+    ck_assert_int_eq(json_array_size(json_object_get(enc, "layer_types")), 4);
+    json_t *w = json_object_get(j, "weights");
+    ck_assert_str_eq(json_string_value(json_object_get(w, "dtype")), "F16");
+    ck_assert_int_eq(json_integer_value(json_object_get(w, "tensors")), 62);
+    json_t *t = json_object_get(j, "temperatures_effective");
+    ck_assert(json_real_value(json_object_get(t, "choice:11+")) == 0.5);
+    ck_assert(json_real_value(json_object_get(json_object_get(j, "temperatures_raw_changed"), "choice:11+")) ==
+              0.10058280825614929);
+    json_decref(j);
+    snprintf(cmd, sizeof cmd, "%s info --model /nonexistent/dir >/dev/null 2>&1", bin);
+    ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -310,6 +339,7 @@ int main(void)
     tcase_add_test(tc, tiny_checkpoint);
     tcase_add_test(tc, mkmodel_determinism);
     tcase_add_test(tc, inventory_errors);
+    tcase_add_test(tc, info_command);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
