@@ -8,5 +8,6 @@
 
 int cmd_info(int argc, char **argv);    /* model/cmd_info.c    */
 int cmd_mkmodel(int argc, char **argv); /* model/cmd_mkmodel.c */
+int cmd_bench_cpu(int argc, char **argv); /* model/cmd_bench_cpu.c */
 
 #endif

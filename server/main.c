@@ -15,6 +15,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "print a checkpoint's geometry, budgets, temperatures and sha256"},
     {"mkmodel", cmd_mkmodel, "write a deterministic random checkpoint in the real layout"},
+    {"bench-cpu", cmd_bench_cpu, "time the CPU fp32 forward on rows (JSON) and print logits"},
 };
 
 static void usage(FILE *f)
