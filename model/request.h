@@ -35,22 +35,24 @@
 #define LAYA_LIMIT_OPTIONS 255   /* choice options per question */
 #define LAYA_LIMIT_LEVELS 32     /* score levels per question */
 #define LAYA_LIMIT_STATES 64     /* states per /decide request */
+#define LAYA_MAX_OPTIONS_HARD 512 /* largest option count the post-processing handles */
 
 typedef struct decide_opts {
     int systemone;             /* 1: /v1/systemone (one `state`, no `states`); 0: /decide */
     int jev_strict;            /* 1: strict Jev answers (no action/answer_confidence/noul confidence,
                                   usage = {input_tokens, output_tokens}) */
-    int max_len_cap;           /* largest per-request `max_len` accepted (0: checkpoint max_len);
+    int max_len_cap;           /* largest per-request `max_len` accepted (0: the encoder's
+                                  max_position_embeddings);
                                   larger values are a 422 on field "max_len" */
-    int head_max_len_cap;      /* same for `head_max_len` (0: checkpoint head_max_len) */
+    int head_max_len_cap;      /* same for `head_max_len` (0: max_position_embeddings) */
     int return_logits_allowed; /* 0: `return_logits` in a body is a 422 */
     int max_questions;         /* 0 means the LAYA_LIMIT_* default; exceeding -> 413 */
-    int max_options;
+    int max_options;           /* at most LAYA_MAX_OPTIONS_HARD */
     int max_levels;
     int max_states;
     size_t max_state_bytes;    /* 0: unlimited; a serialized state longer than this -> 413 */
-    const char *response_model; /* "model" in the response; NULL: checkpoint cfg.model_name,
-                                   or "laya-rl-agent" when that is empty */
+    const char *response_model; /* "model" in the response; NULL: "laya-rl-agent", what the
+                                   official package always prints (whatever the config says) */
     const char *const *model_names; /* NULL-terminated names accepted in the body's "model"
                                        (a served name or alias); NULL: any string accepted */
 } decide_opts;
@@ -74,6 +76,13 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len,
  * live until request_free. */
 int request_n_rows(const laya_request *r);
 const laya_row *request_rows(const laya_request *r);
+
+/* Number of questions, and the id of question q (request order). */
+int request_n_questions(const laya_request *r);
+const char *request_question_id(const laya_request *r, int q, size_t *len);
+
+/* Effective max_len of the rows (the per-request override or the checkpoint's). */
+int request_max_len(const laya_request *r);
 
 /* Largest n_markers over the rows (the K a batch of only this request needs); 0 if no rows. */
 int request_max_markers(const laya_request *r);

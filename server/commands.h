@@ -10,4 +10,7 @@ int cmd_info(int argc, char **argv);    /* model/cmd_info.c    */
 int cmd_mkmodel(int argc, char **argv); /* model/cmd_mkmodel.c */
 int cmd_bench_cpu(int argc, char **argv); /* model/cmd_bench_cpu.c */
 
+int cmd_decide(int argc, char **argv);      /* model/cmd_decide.c */
+int cmd_prompt(int argc, char **argv);      /* model/cmd_decide.c */
+
 #endif

@@ -14,6 +14,8 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", cmd_info, "print a checkpoint's geometry, budgets, temperatures and sha256"},
+    {"decide", cmd_decide, "answer one request body (JSON) as the daemon would, on the CPU"},
+    {"prompt", cmd_prompt, "print the question rows (token ids, markers) a request builds"},
     {"mkmodel", cmd_mkmodel, "write a deterministic random checkpoint in the real layout"},
     {"bench-cpu", cmd_bench_cpu, "time the CPU fp32 forward on rows (JSON) and print logits"},
 };
