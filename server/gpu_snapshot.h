@@ -1,0 +1,47 @@
+/*
+ * gpu_snapshot.h - what `nvidia-smi` shows, for /metrics and /health.
+ *
+ * NVML is loaded with dlopen("libnvidia-ml.so.1") at start, never linked, so
+ * the same binary runs on machines without a driver: there gpu_snapshot_start
+ * reports "unavailable" and no GPU family is exported (never fake values).
+ * A background thread refreshes one snapshot per second; readers copy it
+ * under a mutex, so no NVML call ever runs on a request path.
+ */
+#ifndef LAYAD_SERVER_GPU_SNAPSHOT_H
+#define LAYAD_SERVER_GPU_SNAPSHOT_H
+
+#include <stdio.h>
+
+#define GPU_SNAPSHOT_MAX 16
+
+typedef struct gpu_dev_snapshot {
+    int index;
+    char name[96], uuid[96], pstate[8];
+    int have_util, have_mem, have_temp, have_power, have_sm_clock, have_mem_clock, have_proc_mem;
+    double utilization_ratio;   /* 0..1 */
+    double memory_used_bytes, memory_total_bytes;
+    double temperature_celsius;
+    double power_watts;
+    double sm_clock_hertz, memory_clock_hertz;
+    double process_memory_bytes; /* this process's memory on the device */
+} gpu_dev_snapshot;
+
+typedef struct gpu_snapshot {
+    int valid;                  /* at least one refresh succeeded */
+    char driver[80];
+    int n;
+    gpu_dev_snapshot dev[GPU_SNAPSHOT_MAX];
+} gpu_snapshot;
+
+/* Loads NVML and starts the refresh thread. Returns 1 when NVML is usable and
+ * sees at least one GPU, 0 otherwise (not an error: the families stay off). */
+int gpu_snapshot_start(void);
+void gpu_snapshot_stop(void);
+
+/* Copies the latest snapshot; returns its valid flag. */
+int gpu_snapshot_get(gpu_snapshot *out);
+
+/* Appends the laya_gpu_* families to f (nothing when no snapshot is valid). */
+void gpu_snapshot_render(FILE *f);
+
+#endif

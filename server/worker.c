@@ -1,0 +1,177 @@
+/*
+ * worker.c - see worker.h. A mutex + condition variable mailbox of depth one:
+ * the scheduler only submits to an idle worker, so there is never a second
+ * batch to hold. Per-forward time goes to laya_inference_seconds{device}.
+ */
+#include "server/worker.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/log.h"
+#include "server/metrics.h"
+
+struct serve_worker {
+    laya_backend *backend;
+    int device;
+    void (*on_done)(void *);
+    void *arg;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    serve_batch *todo;  /* submitted, not started */
+    serve_batch *done;  /* finished, not taken */
+    int stop;
+};
+
+int batch_alloc(serve_batch *b, int max_rows, int kmax)
+{
+    memset(b, 0, sizeof *b);
+    b->max_rows = max_rows;
+    b->kmax = kmax;
+    b->rows = calloc((size_t)max_rows, sizeof *b->rows);
+    b->ent = calloc((size_t)max_rows, sizeof *b->ent);
+    b->bucket_start = calloc((size_t)max_rows + 1, sizeof *b->bucket_start);
+    b->bucket_k = calloc((size_t)max_rows, sizeof *b->bucket_k);
+    b->bucket_failed = calloc((size_t)max_rows, sizeof *b->bucket_failed);
+    b->bucket_err = calloc((size_t)max_rows, sizeof *b->bucket_err);
+    b->logits = calloc((size_t)max_rows * (size_t)kmax, sizeof *b->logits);
+    b->act = calloc((size_t)max_rows * LAYA_N_ACT, sizeof *b->act);
+    if (!b->rows || !b->ent || !b->bucket_start || !b->bucket_k || !b->bucket_failed || !b->bucket_err ||
+        !b->logits || !b->act) {
+        batch_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+void batch_free(serve_batch *b)
+{
+    free(b->rows);
+    free(b->ent);
+    free(b->bucket_start);
+    free(b->bucket_k);
+    free(b->bucket_failed);
+    free(b->bucket_err);
+    free(b->logits);
+    free(b->act);
+    memset(b, 0, sizeof *b);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void run_batch(serve_worker *w, serve_batch *b)
+{
+    double t0 = now_s();
+    for (int k = 0; k < b->n_buckets; k++) {
+        int s = b->bucket_start[k], n = b->bucket_start[k + 1] - s;
+        double f0 = now_s();
+        layad_error_clear(&b->bucket_err[k]);
+        int rc = w->backend->ops->forward(w->backend, b->rows + s, n, b->bucket_k[k],
+                                          b->logits + (size_t)s * (size_t)b->kmax,
+                                          b->act + (size_t)s * LAYA_N_ACT, &b->bucket_err[k]);
+        b->bucket_failed[k] = rc != 0;
+        metrics_inference(w->device, now_s() - f0);
+    }
+    b->infer_s = now_s() - t0;
+}
+
+static void *worker_main(void *arg)
+{
+    serve_worker *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->todo && !w->stop)
+            pthread_cond_wait(&w->wake, &w->lock);
+        if (!w->todo)
+            break;
+        serve_batch *b = w->todo;
+        pthread_mutex_unlock(&w->lock);
+        run_batch(w, b);
+        pthread_mutex_lock(&w->lock);
+        w->todo = NULL;
+        w->done = b;
+        pthread_mutex_unlock(&w->lock);
+        w->on_done(w->arg);
+        pthread_mutex_lock(&w->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+serve_worker *worker_create(laya_backend *b, int device_index, void (*on_done)(void *), void *arg,
+                            layad_error *err)
+{
+    serve_worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        layad_fail(err, 500, "out of memory (worker)");
+        return NULL;
+    }
+    w->backend = b;
+    w->device = device_index;
+    w->on_done = on_done;
+    w->arg = arg;
+    if (pthread_mutex_init(&w->lock, NULL) || pthread_cond_init(&w->wake, NULL)) {
+        free(w);
+        layad_fail(err, 500, "pthread init failed (worker)");
+        return NULL;
+    }
+    if (pthread_create(&w->thread, NULL, worker_main, w)) {
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        layad_fail(err, 500, "cannot start worker thread");
+        return NULL;
+    }
+    return w;
+}
+
+void worker_submit(serve_worker *w, serve_batch *batch)
+{
+    pthread_mutex_lock(&w->lock);
+    w->todo = batch;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+}
+
+serve_batch *worker_take_done(serve_worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    serve_batch *b = w->done;
+    w->done = NULL;
+    pthread_mutex_unlock(&w->lock);
+    return b;
+}
+
+int worker_device_index(const serve_worker *w)
+{
+    return w->device;
+}
+
+laya_backend *worker_backend(serve_worker *w)
+{
+    return w->backend;
+}
+
+void worker_destroy(serve_worker *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->stop = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    if (w->backend)
+        w->backend->ops->destroy(w->backend);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
