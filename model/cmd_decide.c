@@ -4,9 +4,12 @@
  * uses (model/request.h), so the CLI answer is the daemon's answer.
  *
  *   layad decide --model X [--request FILE|-] [--systemone] [--strict]
- *                [--threads N] [--logits FILE]
- *   layad prompt --model X [--request FILE|-] [--states]
+ *                [--threads N] [--logits FILE] [--max-options N] [--jsonl]
+ *   layad prompt --model X [--request FILE|-] [--states] [--max-options N] [--jsonl]
  *
+ * --jsonl reads one request body per line and writes one answer per line
+ * (an error line is {"status": N, "error": {...}}), loading the checkpoint and
+ * the backend once: scripts/parity drives hundreds of requests through it.
  * A rejected request prints the error body on stdout, "layad: HTTP <status>:
  * <message>" on stderr, and exits 1. --logits takes the forward's outputs from
  * a file ({"logits": [[...] per row], "act_logits": [[a, b] per row]}) instead
@@ -56,30 +59,12 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
-static int reject(const layad_error *err)
-{
-    size_t n;
-    char *body = request_error_body(err, &n);
-    if (body) {
-        fwrite(body, 1, n, stdout);
-        fputc('\n', stdout);
-        free(body);
-    }
-    fprintf(stderr, "layad: HTTP %d: %s\n", err->status, err->msg);
-    return 1;
-}
-
 /* Fills the request's result storage from a --logits file. */
-static int load_logits(laya_request *r, const char *path, layad_error *err)
+static int load_logits(laya_request *r, const char *text, size_t len, const char *path, layad_error *err)
 {
-    size_t len;
-    char *text = read_all(path, &len);
-    if (!text)
-        return layad_fail(err, 500, "cannot read %s", path);
     pj_arena a = {0};
     pj_value *root;
     int rc = pj_parse(&a, text, len, &root, err);
-    free(text);
     if (rc)
         goto done;
     const pj_value *lg = pj_get(root, "logits"), *ac = pj_get(root, "act_logits");
@@ -113,16 +98,17 @@ done:
 
 typedef struct cli {
     const char *model, *request, *logits;
-    int systemone, strict, threads, states;
+    int systemone, strict, threads, states, jsonl, max_options;
 } cli;
 
 static int parse_args(int argc, char **argv, cli *c, int prompt)
 {
     static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"request", required_argument, 0, 'r'},
-        {"systemone", no_argument, 0, 's'},   {"strict", no_argument, 0, 'S'},
+        {"model", required_argument, 0, 'm'},   {"request", required_argument, 0, 'r'},
+        {"systemone", no_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"threads", required_argument, 0, 't'}, {"logits", required_argument, 0, 'l'},
-        {"states", no_argument, 0, 'T'},      {"help", no_argument, 0, 'h'},
+        {"states", no_argument, 0, 'T'},        {"jsonl", no_argument, 0, 'j'},
+        {"max-options", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(c, 0, sizeof *c);
     c->request = "-";
@@ -137,17 +123,20 @@ static int parse_args(int argc, char **argv, cli *c, int prompt)
         case 't': c->threads = atoi(optarg); break;
         case 'l': c->logits = optarg; break;
         case 'T': c->states = 1; break;
+        case 'j': c->jsonl = 1; break;
+        case 'o': c->max_options = atoi(optarg); break;
         case 'h':
             if (prompt)
-                printf("usage: layad prompt --model X [--request FILE|-] [--states]\n"
+                printf("usage: layad prompt --model X [--request FILE|-] [--states] [--max-options N] [--jsonl]\n"
                        "  prints each question row {id, qtype, input_ids, markers} as JSON (a list;\n"
                        "  with --states a list per state), exactly as the official package builds it\n");
             else
                 printf("usage: layad decide --model X [--request FILE|-] [--systemone] [--strict]\n"
-                       "                    [--threads N] [--logits FILE]\n"
+                       "                    [--threads N] [--logits FILE] [--max-options N] [--jsonl]\n"
                        "  prints the response JSON for a request body (api.md); --systemone: the\n"
                        "  /v1/systemone form (one state), --strict: strict Jev answers, --logits: take\n"
-                       "  the forward outputs from a file instead of running the model\n");
+                       "  the forward outputs from a file instead of running the model, --max-options:\n"
+                       "  the per-question option limit (default 255), --jsonl: one body per line\n");
             return 0;
         default: return 2;
         }
@@ -159,102 +148,30 @@ static int parse_args(int argc, char **argv, cli *c, int prompt)
     return -1;
 }
 
-/* Opens the checkpoint and parses the request; returns an exit status or -1 to go on. */
-static int load(const cli *c, laya_checkpoint *ck, laya_request **r)
+/* Prints a rejected request: the error body (with its status first in --jsonl mode). */
+static void print_error(const cli *c, const layad_error *err)
 {
-    layad_error err = {0};
-    if (checkpoint_open(ck, c->model, &err)) {
-        fprintf(stderr, "layad: %s\n", err.msg);
-        return 2;
-    }
-    size_t len;
-    char *body = read_all(c->request, &len);
-    if (!body) {
-        fprintf(stderr, "layad: cannot read request %s\n", c->request);
-        checkpoint_close(ck);
-        return 2;
-    }
-    decide_opts o;
-    decide_opts_default(&o);
-    o.systemone = c->systemone;
-    o.jev_strict = c->strict;
-    int rc = request_parse(ck, body, len, &o, r, &err);
+    size_t n;
+    char *body = request_error_body(err, &n);
+    if (c->jsonl && body)
+        printf("{\"status\": %d, %s\n", err->status, body + 1);
+    else if (body)
+        printf("%s\n", body);
     free(body);
-    if (rc) {
-        checkpoint_close(ck);
-        return reject(&err);
-    }
-    return -1;
+    if (!c->jsonl)
+        fprintf(stderr, "layad: HTTP %d: %s\n", err->status, err->msg);
 }
 
-int cmd_decide(int argc, char **argv)
+static void print_rows(const cli *c, const laya_request *r)
 {
-    cli c;
-    int rc = parse_args(argc, argv, &c, 0);
-    if (rc >= 0)
-        return rc;
-    laya_checkpoint ck;
-    laya_request *r = NULL;
-    if ((rc = load(&c, &ck, &r)) >= 0)
-        return rc;
-    layad_error err = {0};
-    rc = 0;
-    if (c.logits) {
-        rc = load_logits(r, c.logits, &err);
-    } else if (request_n_rows(r) > 0) {
-        const laya_row *rows = request_rows(r);
-        int longest = 0;
-        for (int i = 0; i < request_n_rows(r); i++)
-            longest = rows[i].len > longest ? rows[i].len : longest;
-        int max_rows = request_n_rows(r) < 8 ? request_n_rows(r) : 8;
-        int need = (longest + ck.cfg.max_len - 1) / ck.cfg.max_len;
-        if (max_rows < need)
-            max_rows = need;
-        laya_backend *b = cpu_backend_create(&ck, max_rows, c.threads, &err);
-        if (!b) {
-            rc = -1;
-        } else {
-            rc = request_run(r, b, max_rows, &err);
-            b->ops->destroy(b);
-        }
-    }
-    char *out = NULL;
-    size_t len = 0;
-    if (!rc)
-        out = request_format(r, &len, &err);
-    if (out) {
-        fwrite(out, 1, len, stdout);
-        fputc('\n', stdout);
-        free(out);
-    } else {
-        fprintf(stderr, "layad decide: %s\n", err.msg);
-        rc = 2;
-    }
-    request_free(r);
-    checkpoint_close(&ck);
-    return rc ? 2 : 0;
-}
-
-int cmd_prompt(int argc, char **argv)
-{
-    cli c;
-    int rc = parse_args(argc, argv, &c, 1);
-    if (rc >= 0)
-        return rc;
-    laya_checkpoint ck;
-    laya_request *r = NULL;
-    if ((rc = load(&c, &ck, &r)) >= 0)
-        return rc;
     static const char *const qt[3] = {"choice", "score", "noul"};
     const laya_row *rows = request_rows(r);
-    int n = request_n_rows(r);
-    /* question ids are not on the rows; recover them from the request order */
+    int n = request_n_rows(r), nq = request_n_questions(r);
     pj_buf b = {0};
     pj_buf_puts(&b, "[");
-    int nq = request_n_questions(r);
     for (int i = 0; i < n; i++) {
-        int q = nq ? i % nq : 0;
-        if (c.states && q == 0)
+        int q = i % nq;
+        if (c->states && q == 0)
             pj_buf_puts(&b, i ? ", [" : "[");
         else if (i)
             pj_buf_puts(&b, ", ");
@@ -269,19 +186,133 @@ int cmd_prompt(int argc, char **argv)
         for (int k = 0; k < rows[i].n_markers; k++)
             pj_buf_printf(&b, k ? ", %d" : "%d", rows[i].markers[k]);
         pj_buf_puts(&b, "]}");
-        if (c.states && q == nq - 1)
+        if (c->states && q == nq - 1)
             pj_buf_puts(&b, "]");
     }
     pj_buf_puts(&b, "]\n");
-    rc = 0;
-    if (b.failed) {
-        fprintf(stderr, "layad prompt: out of memory\n");
-        rc = 2;
-    } else {
+    if (!b.failed)
         fwrite(b.p, 1, b.len, stdout);
-    }
     free(b.p);
+}
+
+#define CLI_MAX_ROWS 16 /* rows per forward chunk; a longer row than 16 x max_len is refused */
+
+/* Handles one request body; returns 0 answered, 1 rejected (4xx), 2 failed. The backend
+ * is created on first use and kept for the next body. */
+static int one(const cli *c, const laya_checkpoint *ck, const char *body, size_t len, const char *logits,
+               size_t logits_len, laya_backend **backend, int prompt)
+{
+    layad_error err = {0};
+    decide_opts o;
+    decide_opts_default(&o);
+    o.systemone = c->systemone;
+    o.jev_strict = c->strict;
+    o.max_options = c->max_options;
+    laya_request *r = NULL;
+    if (request_parse(ck, body, len, &o, &r, &err)) {
+        print_error(c, &err);
+        return err.status >= 500 ? 2 : 1;
+    }
+    if (prompt) {
+        print_rows(c, r);
+        request_free(r);
+        return 0;
+    }
+    int rc = 0;
+    if (logits) {
+        rc = load_logits(r, logits, logits_len, c->logits, &err);
+    } else if (request_n_rows(r) > 0) {
+        if (!*backend)
+            *backend = cpu_backend_create(ck, CLI_MAX_ROWS, c->threads, &err);
+        if (!*backend) {
+            rc = -1;
+        } else {
+            const laya_row *rows = request_rows(r);
+            for (int i = 0; i < request_n_rows(r) && !rc; i++)
+                if (rows[i].len > CLI_MAX_ROWS * ck->cfg.max_len)
+                    rc = layad_fail(&err, 413, "a row of %d tokens is longer than this command handles (%d)",
+                                    rows[i].len, CLI_MAX_ROWS * ck->cfg.max_len);
+            if (!rc)
+                rc = request_run(r, *backend, CLI_MAX_ROWS, &err);
+        }
+    }
+    char *out = NULL;
+    size_t n = 0;
+    if (!rc)
+        out = request_format(r, &n, &err);
     request_free(r);
+    if (!out) {
+        print_error(c, &err);
+        fprintf(stderr, "layad decide: %s\n", err.msg);
+        return 2;
+    }
+    fwrite(out, 1, n, stdout);
+    fputc('\n', stdout);
+    free(out);
+    return 0;
+}
+
+static int run(int argc, char **argv, int prompt)
+{
+    cli c;
+    int rc = parse_args(argc, argv, &c, prompt);
+    if (rc >= 0)
+        return rc;
+    laya_checkpoint ck;
+    layad_error err = {0};
+    if (checkpoint_open(&ck, c.model, &err)) {
+        fprintf(stderr, "layad: %s\n", err.msg);
+        return 2;
+    }
+    size_t len, llen = 0;
+    char *body = read_all(c.request, &len);
+    char *logits = c.logits ? read_all(c.logits, &llen) : NULL;
+    laya_backend *backend = NULL;
+    if (!body || (c.logits && !logits)) {
+        fprintf(stderr, "layad: cannot read %s\n", !body ? c.request : c.logits);
+        rc = 2;
+    } else if (!c.jsonl) {
+        rc = one(&c, &ck, body, len, logits, llen, &backend, prompt);
+    } else {
+        /* one body per line; --logits then has one line per body as well */
+        rc = 0;
+        char *line = body, *lline = logits;
+        while (line < body + len) {
+            char *end = memchr(line, '\n', (size_t)(body + len - line));
+            if (!end)
+                end = body + len;
+            char *lend = NULL;
+            if (lline) {
+                lend = memchr(lline, '\n', (size_t)(logits + llen - lline));
+                if (!lend)
+                    lend = logits + llen;
+            }
+            if (end > line) {
+                int r1 = one(&c, &ck, line, (size_t)(end - line), lline, lline ? (size_t)(lend - lline) : 0,
+                              &backend, prompt);
+                if (r1 == 2)
+                    rc = 2;
+                fflush(stdout);
+            }
+            line = end + 1;
+            if (lline)
+                lline = lend + 1 < logits + llen ? lend + 1 : logits + llen;
+        }
+    }
+    if (backend)
+        backend->ops->destroy(backend);
+    free(body);
+    free(logits);
     checkpoint_close(&ck);
     return rc;
+}
+
+int cmd_decide(int argc, char **argv)
+{
+    return run(argc, argv, 0);
+}
+
+int cmd_prompt(int argc, char **argv)
+{
+    return run(argc, argv, 1);
 }
