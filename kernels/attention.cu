@@ -1,0 +1,310 @@
+/*
+ * attention.cu - multi-head attention over the packed QKV buffer, head_dim 64,
+ * flash-attention style on the tensor cores (mma.sync m16n8k16, fp32
+ * accumulation), with per-row lengths, an optional inclusive sliding window and
+ * an optional query selection.
+ *
+ * Algorithm (kernels/attention_cpu.c is the CPU sibling, same tiles and masks):
+ *   - A block is (query tile of 64, head, row b); four warps own 16 queries
+ *     each. Keys are walked in tiles of 64 aligned at j = 0; tiles outside
+ *     [0, lens[b]) or outside the query tile's window band are never loaded.
+ *   - K and V tiles are staged in shared memory with cp.async, two deep (the
+ *     next tile loads while this one computes); keys at or past lens[b] are
+ *     zero-filled, so garbage in padded V rows cannot reach an output through a
+ *     zero weight (0 * NaN).
+ *   - S = Q K^T from register fragments (Q loaded once), scaled by 1/8 (folded
+ *     with log2 e into exp2), masked per element by j < len && (window < 0 ||
+ *     |i - j| <= window), then the online softmax in fp32: m' = max(m, max_j s),
+ *     alpha = 2^(m - m') (0 while m = -inf), l = l alpha + sum p, O = O alpha +
+ *     P V. P is rounded to the 16-bit dtype for the P V product (the
+ *     accumulator stays fp32), the usual flash-attention trade.
+ *   - At the end O / l, or zeros where l == 0 (a query that saw no key): all
+ *     outputs finite. Rows past L (or past the selection) are not written.
+ * V fragments come from shared memory through ldmatrix.trans; K fragments are
+ * plain 32-bit shared loads on rows padded to 72 elements (conflict-free).
+ * The selection variant (kn_attention_select) is the same kernel with query
+ * positions read from qsel and outputs packed per row: the last head layer
+ * needs only CLS and the markers while keys and values span the row.
+ */
+#include "kernels/cuda_util.cuh"
+
+#define ATT_TQ 64                 /* queries per block (4 warps x 16) */
+#define ATT_TK 64                 /* keys per tile */
+#define ATT_LD (KN_HEAD_DIM + 8)  /* padded shared row (elements) */
+#define ATT_THREADS 128
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool pred)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    const int n = pred ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *smem)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+}
+
+/* c += a (16x16, row) . b (16x8, col), fp32 accumulators. */
+template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
+template <> __device__ __forceinline__ void mma16816<__half>(float c[4], const uint32_t a[4], const uint32_t b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float c[4], const uint32_t a[4],
+                                                                    const uint32_t b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
+{
+    typename kn_pair<T>::type v = kn_pack<T>(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+__device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_cast<const uint32_t *>(p); }
+
+/* Stages keys [j0, j0 + 64) of row b, head h (block = 0: K, 1: V) into s;
+ * keys >= len are zero-filled. */
+template <typename T>
+__device__ __forceinline__ void att_stage(T (*s)[ATT_LD], const T *row0, int D3, int off, int j0, int len)
+{
+    for (int e = threadIdx.x; e < ATT_TK * (KN_HEAD_DIM / 8); e += ATT_THREADS) {
+        const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
+        const int j = j0 + r;
+        const bool ok = j < len;
+        const T *src = ok ? row0 + (size_t)j * D3 + off + c : row0;
+        cp_async16(&s[r][c], src, ok);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATT_THREADS)
+attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
+                 const int32_t *__restrict__ lens, int window, const int32_t *__restrict__ qsel, int NQ)
+{
+    __shared__ __align__(16) T qs[ATT_TQ][ATT_LD];
+    __shared__ __align__(16) T ks[2][ATT_TK][ATT_LD];
+    __shared__ __align__(16) T vs[2][ATT_TK][ATT_LD];
+    __shared__ int qpos[ATT_TQ];
+
+    const int t0 = blockIdx.x * ATT_TQ, h = blockIdx.y, b = blockIdx.z;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
+    const int D3 = 3 * D;
+    const T *row0 = qkv + (size_t)b * L * D3;
+    int len = lens[b];
+    len = len < 0 ? 0 : len > L ? L : len;
+
+    /* Query positions of this tile (-1: no query, nothing stored). */
+    if (threadIdx.x < ATT_TQ) {
+        const int t = t0 + threadIdx.x;
+        qpos[threadIdx.x] = t < NQ ? (qsel ? qsel[(size_t)b * NQ + t] : t) : -1;
+    }
+    __syncthreads();
+    int qmin = 0x7fffffff, qmax = -1;
+    for (int t = 0; t < ATT_TQ; t++) {
+        const int i = qpos[t];
+        if (i >= 0) {
+            qmin = i < qmin ? i : qmin;
+            qmax = i > qmax ? i : qmax;
+        }
+    }
+    /* Q tile (rows with no query are zero). */
+    for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += ATT_THREADS) {
+        const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
+        const int i = qpos[r];
+        const T *src = i >= 0 ? row0 + (size_t)i * D3 + h * KN_HEAD_DIM + c : row0;
+        cp_async16(&qs[r][c], src, i >= 0);
+    }
+    cp_async_commit();
+
+    int jlo = 0, jhi = len;
+    if (window >= 0) {
+        jlo = qmin - window > 0 ? qmin - window : 0;
+        jhi = qmax + window + 1 < len ? qmax + window + 1 : len;
+    }
+    if (qmax < 0)
+        jhi = jlo; /* no query in this tile */
+    const int tfirst = jlo / ATT_TK;
+    const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
+
+    if (tfirst < tend) {
+        att_stage<T>(ks[0], row0, D3, D + h * KN_HEAD_DIM, tfirst * ATT_TK, len);
+        att_stage<T>(vs[0], row0, D3, 2 * D + h * KN_HEAD_DIM, tfirst * ATT_TK, len);
+    }
+    cp_async_commit();
+    cp_async_wait<1>(); /* Q has landed */
+    __syncthreads();
+
+    const int r0 = warp * 16 + g, r1 = r0 + 8; /* this thread's two query rows in the tile */
+    const int i0 = qpos[r0], i1 = qpos[r1];
+    uint32_t qa[4][4];
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        qa[s][0] = lds32(&qs[r0][16 * s + 2 * c4]);
+        qa[s][1] = lds32(&qs[r1][16 * s + 2 * c4]);
+        qa[s][2] = lds32(&qs[r0][16 * s + 8 + 2 * c4]);
+        qa[s][3] = lds32(&qs[r1][16 * s + 8 + 2 * c4]);
+    }
+
+    const float sl2 = 0.125f * 1.4426950408889634f; /* scale 1/8, in base 2 */
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    float o[8][4];
+#pragma unroll
+    for (int n = 0; n < 8; n++)
+        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+
+    for (int t = tfirst; t < tend; t++) {
+        const int buf = (t - tfirst) & 1;
+        if (t + 1 < tend) {
+            att_stage<T>(ks[buf ^ 1], row0, D3, D + h * KN_HEAD_DIM, (t + 1) * ATT_TK, len);
+            att_stage<T>(vs[buf ^ 1], row0, D3, 2 * D + h * KN_HEAD_DIM, (t + 1) * ATT_TK, len);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+
+        /* S = Q K^T for this warp's 16 rows x 64 keys. */
+        float sc[8][4];
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                uint32_t kb[2];
+                kb[0] = lds32(&ks[buf][8 * n + g][16 * s + 2 * c4]);
+                kb[1] = lds32(&ks[buf][8 * n + g][16 * s + 8 + 2 * c4]);
+                mma16816<T>(sc[n], qa[s], kb);
+            }
+        }
+        /* Mask (only where the tile is not wholly visible to the block), scale. */
+        const int j0 = t * ATT_TK;
+        const bool full = j0 + ATT_TK <= len &&
+                          (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
+        float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int j = j0 + 8 * n + 2 * c4 + (e & 1);
+                const int i = e < 2 ? i0 : i1;
+                float v = sc[n][e] * sl2;
+                if (!full) {
+                    const int dd = i - j;
+                    const bool vis = i >= 0 && j < len && (window < 0 || (dd <= window && -dd <= window));
+                    v = vis ? v : -INFINITY;
+                }
+                sc[n][e] = v;
+                if (e < 2)
+                    tm0 = fmaxf(tm0, v);
+                else
+                    tm1 = fmaxf(tm1, v);
+            }
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) {
+            tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
+            tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
+        }
+        const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+        const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+        const float a0 = exp2f(m0 - mu0), a1 = exp2f(m1 - mu1); /* 0 while m = -inf */
+        m0 = mn0, m1 = mn1;
+        float ps0 = 0.0f, ps1 = 0.0f;
+        uint32_t pa[4][4];
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            const float p0 = exp2f(sc[n][0] - mu0), p1 = exp2f(sc[n][1] - mu0);
+            const float p2 = exp2f(sc[n][2] - mu1), p3 = exp2f(sc[n][3] - mu1);
+            ps0 += p0 + p1;
+            ps1 += p2 + p3;
+            pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
+            pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+        }
+        l0 = l0 * a0 + ps0;
+        l1 = l1 * a1 + ps1;
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            o[n][0] *= a0, o[n][1] *= a0;
+            o[n][2] *= a1, o[n][3] *= a1;
+        }
+        /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each). */
+#pragma unroll
+        for (int s = 0; s < 4; s++)
+#pragma unroll
+            for (int n = 0; n < 8; n += 2) {
+                uint32_t vb[4];
+                const int key = 16 * s + ((lane / 8) & 1) * 8 + (lane % 8);
+                const int d = 8 * (n + (lane / 16));
+                ldmatrix_x4_trans(vb, &vs[buf][key][d]);
+                mma16816<T>(o[n], pa[s], vb);
+                mma16816<T>(o[n + 1], pa[s], vb + 2);
+            }
+        __syncthreads(); /* the buffer is refilled next iteration */
+    }
+    cp_async_wait<0>();
+
+#pragma unroll
+    for (int x = 1; x < 4; x <<= 1) {
+        l0 += __shfl_xor_sync(0xffffffffu, l0, x);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, x);
+    }
+    const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+    const int ta = t0 + r0, tb = t0 + r1;
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
+        if (ta < NQ)
+            *reinterpret_cast<uint32_t *>(out + ((size_t)b * NQ + ta) * D + d) =
+                pack2<T>(o[n][0] * inv0, o[n][1] * inv0);
+        if (tb < NQ)
+            *reinterpret_cast<uint32_t *>(out + ((size_t)b * NQ + tb) * D + d) =
+                pack2<T>(o[n][2] * inv1, o[n][3] * inv1);
+    }
+}
+
+static int att_launch(cudaStream_t s, kn_dtype dt, const void *qkv, void *out, int B, int L, int D,
+                      const int32_t *lens, int window, const int32_t *qsel, int NQ)
+{
+    KN_REQUIRE(kn_is16(dt), "attention dtype must be fp16 or bf16");
+    KN_REQUIRE(B >= 0 && L >= 0 && NQ >= 0, "negative attention size");
+    KN_REQUIRE(D > 0 && D % KN_HEAD_DIM == 0, "attention needs D a positive multiple of 64");
+    if (B == 0 || NQ == 0)
+        return 0;
+    KN_REQUIRE(L > 0, "attention with queries needs L > 0");
+    KN_REQUIRE(qkv && out && lens, "NULL attention buffer");
+    KN_REQUIRE(kn_aligned16(qkv) && kn_aligned16(out), "attention buffers must be 16-byte aligned");
+    KN_REQUIRE(B <= 65535 && D / KN_HEAD_DIM <= 65535, "attention grid too large");
+    const dim3 grid((NQ + ATT_TQ - 1) / ATT_TQ, D / KN_HEAD_DIM, B);
+    KN_DISPATCH16(dt, T, attention_kernel<T><<<grid, ATT_THREADS, 0, s>>>(
+                             (const T *)qkv, (T *)out, L, D, lens, window, qsel, NQ));
+    KN_LAUNCHED();
+    return 0;
+}
+
+extern "C" int kn_attention(cudaStream_t s, kn_dtype dt, const void *qkv, void *out, int B, int L, int D,
+                            const int32_t *lens, int window)
+{
+    return att_launch(s, dt, qkv, out, B, L, D, lens, window, NULL, L);
+}
+
+extern "C" int kn_attention_select(cudaStream_t s, kn_dtype dt, const void *qkv, void *out, int B, int L,
+                                   int D, const int32_t *lens, int window, const int32_t *qsel, int nq)
+{
+    KN_REQUIRE(nq == 0 || qsel, "NULL query selection");
+    return att_launch(s, dt, qkv, out, B, L, D, lens, window, qsel, nq);
+}

@@ -1,0 +1,137 @@
+/*
+ * cuda_util.cuh - what every layad .cu file shares: error checks that name the
+ * failing statement, dtype dispatch, and 16-bit <-> fp32 loads and stores.
+ *
+ * Internal to kernels/ (C++ only; the C API is kernels/cuda.h). Launchers
+ * validate with KN_REQUIRE, wrap runtime calls in KN_CUDA and end with
+ * KN_LAUNCHED(); each of these returns -1 from the launcher on failure after
+ * kn_fail() has recorded "file:line: statement: error".
+ */
+#ifndef LAYAD_KERNELS_CUDA_UTIL_CUH
+#define LAYAD_KERNELS_CUDA_UTIL_CUH
+
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kernels/cuda.h"
+
+/* Records and prints the failure; always returns -1. */
+int kn_fail(const char *file, int line, const char *stmt, const char *what);
+
+#define KN_CUDA(call)                                                          \
+    do {                                                                       \
+        cudaError_t kn_e_ = (call);                                            \
+        if (kn_e_ != cudaSuccess)                                              \
+            return kn_fail(__FILE__, __LINE__, #call, cudaGetErrorString(kn_e_)); \
+    } while (0)
+
+#define KN_REQUIRE(cond, what)                                                 \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            return kn_fail(__FILE__, __LINE__, #cond, what);                   \
+    } while (0)
+
+#define KN_LAUNCHED() KN_CUDA(cudaGetLastError())
+
+/* Calls F<T>(args...) with T the storage type of a 16-bit dtype. */
+#define KN_DISPATCH16(dt, T, ...)                                              \
+    do {                                                                       \
+        if ((dt) == KN_F16) {                                                  \
+            typedef __half T;                                                  \
+            __VA_ARGS__;                                                       \
+        } else {                                                               \
+            typedef __nv_bfloat16 T;                                           \
+            __VA_ARGS__;                                                       \
+        }                                                                      \
+    } while (0)
+
+/* The same over all three dtypes. */
+#define KN_DISPATCH(dt, T, ...)                                                \
+    do {                                                                       \
+        if ((dt) == KN_F32) {                                                  \
+            typedef float T;                                                   \
+            __VA_ARGS__;                                                       \
+        } else {                                                               \
+            KN_DISPATCH16(dt, T, __VA_ARGS__);                                 \
+        }                                                                      \
+    } while (0)
+
+static inline int kn_is16(kn_dtype dt) { return dt == KN_F16 || dt == KN_BF16; }
+static inline int kn_isdt(kn_dtype dt) { return dt == KN_F16 || dt == KN_BF16 || dt == KN_F32; }
+static inline int kn_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* ---- scalar conversions (round to nearest even on the way down) ---- */
+__device__ __forceinline__ float kn_f(float x) { return x; }
+__device__ __forceinline__ float kn_f(__half x) { return __half2float(x); }
+__device__ __forceinline__ float kn_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T kn_from(float x);
+template <> __device__ __forceinline__ float kn_from<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half kn_from<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 kn_from<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+
+/* ---- 8-wide 16-bit vectors (one 16-byte access) ---- */
+__device__ __forceinline__ float2 kn_f2(__half2 v) { return __half22float2(v); }
+__device__ __forceinline__ float2 kn_f2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+
+template <typename T> struct kn_pair;
+template <> struct kn_pair<__half> { typedef __half2 type; };
+template <> struct kn_pair<__nv_bfloat16> { typedef __nv_bfloat162 type; };
+
+template <typename T> __device__ __forceinline__ typename kn_pair<T>::type kn_pack(float a, float b);
+template <> __device__ __forceinline__ __half2 kn_pack<__half>(float a, float b)
+{
+    return __floats2half2_rn(a, b);
+}
+template <> __device__ __forceinline__ __nv_bfloat162 kn_pack<__nv_bfloat16>(float a, float b)
+{
+    return __floats2bfloat162_rn(a, b);
+}
+
+/* v[0..8) = p[0..8) as fp32; p 16-byte aligned. */
+template <typename T> __device__ __forceinline__ void kn_load8(const T *p, float v[8])
+{
+    typedef typename kn_pair<T>::type P;
+    uint4 u = *reinterpret_cast<const uint4 *>(p);
+    const P *h = reinterpret_cast<const P *>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 f = kn_f2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
+/* p[0..8) = v[0..8) rounded; p 16-byte aligned. */
+template <typename T> __device__ __forceinline__ void kn_store8(T *p, const float v[8])
+{
+    typedef typename kn_pair<T>::type P;
+    uint4 u;
+    P *h = reinterpret_cast<P *>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        h[i] = kn_pack<T>(v[2 * i], v[2 * i + 1]);
+    *reinterpret_cast<uint4 *>(p) = u;
+}
+
+/* Exact erf GELU in fp32, the CPU's formula. */
+__device__ __forceinline__ float kn_gelu_erf(float x)
+{
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+}
+
+static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)
+{
+    size_t b = (n + per - 1) / per;
+    if (b == 0)
+        b = 1;
+    return b > cap ? cap : (unsigned)b;
+}
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * layernorm.cu - LayerNorm fused with the residual add (and with the embedding
+ * gather), fp32 statistics, 16-bit and/or fp32 outputs.
+ *
+ * Per row (kernels/layernorm_cpu.c is the CPU sibling): pass 1 forms the
+ * residual r (r += x, or r = table[id] for the embedding) and its sum; pass 2
+ * sums squared deviations from the mean (two passes, never E[x^2] - mean^2,
+ * which cancels when the residual reaches 1e4 and beyond); pass 3 normalizes.
+ * The residual update is a plain fp32 add, exactly the CPU's (and PyTorch's)
+ * `h = h + o`. The two sums and the element-wise normalization run in double,
+ * as on the CPU: a residual row near 1e4 loses ~1e-3 of its mean in fp32 sums,
+ * which a unit-variance output would see; in double the GPU's fp32 output
+ * differs from the CPU's only by summation order (~1e-7). The H200 runs double
+ * at half the fp32 rate, and the kernel is bound by memory, not arithmetic.
+ *
+ * One warp per row, 8 rows per 256-thread block: at D = 768..1024 a row is 24-32
+ * values per lane, held in registers, so r and x are read once and r written
+ * once. Fast path (D % 128 == 0, D <= 1536, 16-byte aligned buffers): lane l
+ * owns columns 4l + 128c with 16-byte fp32 and 8-byte 16-bit accesses. Any other
+ * D runs the same three passes over global memory with one column per lane per
+ * step (every element is read and written by the same lane, so y may alias r
+ * or x).
+ */
+#include "kernels/cuda_util.cuh"
+
+#define LN_ROWS 8     /* rows (warps) per block */
+#define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
+
+enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2 };
+
+__device__ __forceinline__ double warp_sum(double v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* 4 consecutive elements of a 16-bit or fp32 row (8- or 16-byte access). */
+template <typename T> __device__ __forceinline__ float4 ln_load4(const T *p)
+{
+    typedef typename kn_pair<T>::type P;
+    uint2 u = *reinterpret_cast<const uint2 *>(p);
+    const P *h = reinterpret_cast<const P *>(&u);
+    float2 a = kn_f2(h[0]), b = kn_f2(h[1]);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+template <> __device__ __forceinline__ float4 ln_load4<float>(const float *p)
+{
+    return *reinterpret_cast<const float4 *>(p);
+}
+template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
+{
+    typedef typename kn_pair<T>::type P;
+    uint2 u;
+    P *h = reinterpret_cast<P *>(&u);
+    h[0] = kn_pack<T>(v.x, v.y);
+    h[1] = kn_pack<T>(v.z, v.w);
+    *reinterpret_cast<uint2 *>(p) = u;
+}
+
+template <typename TX, typename TY, int MODE, bool VEC>
+__global__ void __launch_bounds__(32 * LN_ROWS)
+layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
+                 const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
+                 int M, int D, float eps)
+{
+    const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (m >= M)
+        return;
+    float *rr = r + (size_t)m * D;
+    const TX *xx = MODE == LN_RESID ? x + (size_t)m * D : MODE == LN_EMBED ? x + (size_t)ids[m] * D : NULL;
+    const double inv_d = 1.0 / (double)D;
+    if (VEC) {
+        const int nc = D / 128;
+        float4 v[LN_MAXC];
+        double sum = 0.0;
+#pragma unroll
+        for (int c = 0; c < LN_MAXC; c++)
+            if (c < nc) {
+                const int d = 4 * lane + 128 * c;
+                if (MODE == LN_EMBED) {
+                    v[c] = ln_load4(xx + d);
+                } else {
+                    v[c] = *reinterpret_cast<const float4 *>(rr + d);
+                    if (MODE == LN_RESID) {
+                        float4 a = ln_load4(xx + d);
+                        v[c].x += a.x, v[c].y += a.y, v[c].z += a.z, v[c].w += a.w;
+                    }
+                }
+                if (MODE != LN_PLAIN)
+                    *reinterpret_cast<float4 *>(rr + d) = v[c];
+                sum += ((double)v[c].x + (double)v[c].y) + ((double)v[c].z + (double)v[c].w);
+            }
+        const double mean = warp_sum(sum) * inv_d;
+        double ss = 0.0;
+#pragma unroll
+        for (int c = 0; c < LN_MAXC; c++)
+            if (c < nc) {
+                double a = v[c].x - mean, bb = v[c].y - mean, cc = v[c].z - mean, dd = v[c].w - mean;
+                ss += (a * a + bb * bb) + (cc * cc + dd * dd);
+            }
+        const double rstd = 1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps);
+#pragma unroll
+        for (int c = 0; c < LN_MAXC; c++)
+            if (c < nc) {
+                const int d = 4 * lane + 128 * c;
+                const float4 ww = *reinterpret_cast<const float4 *>(w + d);
+                double ox = (v[c].x - mean) * rstd * ww.x, oy = (v[c].y - mean) * rstd * ww.y;
+                double oz = (v[c].z - mean) * rstd * ww.z, ow = (v[c].w - mean) * rstd * ww.w;
+                if (b) {
+                    const float4 bb = *reinterpret_cast<const float4 *>(b + d);
+                    ox += bb.x, oy += bb.y, oz += bb.z, ow += bb.w;
+                }
+                const float4 o = make_float4((float)ox, (float)oy, (float)oz, (float)ow);
+                if (y16)
+                    ln_store4(y16 + (size_t)m * D + d, o);
+                if (y32)
+                    *reinterpret_cast<float4 *>(y32 + (size_t)m * D + d) = o;
+            }
+    } else {
+        double sum = 0.0;
+        for (int d = lane; d < D; d += 32) {
+            float v = MODE == LN_EMBED ? kn_f(xx[d]) : rr[d];
+            if (MODE == LN_RESID)
+                v += kn_f(xx[d]);
+            if (MODE != LN_PLAIN)
+                rr[d] = v;
+            sum += v;
+        }
+        const double mean = warp_sum(sum) * inv_d;
+        double ss = 0.0;
+        for (int d = lane; d < D; d += 32) {
+            const double a = rr[d] - mean;
+            ss += a * a;
+        }
+        const double rstd = 1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps);
+        for (int d = lane; d < D; d += 32) {
+            double od = (rr[d] - mean) * rstd * w[d];
+            if (b)
+                od += b[d];
+            const float o = (float)od;
+            if (y16)
+                y16[(size_t)m * D + d] = kn_from<TY>(o);
+            if (y32)
+                y32[(size_t)m * D + d] = o;
+        }
+    }
+}
+
+template <typename TX, int MODE>
+static void ln_launch(cudaStream_t s, float *r, const void *x, const int32_t *ids, const float *w,
+                      const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
+                      bool vec)
+{
+    const unsigned blocks = (unsigned)((M + LN_ROWS - 1) / LN_ROWS);
+    KN_DISPATCH16(ydt, TY,
+        if (vec)
+            layernorm_kernel<TX, TY, MODE, true><<<blocks, 32 * LN_ROWS, 0, s>>>(
+                r, (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
+        else
+            layernorm_kernel<TX, TY, MODE, false><<<blocks, 32 * LN_ROWS, 0, s>>>(
+                r, (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps));
+}
+
+static bool ln_vec(const void *x, const float *r, const float *w, const float *b, const void *y16,
+                   const float *y32, int D)
+{
+    return D % 128 == 0 && D <= 128 * LN_MAXC && kn_aligned16(x) && kn_aligned16(r) &&
+           kn_aligned16(w) && kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
+}
+
+extern "C" int kn_layernorm(cudaStream_t s, float *r, const void *x, kn_dtype xdt, const float *w,
+                            const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps)
+{
+    KN_REQUIRE(M >= 0 && D > 0, "LayerNorm needs M >= 0, D > 0");
+    KN_REQUIRE(!x || kn_isdt(xdt), "unknown x dtype");
+    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
+    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
+    KN_REQUIRE(r && w, "NULL LayerNorm r or weight");
+    if (M == 0)
+        return 0;
+    const kn_dtype yd = y16 ? ydt : KN_F16;
+    const bool vec = ln_vec(x, r, w, b, y16, y32, D);
+    if (!x)
+        ln_launch<float, LN_PLAIN>(s, r, NULL, NULL, w, b, y16, yd, y32, M, D, eps, vec);
+    else
+        KN_DISPATCH(xdt, TX, ln_launch<TX, LN_RESID>(s, r, x, NULL, w, b, y16, yd, y32, M, D, eps, vec));
+    KN_LAUNCHED();
+    return 0;
+}
+
+extern "C" int kn_embed_layernorm(cudaStream_t s, const int32_t *ids, const void *table, kn_dtype tdt,
+                                  int V, const float *w, const float *b, float *r, void *y16,
+                                  kn_dtype ydt, float *y32, int M, int D, float eps)
+{
+    KN_REQUIRE(M >= 0 && D > 0 && V > 0, "embedding needs M >= 0, D > 0, V > 0");
+    KN_REQUIRE(kn_isdt(tdt), "unknown table dtype");
+    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
+    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
+    KN_REQUIRE(r && w && ids && table, "NULL embedding buffer");
+    if (M == 0)
+        return 0;
+    const kn_dtype yd = y16 ? ydt : KN_F16;
+    const bool vec = ln_vec(table, r, w, b, y16, y32, D);
+    KN_DISPATCH(tdt, TX, ln_launch<TX, LN_EMBED>(s, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
+    KN_LAUNCHED();
+    return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * rope.cu - rotary position embedding (NeoX rotate-half) in place on the Q and
+ * K blocks of the packed QKV buffer, and its fp32 cos/sin tables.
+ *
+ * Tables are built on the device once at load with the CPU's formula
+ * (kernels/rope_cpu.c): inv_freq[j] = 1 / (float)theta^(2j/64) (the power in
+ * double rounded to float, as the CPU does), angle = (float)pos * inv_freq[j]
+ * in fp32, and cos/sin of that float angle evaluated in double and rounded once
+ * (so the tables equal the CPU's correctly rounded cosf/sinf nearly always;
+ * building them in 16-bit would lose precision at long positions).
+ *
+ * Apply: x1 = v[j], x2 = v[j + 32]; v[j] = x1 cos - x2 sin, v[j + 32] =
+ * x2 cos + x1 sin, with separate fp32 products and one add (__fmul_rn /
+ * __fadd_rn: no FMA contraction, like the CPU), rounded once to the 16-bit
+ * dtype. One thread per (row, Q or K, head, group of 8 j), 16-byte loads of
+ * x1, x2 and the table entries; the V block is never read or written.
+ */
+#include "kernels/cuda_util.cuh"
+
+__global__ void rope_tables_kernel(float *cos_tab, float *sin_tab, int max_pos, double theta)
+{
+    const size_t n = (size_t)max_pos * KN_ROPE_HALF;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const int pos = (int)(i / KN_ROPE_HALF), j = (int)(i % KN_ROPE_HALF);
+        const float base = (float)theta;
+        const float e = (float)(2 * j) / (float)KN_HEAD_DIM;
+        const float p = (float)pow((double)base, (double)e);
+        const float inv = 1.0f / p;
+        const float a = __fmul_rn((float)pos, inv);
+        cos_tab[i] = (float)cos((double)a);
+        sin_tab[i] = (float)sin((double)a);
+    }
+}
+
+extern "C" int kn_rope_tables_gpu(cudaStream_t s, float *cos_tab, float *sin_tab, int max_pos,
+                                  double theta)
+{
+    KN_REQUIRE(max_pos >= 0 && theta > 0.0, "RoPE tables need max_pos >= 0, theta > 0");
+    if (max_pos == 0)
+        return 0;
+    KN_REQUIRE(cos_tab && sin_tab, "NULL RoPE table");
+    const unsigned blocks = kn_blocks((size_t)max_pos * KN_ROPE_HALF, 256, 4096);
+    rope_tables_kernel<<<blocks, 256, 0, s>>>(cos_tab, sin_tab, max_pos, theta);
+    KN_LAUNCHED();
+    return 0;
+}
+
+template <typename T, int V>
+__global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ pos,
+                            const float *__restrict__ cos_tab, const float *__restrict__ sin_tab)
+{
+    const int groups = KN_ROPE_HALF / V; /* j groups per head */
+    const int per_row = 2 * D / KN_HEAD_DIM * groups;
+    const size_t n = (size_t)M * per_row;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const size_t m = i / per_row;
+        const int t = (int)(i % per_row);
+        const int head = t / groups, j = (t % groups) * V; /* head over Q then K: 2D/64 heads */
+        T *v = qkv + m * 3 * (size_t)D + (size_t)head * KN_HEAD_DIM + j;
+        const float *c = cos_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
+        const float *sn = sin_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
+        float x1[V], x2[V], cc[V], ss[V];
+        if (V == 8) {
+            kn_load8(v, x1);
+            kn_load8(v + KN_ROPE_HALF, x2);
+            *reinterpret_cast<float4 *>(cc) = *reinterpret_cast<const float4 *>(c);
+            *reinterpret_cast<float4 *>(cc + 4) = *reinterpret_cast<const float4 *>(c + 4);
+            *reinterpret_cast<float4 *>(ss) = *reinterpret_cast<const float4 *>(sn);
+            *reinterpret_cast<float4 *>(ss + 4) = *reinterpret_cast<const float4 *>(sn + 4);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                x1[k] = kn_f(v[k]);
+                x2[k] = kn_f(v[k + KN_ROPE_HALF]);
+                cc[k] = c[k];
+                ss[k] = sn[k];
+            }
+        }
+        float o1[V], o2[V];
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            o1[k] = __fsub_rn(__fmul_rn(x1[k], cc[k]), __fmul_rn(x2[k], ss[k]));
+            o2[k] = __fadd_rn(__fmul_rn(x2[k], cc[k]), __fmul_rn(x1[k], ss[k]));
+        }
+        if (V == 8) {
+            kn_store8(v, o1);
+            kn_store8(v + KN_ROPE_HALF, o2);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                v[k] = kn_from<T>(o1[k]);
+                v[k + KN_ROPE_HALF] = kn_from<T>(o2[k]);
+            }
+        }
+    }
+}
+
+extern "C" int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
+                       const float *cos_tab, const float *sin_tab)
+{
+    KN_REQUIRE(kn_is16(dt), "RoPE dtype must be fp16 or bf16");
+    KN_REQUIRE(M >= 0 && D > 0 && D % KN_HEAD_DIM == 0, "RoPE needs D a positive multiple of 64");
+    if (M == 0)
+        return 0;
+    KN_REQUIRE(qkv && pos && cos_tab && sin_tab, "NULL RoPE buffer");
+    const bool vec = kn_aligned16(qkv) && kn_aligned16(cos_tab) && kn_aligned16(sin_tab);
+    const size_t n = (size_t)M * 2 * (D / KN_HEAD_DIM) * (KN_ROPE_HALF / (vec ? 8 : 1));
+    const unsigned blocks = kn_blocks(n, 256, 132 * 32);
+    KN_DISPATCH16(dt, T,
+        if (vec)
+            rope_kernel<T, 8><<<blocks, 256, 0, s>>>((T *)qkv, M, D, pos, cos_tab, sin_tab);
+        else
+            rope_kernel<T, 1><<<blocks, 256, 0, s>>>((T *)qkv, M, D, pos, cos_tab, sin_tab));
+    KN_LAUNCHED();
+    return 0;
+}
