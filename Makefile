@@ -100,6 +100,23 @@ test-asan:
 test-gpu: $(GPU_TEST_BIN) $(TINY)/model.safetensors
 	@LAYAD_BIN=$(BUILD)/layad LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
 
+# Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer
+# targets (clang, CPU-only, ASan+UBSan; run e.g. build/fuzz/fuzz_tokenizer_encode -max_total_time=600).
+TOK_SRC      := $(wildcard model/tokenizer*.c) model/error.c
+TOK_FUZZ_BIN := $(patsubst tests/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz_tokenizer_*.c))
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame-pointer \
+                -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS)
+.PHONY: bench-tokenizer
+
+fuzz: $(TOK_FUZZ_BIN)
+
+$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) $(wildcard model/tokenizer*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) $(PKG_LIBS) -lpthread
+
+bench-tokenizer: $(BUILD)/tests/bench_tokenizer
+	$(BUILD)/tests/bench_tokenizer bench/results/tokenizer-cpu.json
+
 install: $(BUILD)/layad
 	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
 	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf

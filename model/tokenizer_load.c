@@ -215,9 +215,10 @@ static int add_pre(tokenizer *t, json_t *p, layad_error *err, int depth)
         if (aps && !json_is_null(aps)) {
             if (!json_is_boolean(aps))
                 return layad_fail(err, 500, "%s: Metaspace.add_prefix_space must be a boolean", t->name);
-            /* HF: add_prefix_space=false means "never" and contradicts any other scheme */
+            /* HF: add_prefix_space=false demands prepend_scheme "never" (the default
+             * scheme is "always", so leaving it out is the same contradiction) */
             if (json_is_false(aps)) {
-                if (scheme && !json_is_null(scheme) && pre.prepend != TOK_PREPEND_NEVER)
+                if (pre.prepend != TOK_PREPEND_NEVER)
                     return layad_fail(err, 500,
                                       "%s: Metaspace add_prefix_space does not match prepend_scheme",
                                       t->name);

@@ -1,0 +1,363 @@
+/*
+ * test_tokenizer.c - the tokenizer against Hugging Face `tokenizers`.
+ *
+ * - fixtures: for every family in tests/fixtures/tokenizer/families.txt, the
+ *   committed strings (scripts/tokenizer-gen) must encode to exactly HF's ids;
+ *   families whose tokenizer.json is absent (the real ModernBERT vocabulary in
+ *   $LAYAD_SHARED/data) SKIP with a message;
+ * - invalid UTF-8 is a 400 and appends nothing; the empty string gives no ids;
+ * - files with components or options we do not implement fail to load with an
+ *   error naming them;
+ * - threads share one tokenizer: concurrent encodes give the single-thread ids.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/tokenizer.h"
+#include "tests/lib/tok_corpus.h"
+
+#define GEMMA "tests/fixtures/tokenizer/gemma-like.json"
+#define TINY "config/tiny-tokenizer.json"
+
+static const char *shared_dir(void)
+{
+    const char *s = getenv("LAYAD_SHARED");
+    return s && *s ? s : "../shared";
+}
+
+static tokenizer *load_or_die(const char *path)
+{
+    layad_error err;
+    tokenizer *t = tokenizer_load(path, &err);
+    ck_assert_msg(t != NULL, "%s: %s", path, err.msg);
+    return t;
+}
+
+/* ---- fixtures ----------------------------------------------------------------- */
+
+START_TEST(test_fixtures)
+{
+    FILE *f = fopen("tests/fixtures/tokenizer/families.txt", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    int families = 0;
+    while (fgets(line, sizeof line, f)) {
+        char fam[128], tok[256], variant[128];
+        if (line[0] == '#' || sscanf(line, "%127s %255s %127s", fam, tok, variant) != 3)
+            continue;
+        char path[512];
+        if (strncmp(tok, "$SHARED/", 8) == 0)
+            snprintf(path, sizeof path, "%s/%s", shared_dir(), tok + 8);
+        else
+            snprintf(path, sizeof path, "%s", tok);
+        FILE *probe = fopen(path, "r");
+        if (!probe) {
+            printf("SKIP tokenizer fixture %s: %s absent\n", fam, path);
+            continue;
+        }
+        fclose(probe);
+        layad_error err;
+        tokenizer *t = tok_corpus_load(path, variant, &err);
+        ck_assert_msg(t != NULL, "%s: %s", fam, err.msg);
+        char fixture[512];
+        snprintf(fixture, sizeof fixture, "tests/fixtures/tokenizer/%s.jsonl", fam);
+        tok_corpus_result r;
+        ck_assert_msg(tok_corpus_compare(t, fixture, 5, &r, &err) == 0, "%s", err.msg);
+        printf("tokenizer fixture %-24s %4zu strings, %zu mismatches\n", fam, r.strings, r.mismatches);
+        ck_assert_msg(r.strings >= 100, "%s: only %zu strings", fam, r.strings);
+        ck_assert_msg(r.mismatches == 0, "%s: %zu of %zu strings differ from HF", fam, r.mismatches,
+                      r.strings);
+        tokenizer_free(t);
+        families++;
+    }
+    fclose(f);
+    ck_assert_int_ge(families, 2); /* gemma and tiny are always in the repository */
+}
+END_TEST
+
+/* ---- basic contract ----------------------------------------------------------- */
+
+START_TEST(test_empty_and_append)
+{
+    tokenizer *t = load_or_die(GEMMA);
+    layad_error err;
+    tok_ids ids = { 0 };
+    ck_assert_int_eq(tokenizer_encode(t, "", 0, &ids, &err), 0);
+    ck_assert_uint_eq(ids.n, 0);
+    /* encode appends: a second call keeps the first ids in front */
+    ck_assert_int_eq(tokenizer_encode(t, "hello world", 11, &ids, &err), 0);
+    size_t n1 = ids.n;
+    ck_assert_uint_gt(n1, 0);
+    ck_assert_uint_le(n1, 64);
+    int32_t first[64];
+    memcpy(first, ids.ids, n1 * sizeof *first);
+    ck_assert_int_eq(tokenizer_encode(t, "hello world", 11, &ids, &err), 0);
+    ck_assert_uint_eq(ids.n, 2 * n1);
+    ck_assert_mem_eq(ids.ids, first, n1 * sizeof *first);
+    ck_assert_mem_eq(ids.ids + n1, first, n1 * sizeof *first);
+    /* special ids of the Gemma layout */
+    ck_assert_int_eq(tokenizer_token_id(t, "<pad>"), 0);
+    ck_assert_int_eq(tokenizer_token_id(t, "<eos>"), 1);
+    ck_assert_int_eq(tokenizer_token_id(t, "<bos>"), 2);
+    ck_assert_int_eq(tokenizer_token_id(t, "<unk>"), 3);
+    ck_assert_int_eq(tokenizer_token_id(t, "<mask>"), 4);
+    ck_assert_int_eq(tokenizer_token_id(t, "<0x41>"), 5 + 0x41);
+    ck_assert_int_eq(tokenizer_token_id(t, "no such token at all"), -1);
+    ck_assert_uint_gt(tokenizer_vocab_size(t), 4000);
+    for (size_t i = 0; i < ids.n; i++)
+        ck_assert_uint_lt((size_t)ids.ids[i], tokenizer_vocab_size(t));
+    free(ids.ids);
+    tokenizer_free(t);
+}
+END_TEST
+
+START_TEST(test_modernbert_specials)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", shared_dir());
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+        printf("SKIP modernbert specials: %s absent\n", path);
+        return;
+    }
+    fclose(probe);
+    tokenizer *t = load_or_die(path);
+    ck_assert_int_eq(tokenizer_token_id(t, "[UNK]"), 50280);
+    ck_assert_int_eq(tokenizer_token_id(t, "[CLS]"), 50281);
+    ck_assert_int_eq(tokenizer_token_id(t, "[SEP]"), 50282);
+    ck_assert_int_eq(tokenizer_token_id(t, "[PAD]"), 50283);
+    ck_assert_int_eq(tokenizer_token_id(t, "[MASK]"), 50284);
+    /* [MASK] has lstrip: the space before it belongs to it */
+    layad_error err;
+    tok_ids a = { 0 }, b = { 0 };
+    ck_assert_int_eq(tokenizer_encode(t, "x [MASK]", 8, &a, &err), 0);
+    ck_assert_int_eq(tokenizer_encode(t, "x[MASK]", 7, &b, &err), 0);
+    ck_assert_uint_eq(a.n, 2);
+    ck_assert_uint_eq(b.n, 2);
+    ck_assert_int_eq(a.ids[1], 50284);
+    ck_assert_int_eq(a.ids[0], b.ids[0]);
+    free(a.ids);
+    free(b.ids);
+    tokenizer_free(t);
+}
+END_TEST
+
+/* ---- invalid UTF-8 ------------------------------------------------------------ */
+
+START_TEST(test_invalid_utf8)
+{
+    static const struct { const char *s; size_t n; } bad[] = {
+        { "\x80", 1 },                 /* lone continuation byte */
+        { "ab\xC3", 3 },               /* truncated 2-byte sequence */
+        { "\xC0\x80", 2 },             /* overlong NUL */
+        { "\xE0\x80\xAF", 3 },         /* overlong '/' */
+        { "\xED\xA0\x80", 3 },         /* UTF-16 surrogate */
+        { "\xF4\x90\x80\x80", 4 },     /* > U+10FFFF */
+        { "\xF5\x80\x80\x80", 4 },     /* invalid lead byte */
+        { "ok \xFF ok", 7 },
+        { "\xE2\x82", 2 },             /* truncated euro sign */
+    };
+    const char *paths[] = { GEMMA, TINY };
+    for (size_t p = 0; p < 2; p++) {
+        tokenizer *t = load_or_die(paths[p]);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            tok_ids ids = { 0 };
+            layad_error err;
+            ck_assert_int_eq(tokenizer_encode(t, "abc", 3, &ids, &err), 0);
+            size_t before = ids.n;
+            ck_assert_int_eq(tokenizer_encode(t, bad[i].s, bad[i].n, &ids, &err), -1);
+            ck_assert_int_eq(err.status, 400);
+            ck_assert_uint_eq(ids.n, before);
+            free(ids.ids);
+        }
+        /* valid edge cases: U+10FFFF, a NUL byte, U+FFFF */
+        tok_ids ids = { 0 };
+        layad_error err;
+        ck_assert_int_eq(tokenizer_encode(t, "\xF4\x8F\xBF\xBF a\0b \xEF\xBF\xBF", 13, &ids, &err), 0);
+        ck_assert_uint_gt(ids.n, 0);
+        free(ids.ids);
+        tokenizer_free(t);
+    }
+}
+END_TEST
+
+/* ---- unsupported components ----------------------------------------------------- */
+
+/* The tiny tokenizer with one part replaced (JSON text spliced at the marker). */
+static void expect_load_error(const char *json, const char *needle)
+{
+    layad_error err;
+    tokenizer *t = tokenizer_load_mem(json, strlen(json), "case.json", &err);
+    ck_assert_msg(t == NULL, "loaded although \"%s\" is not supported", needle);
+    ck_assert_int_eq(err.status, 500);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "error \"%s\" does not name \"%s\"", err.msg, needle);
+}
+
+#define MODEL "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},\"merges\":[\"a b\"]}"
+
+START_TEST(test_unsupported)
+{
+    expect_load_error("{\"normalizer\":{\"type\":\"Lowercase\"}," MODEL "}", "Lowercase");
+    expect_load_error("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFC\"},"
+                      "{\"type\":\"BertNormalizer\"}]}," MODEL "}", "BertNormalizer");
+    expect_load_error("{\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" +\"},"
+                      "\"content\":\"_\"}," MODEL "}", "Regex");
+    expect_load_error("{\"pre_tokenizer\":{\"type\":\"Whitespace\"}," MODEL "}", "Whitespace");
+    expect_load_error("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},"
+                      "\"behavior\":\"Isolated\",\"invert\":false}," MODEL "}", "Split");
+    expect_load_error("{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
+                      "\"use_regex\":true,\"shiny\":1}," MODEL "}", "shiny");
+    expect_load_error("{\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"_\","
+                      "\"prepend_scheme\":\"sometimes\"}," MODEL "}", "sometimes");
+    expect_load_error("{\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"_\","
+                      "\"add_prefix_space\":false}," MODEL "}", "prepend_scheme");
+    expect_load_error("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{}}}", "WordPiece");
+    expect_load_error("{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "Unigram");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"dropout\":0.1,\"vocab\":{},\"merges\":[]}}", "dropout");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"continuing_subword_prefix\":\"##\",\"vocab\":{},"
+                      "\"merges\":[]}}", "continuing_subword_prefix");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":\"</w>\",\"vocab\":{},"
+                      "\"merges\":[]}}", "end_of_word_suffix");
+    expect_load_error("{\"truncation\":{\"max_length\":512}," MODEL "}", "truncation");
+    expect_load_error("{\"padding\":{\"strategy\":\"BatchLongest\"}," MODEL "}", "padding");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a c\"]}}", "merge 1");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a a\"]}}", "merge 1");
+    expect_load_error("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"aa\":1},\"merges\":[\"a a\",[\"a\",\"a\"]]}}",
+                      "merge 2");
+    expect_load_error("{\"added_tokens\":[{\"id\":5,\"content\":\"x\",\"sparkle\":true}]," MODEL "}", "sparkle");
+    expect_load_error("{\"extra\":1," MODEL "}", "extra");
+    expect_load_error("{" MODEL, "invalid JSON");
+    expect_load_error("[]", "not a JSON object");
+
+    /* both merge encodings load and give the same ids */
+    const char *pairs = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},\"merges\":[[\"a\",\"b\"]]}}";
+    const char *strs = "{" MODEL "}";
+    layad_error err;
+    tokenizer *t1 = tokenizer_load_mem(pairs, strlen(pairs), "pairs", &err);
+    tokenizer *t2 = tokenizer_load_mem(strs, strlen(strs), "strings", &err);
+    ck_assert_ptr_nonnull(t1);
+    ck_assert_ptr_nonnull(t2);
+    tok_ids a = { 0 }, b = { 0 };
+    ck_assert_int_eq(tokenizer_encode(t1, "abab", 4, &a, &err), 0);
+    ck_assert_int_eq(tokenizer_encode(t2, "abab", 4, &b, &err), 0);
+    ck_assert_uint_eq(a.n, 2);
+    ck_assert_uint_eq(b.n, 2);
+    ck_assert_int_eq(a.ids[0], 2);
+    ck_assert_int_eq(b.ids[1], 2);
+    free(a.ids);
+    free(b.ids);
+    tokenizer_free(t1);
+    tokenizer_free(t2);
+}
+END_TEST
+
+START_TEST(test_load_missing_file)
+{
+    layad_error err;
+    ck_assert_ptr_null(tokenizer_load("tests/fixtures/tokenizer/no-such-file.json", &err));
+    ck_assert_int_eq(err.status, 500);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no-such-file.json"));
+}
+END_TEST
+
+/* ---- threads ------------------------------------------------------------------ */
+
+typedef struct thread_job {
+    const tokenizer *t;
+    const char *text;
+    size_t len;
+    const tok_ids *want;
+    int ok;
+} thread_job;
+
+static void *encode_many(void *arg)
+{
+    thread_job *j = arg;
+    j->ok = 1;
+    tok_ids got = { 0 };
+    for (int r = 0; r < 20 && j->ok; r++) {
+        layad_error err;
+        got.n = 0;
+        if (tokenizer_encode(j->t, j->text, j->len, &got, &err) != 0 || got.n != j->want->n ||
+            memcmp(got.ids, j->want->ids, got.n * sizeof *got.ids) != 0)
+            j->ok = 0;
+    }
+    free(got.ids);
+    return NULL;
+}
+
+START_TEST(test_threads_share)
+{
+    tokenizer *t = load_or_die(GEMMA);
+    static const char *texts[] = {
+        "The customer was charged twice; refund the duplicate payment today.",
+        "変数 = 値 + 1 // 日本語のコメント 🇯🇵 café e\xCC\x81",
+        "{\"state\": [1, 2.5, null], \"user\": \"<start_of_turn>hello [MASK]\"}",
+        "    indented\tcode();\r\n    return x->y[3];",
+    };
+    enum { NT = 8 };
+    tok_ids want[4] = { { 0 } };
+    layad_error err;
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(tokenizer_encode(t, texts[i], strlen(texts[i]), &want[i], &err), 0);
+    pthread_t th[NT];
+    thread_job jobs[NT];
+    for (int i = 0; i < NT; i++) {
+        jobs[i] = (thread_job){ t, texts[i % 4], strlen(texts[i % 4]), &want[i % 4], 0 };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, encode_many, &jobs[i]), 0);
+    }
+    for (int i = 0; i < NT; i++) {
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+        ck_assert_msg(jobs[i].ok, "thread %d got different ids", i);
+    }
+    for (int i = 0; i < 4; i++)
+        free(want[i].ids);
+    tokenizer_free(t);
+}
+END_TEST
+
+/* ---- long input ---------------------------------------------------------------- */
+
+START_TEST(test_long_inputs)
+{
+    /* 100 KB of one letter is one pre-token word: BPE must stay O(n log n) */
+    tokenizer *t = load_or_die(GEMMA);
+    size_t n = 100 * 1024;
+    char *s = malloc(n);
+    ck_assert_ptr_nonnull(s);
+    memset(s, 'a', n);
+    tok_ids ids = { 0 };
+    layad_error err;
+    ck_assert_int_eq(tokenizer_encode(t, s, n, &ids, &err), 0);
+    ck_assert_uint_gt(ids.n, 0);
+    ck_assert_uint_le(ids.n, n);
+    free(ids.ids);
+    free(s);
+    tokenizer_free(t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("tokenizer");
+    TCase *tc = tcase_create("tokenizer");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fixtures);
+    tcase_add_test(tc, test_empty_and_append);
+    tcase_add_test(tc, test_modernbert_specials);
+    tcase_add_test(tc, test_invalid_utf8);
+    tcase_add_test(tc, test_unsupported);
+    tcase_add_test(tc, test_load_missing_file);
+    tcase_add_test(tc, test_threads_share);
+    tcase_add_test(tc, test_long_inputs);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    tokenizer_thread_cleanup();
+    return failed != 0;
+}
