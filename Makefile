@@ -117,6 +117,17 @@ $(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) $(wildcard m
 bench-tokenizer: $(BUILD)/tests/bench_tokenizer
 	$(BUILD)/tests/bench_tokenizer bench/results/tokenizer-cpu.json
 
+# Kernel benchmark (GPU machine): our kernels at Laya shapes against the ceilings measured in the
+# same run, then the PyTorch equivalents (bench/bench_torch.py, python3 with torch), merged JSON.
+BENCH_JSON ?= bench/results/kernels-h200.json
+$(BUILD)/bench/bench_kernels: bench/bench_kernels.cu $(BUILD)/liblayad.a
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas
+
+bench-kernels: $(BUILD)/bench/bench_kernels
+	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
+	python3 bench/bench_torch.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
+
 install: $(BUILD)/layad
 	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
 	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf

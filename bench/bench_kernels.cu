@@ -1,0 +1,398 @@
+/*
+ * bench_kernels.cu - times layad's CUDA kernels (kernels/cuda.h) at Laya shapes
+ * against the ceilings measured in the same run; `make bench-kernels` runs it,
+ * then bench/bench_torch.py times the PyTorch equivalents of the same records
+ * and writes the merged JSON.
+ *
+ *   build/bench/bench_kernels OUT.json [--quick]
+ *
+ * Ceilings: a 1 GiB device-to-device copy (bytes read + written) and a
+ * 8192^3 bf16 GEMM through cuBLASLt, both on random data.
+ * Method: every launch reads a different input set (sets are rotated so the
+ * data touched between two uses of one set exceeds the 60 MB L2 several times,
+ * as in a forward where every layer's weights are new); a batch of n launches
+ * (n sized to ~2 ms) is timed with CUDA events; 9 batches after a warm-up;
+ * the median batch mean is the result, min and max are the spread. Inputs are
+ * uniform random, never zeros. Shapes: tokens M = 83, 512, 4096, 32768 and the
+ * English (D 1024, F 2624) and mmBERT (D 768, F 1152) projections; attention at
+ * 1x83, 1x512, 8x512, 64x512 (English) and 1x1024 (mmBERT), global and sliding
+ * (w = 64), full lengths and mixed lengths.
+ */
+#include <algorithm>
+#include <functional>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kernels/cuda.h"
+
+#define CK(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+#define KOK(call)                                                                         \
+    do {                                                                                  \
+        if ((call) != 0) {                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kn_cuda_last_error()); \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+static const size_t ROTATE_BYTES = (size_t)256 << 20; /* data cycled through between reuses */
+
+__global__ void fill_kernel(float *p, size_t n, uint32_t seed, float lo, float hi)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t x = (uint32_t)i * 2654435761u ^ seed;
+        x ^= x >> 16, x *= 0x7feb352du, x ^= x >> 15, x *= 0x846ca68bu, x ^= x >> 16;
+        p[i] = lo + (hi - lo) * (float)(x >> 8) * (1.0f / 16777216.0f);
+    }
+}
+
+/* A device buffer of n elements of dt, random in [lo, hi). */
+static void *rand_buf(size_t n, kn_dtype dt, float lo = -1, float hi = 1)
+{
+    static uint32_t seed = 1234;
+    void *d = NULL;
+    float *tmp = NULL;
+    CK(cudaMalloc(&d, n * kn_dtype_size(dt) + 256));
+    CK(cudaMalloc((void **)&tmp, n * sizeof(float) + 256));
+    fill_kernel<<<1024, 256>>>(tmp, n, seed++ * 0x9e3779b9u, lo, hi);
+    CK(cudaGetLastError());
+    KOK(kn_convert(0, tmp, KN_F32, d, dt, n));
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(tmp));
+    return d;
+}
+
+struct timing { double med_us, min_us, max_us; int reps; };
+
+/* Times f(i) (i = launch counter, for rotating input sets). */
+static timing time_it(const std::function<void(int)> &f)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    int it = 0;
+    for (int w = 0; w < 3; w++)
+        f(it++);
+    CK(cudaEventRecord(a));
+    f(it++);
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    int reps = (int)(2.0 / std::max(ms, 1e-3f));
+    reps = std::max(1, std::min(reps, 500));
+    std::vector<double> t;
+    for (int batch = 0; batch < 9; batch++) {
+        CK(cudaEventRecord(a));
+        for (int r = 0; r < reps; r++)
+            f(it++);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(1e3 * ms / reps);
+    }
+    CK(cudaGetLastError());
+    std::sort(t.begin(), t.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return {t[t.size() / 2], t.front(), t.back(), reps};
+}
+
+static int nsets(size_t set_bytes)
+{
+    size_t n = (ROTATE_BYTES + set_bytes - 1) / std::max<size_t>(set_bytes, 1);
+    return (int)std::max<size_t>(2, std::min<size_t>(n, 64));
+}
+
+static FILE *g_json;
+static int g_nrec;
+static double g_copy_tbps, g_gemm_tflops;
+
+/* One JSON record; flops or bytes (0 when not applicable) give the rate. */
+static void record(const std::string &kernel, const std::string &op, kn_dtype dt, const std::string &shape_json,
+                   const timing &t, double flops, double bytes, const std::string &extra = "")
+{
+    const double s = t.med_us * 1e-6;
+    fprintf(g_json, "%s\n    {\"kernel\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"shape\": %s, "
+                    "\"ours_us\": %.3f, \"ours_min_us\": %.3f, \"ours_max_us\": %.3f, \"reps\": %d",
+            g_nrec++ ? "," : "", kernel.c_str(), op.c_str(), kn_dtype_name(dt), shape_json.c_str(), t.med_us,
+            t.min_us, t.max_us, t.reps);
+    if (flops > 0)
+        fprintf(g_json, ", \"flop\": %.0f, \"ours_tflops\": %.2f, \"ours_pct_gemm_ceiling\": %.1f", flops,
+                flops / s * 1e-12, 100.0 * flops / s * 1e-12 / g_gemm_tflops);
+    if (bytes > 0)
+        fprintf(g_json, ", \"bytes\": %.0f, \"ours_tbps\": %.3f, \"ours_pct_copy_ceiling\": %.1f", bytes,
+                bytes / s * 1e-12, 100.0 * bytes / s * 1e-12 / g_copy_tbps);
+    fprintf(g_json, "%s}", extra.c_str());
+    printf("%-10s %-22s %-5s %-34s %9.2f us", kernel.c_str(), op.c_str(), kn_dtype_name(dt), shape_json.c_str(),
+           t.med_us);
+    if (flops > 0)
+        printf("  %7.1f TFLOP/s (%4.1f%%)", flops / s * 1e-12, 100.0 * flops / s * 1e-12 / g_gemm_tflops);
+    if (bytes > 0)
+        printf("  %6.2f TB/s (%4.1f%%)", bytes / s * 1e-12, 100.0 * bytes / s * 1e-12 / g_copy_tbps);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* ---- ceilings ------------------------------------------------------------------ */
+
+static void ceilings(kn_gemm_ctx *ctx)
+{
+    const size_t n = (size_t)1 << 30;
+    void *a, *b;
+    CK(cudaMalloc(&a, n));
+    CK(cudaMalloc(&b, n));
+    CK(cudaMemset(a, 1, n));
+    timing t = time_it([&](int) { CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); });
+    g_copy_tbps = 2.0 * n / (t.med_us * 1e-6) * 1e-12;
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    const int S = 8192;
+    void *X = rand_buf((size_t)S * S, KN_BF16), *W = rand_buf((size_t)S * S, KN_BF16), *Y;
+    CK(cudaMalloc(&Y, (size_t)S * S * 2));
+    timing g = time_it([&](int) { KOK(kn_gemm(ctx, 0, X, KN_BF16, W, KN_BF16, NULL, Y, KN_BF16, S, S, S, KN_EPI_NONE)); });
+    g_gemm_tflops = 2.0 * S * S * (double)S / (g.med_us * 1e-6) * 1e-12;
+    CK(cudaFree(X));
+    CK(cudaFree(W));
+    CK(cudaFree(Y));
+    printf("ceilings: device copy %.3f TB/s (read + write, 1 GiB), cuBLASLt bf16 GEMM 8192^3 %.1f TFLOP/s\n",
+           g_copy_tbps, g_gemm_tflops);
+}
+
+/* ---- GEMM ------------------------------------------------------------------------ */
+
+static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N, int K, int epi, bool bias,
+                       bool own)
+{
+    const size_t xs = (size_t)M * K, ws = (size_t)N * K, ys = (size_t)M * N;
+    const int S = nsets((xs + ws + ys) * 2);
+    std::vector<void *> X(S), W(S), Y(S);
+    for (int i = 0; i < S; i++) {
+        X[i] = rand_buf(xs, dt);
+        W[i] = rand_buf(ws, dt, -0.05f, 0.05f);
+        CK(cudaMalloc(&Y[i], ys * 2));
+    }
+    float *b = bias ? (float *)rand_buf(N, KN_F32) : NULL;
+    auto run = [&](int i) {
+        const int k = i % S;
+        if (own)
+            KOK(kn_gemm_own(0, X[k], dt, W[k], dt, b, Y[k], dt, M, N, K, epi));
+        else
+            KOK(kn_gemm(ctx, 0, X[k], dt, W[k], dt, b, Y[k], dt, M, N, K, epi));
+    };
+    const int lt = kn_gemm_uses_cublaslt(dt, dt, dt, X[0], W[0], Y[0], N, K, epi);
+    timing t = time_it(run);
+    char shape[96];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
+    char extra[96];
+    snprintf(extra, sizeof extra, ", \"epi\": %d, \"bias\": %d, \"path\": \"%s\"", epi, bias ? 1 : 0,
+             own ? "own" : lt ? "cublaslt" : "own");
+    record(own ? "gemm_own" : "gemm", op, dt, shape, t, 2.0 * M * N * (double)K, 0, extra);
+    for (int i = 0; i < S; i++) {
+        CK(cudaFree(X[i]));
+        CK(cudaFree(W[i]));
+        CK(cudaFree(Y[i]));
+    }
+    if (b)
+        CK(cudaFree(b));
+}
+
+/* ---- memory-bound kernels ------------------------------------------------------------ */
+
+static void bench_geglu(kn_dtype dt, int M, int F)
+{
+    const size_t set = (size_t)M * 3 * F * 2;
+    const int S = nsets(set);
+    std::vector<void *> U(S), O(S);
+    for (int i = 0; i < S; i++) {
+        U[i] = rand_buf((size_t)M * 2 * F, dt, -3, 3);
+        CK(cudaMalloc(&O[i], (size_t)M * F * 2));
+    }
+    timing t = time_it([&](int i) { KOK(kn_geglu(0, dt, U[i % S], O[i % S], M, F)); });
+    char shape[64];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"F\": %d}", M, F);
+    record("geglu", "geglu", dt, shape, t, 0, (double)set);
+    for (int i = 0; i < S; i++) {
+        CK(cudaFree(U[i]));
+        CK(cudaFree(O[i]));
+    }
+}
+
+static void bench_layernorm(kn_dtype dt, int M, int D)
+{
+    const size_t set = (size_t)M * D * (4 + 4 + 2 + 2); /* r read + write, x read, y write */
+    const int S = nsets(set);
+    std::vector<void *> R(S), X(S), Y(S);
+    for (int i = 0; i < S; i++) {
+        R[i] = rand_buf((size_t)M * D, KN_F32, -3, 3);
+        X[i] = rand_buf((size_t)M * D, dt, -1e-3f, 1e-3f); /* small: r stays bounded over many runs */
+        CK(cudaMalloc(&Y[i], (size_t)M * D * 2));
+    }
+    float *w = (float *)rand_buf(D, KN_F32, 0.5f, 1.5f);
+    timing t = time_it([&](int i) {
+        const int k = i % S;
+        KOK(kn_layernorm(0, (float *)R[k], X[k], dt, w, NULL, Y[k], dt, NULL, M, D, 1e-5f));
+    });
+    char shape[64];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"D\": %d}", M, D);
+    record("layernorm", "residual_add_layernorm", dt, shape, t, 0, (double)set);
+    for (int i = 0; i < S; i++) {
+        CK(cudaFree(R[i]));
+        CK(cudaFree(X[i]));
+        CK(cudaFree(Y[i]));
+    }
+    CK(cudaFree(w));
+}
+
+static void bench_rope(kn_dtype dt, int M, int D, int max_pos)
+{
+    const size_t set = (size_t)M * 2 * D * 2 * 2; /* Q and K read and written */
+    const int S = nsets(set);
+    std::vector<void *> Q(S);
+    for (int i = 0; i < S; i++)
+        Q[i] = rand_buf((size_t)M * 3 * D, dt);
+    float *ct, *st;
+    int32_t *pos;
+    CK(cudaMalloc((void **)&ct, sizeof(float) * max_pos * KN_ROPE_HALF));
+    CK(cudaMalloc((void **)&st, sizeof(float) * max_pos * KN_ROPE_HALF));
+    KOK(kn_rope_tables_gpu(0, ct, st, max_pos, 160000.0));
+    std::vector<int32_t> hp(M);
+    for (int m = 0; m < M; m++)
+        hp[m] = m % 512;
+    CK(cudaMalloc((void **)&pos, sizeof(int32_t) * M));
+    CK(cudaMemcpy(pos, hp.data(), sizeof(int32_t) * M, cudaMemcpyHostToDevice));
+    timing t = time_it([&](int i) { KOK(kn_rope(0, dt, Q[i % S], M, D, pos, ct, st)); });
+    char shape[64];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"D\": %d}", M, D);
+    record("rope", "rope_qk_inplace", dt, shape, t, 0, (double)set);
+    for (int i = 0; i < S; i++)
+        CK(cudaFree(Q[i]));
+    CK(cudaFree(ct));
+    CK(cudaFree(st));
+    CK(cudaFree(pos));
+}
+
+/* ---- attention -------------------------------------------------------------------------- */
+
+static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool mixed)
+{
+    const size_t set = (size_t)B * L * 4 * D * 2;
+    const int S = nsets(set);
+    std::vector<void *> Q(S), O(S);
+    for (int i = 0; i < S; i++) {
+        Q[i] = rand_buf((size_t)B * L * 3 * D, dt, -2, 2);
+        CK(cudaMalloc(&O[i], (size_t)B * L * D * 2));
+    }
+    std::vector<int32_t> lens(B);
+    std::string lj = "[";
+    for (int b = 0; b < B; b++) {
+        lens[b] = mixed ? std::max(1, L - (int)((b * 2654435761u) % (unsigned)(L * 3 / 4))) : L;
+        lj += (b ? ", " : "") + std::to_string(lens[b]);
+    }
+    lj += "]";
+    int32_t *dl;
+    CK(cudaMalloc((void **)&dl, sizeof(int32_t) * B));
+    CK(cudaMemcpy(dl, lens.data(), sizeof(int32_t) * B, cudaMemcpyHostToDevice));
+    timing t = time_it([&](int i) { KOK(kn_attention(0, dt, Q[i % S], O[i % S], B, L, D, dl, window)); });
+    std::string shape = "{\"B\": " + std::to_string(B) + ", \"L\": " + std::to_string(L) + ", \"D\": " +
+                        std::to_string(D) + ", \"window\": " + std::to_string(window) + ", \"lens\": " + lj + "}";
+    const double flops = 4.0 * B * (D / 64) * (double)L * L * 64; /* dense L x L, what SDPA computes */
+    record("attention", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
+           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\"");
+    for (int i = 0; i < S; i++) {
+        CK(cudaFree(Q[i]));
+        CK(cudaFree(O[i]));
+    }
+    CK(cudaFree(dl));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s OUT.json [--quick]\n", argv[0]);
+        return 2;
+    }
+    const bool quick = argc > 2 && !strcmp(argv[2], "--quick");
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("SKIP: bench_kernels: no CUDA device\n");
+        return 0;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    g_json = fopen(argv[1], "w");
+    if (!g_json) {
+        perror(argv[1]);
+        return 1;
+    }
+    kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
+    if (!ctx)
+        return 1;
+    ceilings(ctx);
+    fprintf(g_json, "{\n  \"device\": \"%s\", \"sm\": \"%d%d\", \"sms\": %d, \"l2_bytes\": %d,\n", prop.name,
+            prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize);
+    fprintf(g_json, "  \"ceilings\": {\"copy_tbps\": %.4f, \"gemm_bf16_tflops\": %.2f},\n", g_copy_tbps, g_gemm_tflops);
+    fprintf(g_json, "  \"method\": \"CUDA events around batches of ~2 ms, median of 9 batches after warm-up, "
+                    "inputs rotated over >= 256 MB so L2 does not serve them, random data\",\n");
+    fprintf(g_json, "  \"results\": [");
+
+    const int Ms[] = {83, 512, 4096, 32768};
+    struct proj { const char *op; int N, K; } eng[] = {{"en.Wqkv", 3072, 1024}, {"en.attn.Wo", 1024, 1024},
+                                                       {"en.mlp.Wi", 5248, 1024}, {"en.mlp.Wo", 1024, 2624}},
+                                               mm[] = {{"mm.Wqkv", 2304, 768}, {"mm.attn.Wo", 768, 768},
+                                                       {"mm.mlp.Wi", 2304, 768}, {"mm.mlp.Wo", 768, 1152}};
+    const kn_dtype dts[2] = {KN_BF16, KN_F16};
+    for (int d = 0; d < (quick ? 1 : 2); d++) {
+        const kn_dtype dt = dts[d];
+        for (int m : Ms) {
+            for (auto &p : eng)
+                bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
+            if (dt == KN_BF16)
+                for (auto &p : mm)
+                    bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
+        }
+        /* Own kernel: the head's GELU layers (scorer.1 at marker rows, act head) and, for the
+         * record, the encoder's shapes that cuBLASLt serves. */
+        for (int m : {83, 512, 4096})
+            bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, true);
+        bench_gemm(ctx, "head.act0.gelu", dt, 64, 256, 1028, KN_EPI_GELU, true, true);
+        for (int m : {83, 4096}) {
+            bench_gemm(ctx, "en.attn.Wo", dt, m, 1024, 1024, KN_EPI_NONE, false, true);
+            bench_gemm(ctx, "en.Wqkv", dt, m, 3072, 1024, KN_EPI_NONE, false, true);
+        }
+        bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false);
+        for (int m : Ms) {
+            bench_geglu(dt, m, 2624);
+            bench_layernorm(dt, m, 1024);
+            bench_rope(dt, m, 1024, 8192);
+        }
+        bench_geglu(dt, 4096, 1152);
+        bench_layernorm(dt, 4096, 768);
+        struct { int B, L; } at[] = {{1, 83}, {1, 512}, {8, 512}, {64, 512}};
+        for (auto &a : at)
+            for (int w : {-1, 64})
+                bench_attention(dt, a.B, a.L, 1024, w, false);
+        for (int w : {-1, 64}) {
+            bench_attention(dt, 8, 512, 1024, w, true);
+            bench_attention(dt, 1, 1024, 768, w, false);
+        }
+    }
+    fprintf(g_json, "\n  ]\n}\n");
+    fclose(g_json);
+    kn_gemm_ctx_destroy(ctx);
+    printf("wrote %s (%d records)\n", argv[1], g_nrec);
+    return 0;
+}

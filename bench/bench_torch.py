@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""bench_torch.py - PyTorch equivalents of bench_kernels.cu's records, same GPU, same method.
+
+    python3 bench/bench_torch.py OURS.json OUT.json
+
+Reads the records written by build/bench/bench_kernels, times for each the PyTorch
+op that computes the same thing (F.linear [+ bias, GELU/ReLU], the GeGLU expression,
+r += x then F.layer_norm, rotate-half RoPE, scaled_dot_product_attention with the
+same boolean mask: key j < len and |i - j| <= w), with the same method (CUDA events
+around batches of ~2 ms, median of 9 batches after warm-up, inputs rotated over
+>= 256 MB, random data), and writes the merged JSON (ours, torch, ratio) plus the
+command, commit and torch version. Prints a table last.
+
+Runs on the GPU machine's python3 (it has torch); needs nothing else.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+ROTATE = 256 << 20
+DT = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def time_it(fn):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    it = 0
+    for _ in range(3):
+        fn(it); it += 1
+    a.record(); fn(it); it += 1; b.record(); b.synchronize()
+    reps = max(1, min(500, int(2.0 / max(a.elapsed_time(b), 1e-3))))
+    ts = []
+    for _ in range(9):
+        a.record()
+        for _ in range(reps):
+            fn(it); it += 1
+        b.record(); b.synchronize()
+        ts.append(1e3 * a.elapsed_time(b) / reps)
+    ts.sort()
+    return ts[len(ts) // 2], ts[0], ts[-1]
+
+
+def nsets(set_bytes):
+    return max(2, min(64, -(-ROTATE // max(set_bytes, 1))))
+
+
+def rnd(shape, dt, lo=-1.0, hi=1.0):
+    return (torch.rand(shape, device="cuda", dtype=torch.float32) * (hi - lo) + lo).to(dt)
+
+
+def t_gemm(r, dt):
+    s = r["shape"]; M, N, K = s["M"], s["N"], s["K"]
+    S = nsets((M * K + N * K + M * N) * 2)
+    X = [rnd((M, K), dt) for _ in range(S)]
+    W = [rnd((N, K), dt, -0.05, 0.05) for _ in range(S)]
+    b = rnd((N,), dt) if r.get("bias") else None
+    epi = r.get("epi", 0)
+
+    def fn(i):
+        y = F.linear(X[i % S], W[i % S], b)
+        if epi == 1:
+            y = F.gelu(y)
+        elif epi == 2:
+            y = F.relu(y)
+        return y
+    return time_it(fn), "F.linear" + (" + F.gelu(erf)" if epi == 1 else " + F.relu" if epi == 2 else "")
+
+
+def t_geglu(r, dt):
+    M, Fd = r["shape"]["M"], r["shape"]["F"]
+    S = nsets(M * 3 * Fd * 2)
+    U = [rnd((M, 2 * Fd), dt, -3, 3) for _ in range(S)]
+
+    def fn(i):
+        u = U[i % S]
+        return F.gelu(u[:, :Fd]) * u[:, Fd:]
+    return time_it(fn), "F.gelu(u[:, :F]) * u[:, F:]"
+
+
+def t_layernorm(r, dt):
+    M, D = r["shape"]["M"], r["shape"]["D"]
+    S = nsets(M * D * 12)
+    R = [rnd((M, D), torch.float32, -3, 3) for _ in range(S)]
+    X = [rnd((M, D), dt, -1e-3, 1e-3) for _ in range(S)]
+    w = rnd((D,), torch.float32, 0.5, 1.5)
+
+    def fn(i):
+        rr = R[i % S]
+        rr.add_(X[i % S])
+        return F.layer_norm(rr, (D,), w, None, 1e-5).to(dt)
+    return time_it(fn), "r.add_(x); F.layer_norm(r).to(dt)"
+
+
+def t_rope(r, dt):
+    M, D = r["shape"]["M"], r["shape"]["D"]
+    S = nsets(M * 2 * D * 4)
+    Q = [rnd((M, 3 * D), dt) for _ in range(S)]
+    pos = torch.arange(M, device="cuda") % 512
+    inv = 1.0 / (160000.0 ** (torch.arange(0, 64, 2, device="cuda").float() / 64))
+    fr = pos[:, None].float() * inv[None, :]
+    cos = torch.cat([fr.cos(), fr.cos()], -1)[:, None, :]
+    sin = torch.cat([fr.sin(), fr.sin()], -1)[:, None, :]
+
+    def fn(i):
+        q = Q[i % S]
+        x = q[:, : 2 * D].view(M, 2 * D // 64, 64).float()
+        rot = torch.cat([-x[..., 32:], x[..., :32]], -1)
+        q[:, : 2 * D] = (x * cos + rot * sin).to(dt).view(M, 2 * D)
+    return time_it(fn), "q*cos + rotate_half(q)*sin (fp32), written back"
+
+
+def t_attention(r, dt):
+    s = r["shape"]; B, L, D, w, lens = s["B"], s["L"], s["D"], s["window"], s["lens"]
+    H = D // 64
+    S = nsets(B * L * 4 * D * 2)
+    qkv = [rnd((B, L, 3, H, 64), dt, -2, 2) for _ in range(S)]
+    Q = [x[:, :, 0].transpose(1, 2).contiguous() for x in qkv]
+    K = [x[:, :, 1].transpose(1, 2).contiguous() for x in qkv]
+    V = [x[:, :, 2].transpose(1, 2).contiguous() for x in qkv]
+    del qkv
+    i = torch.arange(L, device="cuda")
+    ln = torch.tensor(lens, device="cuda")
+    mask = (i[None, None, :] < ln[:, None, None])  # [B, 1(q), L(k)]
+    if w >= 0:
+        mask = mask & ((i[:, None] - i[None, :]).abs() <= w)[None]
+    mask = mask[:, None, :, :].expand(B, 1, L, L).contiguous()  # [B, 1, L, L]
+
+    def fn(k):
+        return F.scaled_dot_product_attention(Q[k % S], K[k % S], V[k % S], attn_mask=mask, scale=0.125)
+    out = time_it(fn), "F.scaled_dot_product_attention(attn_mask=bool [B,1,L,L])"
+    extra = {}
+    if w < 0 and all(x == L for x in lens):
+        extra["torch_sdpa_nomask_us"] = time_it(
+            lambda k: F.scaled_dot_product_attention(Q[k % S], K[k % S], V[k % S], scale=0.125))[0]
+    return out, extra
+
+
+def main():
+    ours = json.load(open(sys.argv[1]))
+    out_path = sys.argv[2]
+    torch.manual_seed(1234)
+    results = []
+    for r in ours["results"]:
+        dt = DT[r["dtype"]]
+        extra = {}
+        k = r["kernel"]
+        if k in ("gemm", "gemm_own"):
+            (t, what) = t_gemm(r, dt)
+        elif k == "geglu":
+            (t, what) = t_geglu(r, dt)
+        elif k == "layernorm":
+            (t, what) = t_layernorm(r, dt)
+        elif k == "rope":
+            (t, what) = t_rope(r, dt)
+        elif k == "attention":
+            (t, what), extra = t_attention(r, dt)
+        else:
+            results.append(r)
+            continue
+        r = dict(r)
+        r["torch"] = what
+        r["torch_us"], r["torch_min_us"], r["torch_max_us"] = round(t[0], 3), round(t[1], 3), round(t[2], 3)
+        r["speedup_vs_torch"] = round(t[0] / r["ours_us"], 3)
+        r.update({a: round(b, 3) for a, b in extra.items()})
+        results.append(r)
+        torch.cuda.empty_cache()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    merged = {
+        "command": "make bench-kernels (build/bench/bench_kernels + bench/bench_torch.py)",
+        "commit": commit or os.environ.get("LAYAD_COMMIT", ""),
+        "device": ours["device"], "sm": ours["sm"], "sms": ours["sms"],
+        "torch": torch.__version__, "cuda": torch.version.cuda,
+        "ceilings": ours["ceilings"], "method": ours["method"],
+        "inputs": "uniform random (hash-seeded in bench_kernels.cu, torch.manual_seed(1234) here)",
+        "results": results,
+    }
+    with open(out_path, "w") as f:
+        json.dump(merged, f, indent=1)
+    c = ours["ceilings"]
+    print(f"ceilings: copy {c['copy_tbps']:.3f} TB/s, bf16 GEMM {c['gemm_bf16_tflops']:.1f} TFLOP/s")
+    print(f"{'kernel':10} {'op':22} {'dt':5} {'shape':44} {'ours us':>9} {'torch us':>9} {'x':>6}  rate")
+    for r in results:
+        sh = ",".join(f"{a}{b}" for a, b in r["shape"].items() if a != "lens")
+        rate = (f"{r['ours_tflops']:.0f} TF/s {r['ours_pct_gemm_ceiling']:.0f}%" if "ours_tflops" in r else
+                f"{r['ours_tbps']:.2f} TB/s {r['ours_pct_copy_ceiling']:.0f}%" if "ours_tbps" in r else "")
+        print(f"{r['kernel']:10} {r['op'][:22]:22} {r['dtype']:5} {sh[:44]:44} {r['ours_us']:9.2f} "
+              f"{r.get('torch_us', float('nan')):9.2f} {r.get('speedup_vs_torch', float('nan')):6.2f}  {rate}")
+
+
+if __name__ == "__main__":
+    main()
