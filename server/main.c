@@ -18,6 +18,9 @@ static const command commands[] = {
     {"prompt", cmd_prompt, "print the question rows (token ids, markers) a request builds"},
     {"mkmodel", cmd_mkmodel, "write a deterministic random checkpoint in the real layout"},
     {"bench-cpu", cmd_bench_cpu, "time the CPU fp32 forward on rows (JSON) and print logits"},
+    {"parity-fast", cmd_parity_fast, "GPU forward (fp16/bf16, eager and graphs) vs the CPU fp32 one"},
+    {"check", cmd_check, "GPU load/capture times, latencies, deltas, NVML (SKIP without a GPU)"},
+    {"bench", cmd_bench, "GPU forward time per shape against the physical floor"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,269 @@
+/*
+ * cmd_parity.c - `layad parity-fast`: the GPU forward against the exact CPU one.
+ *
+ * Generates the deterministic sweep of model/synth_rows.h (288 questions over
+ * 60 states, the three types, 1..40 options, string and JSON states, lengths
+ * 10..max_len), runs it through the CPU fp32 backend (the reference) and, per
+ * dtype, through the CUDA backend twice: eager launches and graph replay
+ * (graphs captured on first use, then replayed again from the LRU). Reports
+ * per question type max |dlogit|, max |dp| (calibrated probabilities), the
+ * same for the act head, and argmax agreement; the gates (issue 6):
+ *   - argmax agrees wherever the fp32 top-2 probability margin exceeds 1e-2;
+ *   - max |dp| <= 5e-3 in fp16, <= 2e-2 in bf16;
+ *   - graph replay bit-identical to eager launches.
+ * The CPU reference of a big checkpoint takes minutes; --ref FILE caches it,
+ * keyed by the checkpoint's sha256 and the row set's hash, so it can be
+ * computed once on any host and checked on the GPU machine.
+ * Exit status: 0 all gates pass (or SKIP without a GPU), 1 a gate failed,
+ * 2 usage or runtime error.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/backend_cpu.h"
+#include "model/backend_cuda.h"
+#include "model/checkpoint.h"
+#include "model/gpu_eval.h"
+#include "model/synth_rows.h"
+#include "server/commands.h"
+
+#define PARITY_SEED 20261202ull
+#define MARGIN 1e-2
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: layad parity-fast --model DIR [options]\n"
+            "  --dtype LIST       GPU dtypes to check, comma list of fp16,bf16 (default both)\n"
+            "  --out FILE         write the JSON report here\n"
+            "  --ref FILE         CPU fp32 reference cache (read if it matches, else written)\n"
+            "  --threads N        CPU reference threads (default: all cores)\n"
+            "  --device N         CUDA device (default 0)\n"
+            "  --label NAME       name of this run in the report (default: the model dir)\n");
+}
+
+static int cpu_reference(const laya_checkpoint *ck, const synth_set *s, const char *ref,
+                         int threads, fwd_out *out, json_t *rep, layad_error *err)
+{
+    int got = ref ? ref_load(ref, ck->sha256, synth_hash(s), out, err) : 0;
+    if (got < 0)
+        return -1;
+    if (got) {
+        json_object_set_new(rep, "cpu_reference", json_pack("{s:s, s:s}", "source", "cache",
+                                                            "file", ref));
+        printf("cpu fp32 reference: read from %s\n", ref);
+        return 0;
+    }
+    laya_backend *cpu = cpu_backend_create(ck, 8, threads, err);
+    if (!cpu)
+        return -1;
+    double t0 = wall_ms();
+    int rc = cpu->ops->forward(cpu, s->rows, s->n, out->K, out->logits, out->act, err);
+    double ms = wall_ms() - t0;
+    cpu->ops->destroy(cpu);
+    if (rc)
+        return -1;
+    printf("cpu fp32 reference: %d rows in %.1f s\n", s->n, ms / 1e3);
+    json_object_set_new(rep, "cpu_reference",
+                        json_pack("{s:s, s:f, s:i}", "source", "computed", "ms", ms, "threads",
+                                  threads));
+    if (ref && ref_save(ref, ck->sha256, synth_hash(s), out, err))
+        return -1;
+    return 0;
+}
+
+static void print_stats(const char *what, const delta_stats st[3], const delta_stats *all)
+{
+    static const char *names[3] = {"choice", "score", "noul"};
+    printf("  %-22s %-7s %5s %12s %12s %12s %12s %9s %11s\n", what, "type", "rows", "max|dlogit|",
+           "max|dp|", "max|dact|", "max|dact_p|", "argmax", "gated");
+    for (int t = 0; t <= 3; t++) {
+        const delta_stats *d = t < 3 ? &st[t] : all;
+        printf("  %-22s %-7s %5d %12.3e %12.3e %12.3e %12.3e %4d/%-4d %5d/%-5d\n", "",
+               t < 3 ? names[t] : "all", d->n, d->max_dlogit, d->max_dp, d->max_dact_logit,
+               d->max_dact_p, d->n_agree, d->n, d->n_gated_agree, d->n_gated);
+    }
+}
+
+/* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error. */
+static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
+                       int dtype, int device, json_t *rep, layad_error *err)
+{
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.device = device;
+    o.dtype = dtype;
+    o.max_batch_rows = 64;
+    o.graph_cache = 64;
+    o.max_k = s->max_markers;
+    laya_backend *b = cuda_backend_create(ck, &o, err);
+    if (!b)
+        return -1;
+    fwd_out eager = {0}, graph = {0}, replay = {0};
+    int rc = -1;
+    const int K = ref->K;
+    if (fwd_out_alloc(&eager, s->n, K, err) || fwd_out_alloc(&graph, s->n, K, err) ||
+        fwd_out_alloc(&replay, s->n, K, err))
+        goto out;
+    if (cuda_backend_forward_mode(b, s->rows, s->n, K, eager.logits, eager.act, 0, err) ||
+        cuda_backend_forward_mode(b, s->rows, s->n, K, graph.logits, graph.act, 1, err) ||
+        cuda_backend_forward_mode(b, s->rows, s->n, K, replay.logits, replay.act, 1, err))
+        goto out;
+    cuda_backend_stats cs;
+    cuda_backend_stats_get(b, &cs);
+    delta_stats st[3] = {0}, all = {0}, ge[3] = {0}, geall = {0};
+    delta_accum(st, &all, &ck->cfg, s->rows, ref, &graph, MARGIN);
+    delta_accum(ge, &geall, &ck->cfg, s->rows, &eager, &graph, MARGIN);
+    const int capture_identical = fwd_out_identical(&eager, &graph);
+    const int replay_identical = fwd_out_identical(&eager, &replay);
+    const double dp_gate = dtype == CUDA_DT_BF16 ? 2e-2 : 5e-3;
+    const int argmax_ok = all.n_gated_agree == all.n_gated;
+    const int dp_ok = all.max_dp <= dp_gate; /* false for NaN */
+    const int pass = argmax_ok && dp_ok && capture_identical && replay_identical;
+    printf("%s: graphs captured %lld, replayed %lld\n", cuda_dtype_name(dtype), cs.graph_misses,
+           cs.graph_hits);
+    print_stats("gpu graph vs cpu fp32", st, &all);
+    print_stats("gpu graph vs eager", ge, &geall);
+    printf("  gates: argmax (margin > %.0e) %d/%d %s; max|dp| %.3e <= %.0e %s; graph == eager "
+           "bitwise: first run %s, replay %s => %s\n",
+           MARGIN, all.n_gated_agree, all.n_gated, argmax_ok ? "ok" : "FAIL", all.max_dp, dp_gate,
+           dp_ok ? "ok" : "FAIL", capture_identical ? "yes" : "NO", replay_identical ? "yes" : "NO",
+           pass ? "PASS" : "FAIL");
+    json_t *d = json_pack(
+        "{s:o, s:o, s:b, s:b, s:{s:f, s:b, s:b, s:b, s:b}, s:{s:I, s:I}}", "gpu_graph_vs_cpu_fp32",
+        delta_json(st, &all), "gpu_graph_vs_gpu_eager", delta_json(ge, &geall),
+        "graph_bit_identical_to_eager", capture_identical, "replay_bit_identical_to_eager",
+        replay_identical, "gates", "max_dp_limit", dp_gate, "max_dp_ok", dp_ok, "argmax_ok",
+        argmax_ok, "graph_identical_ok", capture_identical && replay_identical, "pass", pass,
+        "graphs", "captured", (json_int_t)cs.graph_misses, "replayed", (json_int_t)cs.graph_hits);
+    json_object_set_new(json_object_get(rep, "dtypes"), cuda_dtype_name(dtype), d);
+    rc = pass;
+out:
+    fwd_out_free(&eager);
+    fwd_out_free(&graph);
+    fwd_out_free(&replay);
+    b->ops->destroy(b);
+    return rc;
+}
+
+int cmd_parity_fast(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"dtype", required_argument, 0, 'd'},
+        {"out", required_argument, 0, 'o'},   {"ref", required_argument, 0, 'r'},
+        {"threads", required_argument, 0, 't'}, {"device", required_argument, 0, 'D'},
+        {"label", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *model = NULL, *dtypes = "fp16,bf16", *out = NULL, *ref = NULL, *label = NULL;
+    int threads = 0, device = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'd': dtypes = optarg; break;
+        case 'o': out = optarg; break;
+        case 'r': ref = optarg; break;
+        case 't': threads = atoi(optarg); break;
+        case 'D': device = atoi(optarg); break;
+        case 'l': label = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!model) {
+        usage(stderr);
+        return 2;
+    }
+    int want[2] = {0, 0};
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", dtypes);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int dt;
+        if (cuda_dtype_parse(t, &dt)) {
+            fprintf(stderr, "parity-fast: unknown dtype '%s'\n", t);
+            return 2;
+        }
+        want[dt] = 1;
+    }
+    layad_error err = {0};
+    laya_checkpoint *ck = calloc(1, sizeof *ck);
+    synth_set s = {0};
+    fwd_out ref_out = {0};
+    json_t *rep = json_object();
+    int status = 2, opened = 0;
+    if (!ck || checkpoint_open(ck, model, &err))
+        goto fail;
+    opened = 1;
+    const laya_config *cfg = &ck->cfg;
+    if (synth_parity(&s, cfg, cfg->max_len, PARITY_SEED, &err) ||
+        fwd_out_alloc(&ref_out, s.n, s.max_markers, &err))
+        goto fail;
+    int minlen = s.rows[0].len, maxlen = 0, types[3] = {0}, json_rows = 0;
+    for (int i = 0; i < s.n; i++) {
+        json_rows += s.json_state[i];
+        minlen = s.rows[i].len < minlen ? s.rows[i].len : minlen;
+        maxlen = s.rows[i].len > maxlen ? s.rows[i].len : maxlen;
+        types[s.rows[i].qtype]++;
+    }
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(&s));
+    printf("parity-fast: %s (sha256 %.12s), %d rows over 60 states, lengths %d..%d, K %d, "
+           "%ld tokens, set %s\n",
+           ck->dir, ck->sha256, s.n, minlen, maxlen, s.max_markers, s.tokens, hash);
+    json_object_set_new(
+        rep, "run",
+        json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i}}", "label", label ? label : ck->dir,
+                  "model_dir", ck->dir, "model_sha256", ck->sha256, "geometry", "hidden",
+                  cfg->hidden, "layers", cfg->n_layers, "intermediate", cfg->intermediate,
+                  "max_len", cfg->max_len));
+    json_object_set_new(rep, "rows",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:s, s:I, s:{s:i, "
+                                  "s:i, s:i}}",
+                                  "count", s.n, "states", 60, "min_len", minlen, "max_len",
+                                  maxlen, "max_markers", s.max_markers, "rows_with_json_state",
+                                  json_rows, "tokens", (json_int_t)s.tokens, "set_hash", hash, "seed",
+                                  (json_int_t)PARITY_SEED, "types", "choice", types[0], "score",
+                                  types[1], "noul", types[2]));
+    if (cpu_reference(ck, &s, ref, threads, &ref_out, rep, &err))
+        goto fail;
+    if (cuda_device_count() == 0) {
+        printf("SKIP: no CUDA device (GPU parity not run)\n");
+        json_object_set_new(rep, "skipped", json_string("no CUDA device"));
+        status = 0;
+        goto write;
+    }
+    json_object_set_new(rep, "dtypes", json_object());
+    int all_pass = 1;
+    for (int dt = 0; dt < 2; dt++) {
+        if (!want[dt])
+            continue;
+        int r = check_dtype(ck, &s, &ref_out, dt, device, rep, &err);
+        if (r < 0)
+            goto fail;
+        all_pass &= r;
+    }
+    json_object_set_new(rep, "pass", json_boolean(all_pass));
+    printf("parity-fast: %s\n", all_pass ? "PASS" : "FAIL");
+    status = all_pass ? 0 : 1;
+write:
+    if (out && json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {
+        fprintf(stderr, "parity-fast: cannot write %s\n", out);
+        status = 2;
+    }
+    goto done;
+fail:
+    fprintf(stderr, "parity-fast: %s\n", err.msg);
+done:
+    json_decref(rep);
+    fwd_out_free(&ref_out);
+    synth_free(&s);
+    if (opened)
+        checkpoint_close(ck);
+    free(ck);
+    return status;
+}

@@ -1,0 +1,270 @@
+/*
+ * gpu_backend_cuda.c - the GPU forward on the tiny checkpoint (make test-gpu; skips without a GPU).
+ *
+ * Against the CPU fp32 backend (itself checked against the official package):
+ * per dtype max |dp| <= 5e-3 (fp16) / 2e-2 (bf16) and argmax agreement where the
+ * fp32 margin exceeds 1e-2, over rows of every type, 1..40 options, lengths 10..512.
+ * Beyond parity: graph replay bit-identical to eager launches and run to run;
+ * padding rows change nothing (a row's outputs are the same bits whether its
+ * bucket's other rows are padding or real rows); results come back in the
+ * caller's order although rows run sorted by length; the single-option case
+ * and K = 40 (64 slots) in one bucket; the graph LRU (capacity 2, three
+ * shapes: misses, evictions, hits counted, answers unchanged); bad rows are
+ * refused before anything reaches the device.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/backend_cpu.h"
+#include "model/backend_cuda.h"
+#include "model/checkpoint.h"
+#include "model/gpu_eval.h"
+#include "model/synth_rows.h"
+
+static laya_checkpoint g_ck;
+static int g_have;
+
+static void setup(void)
+{
+    layad_error err = {0};
+    const char *t = getenv("LAYAD_TINY");
+    g_have = cuda_device_count() > 0 && !checkpoint_open(&g_ck, t ? t : "build/tiny", &err);
+    if (!g_have)
+        printf("SKIP gpu_backend_cuda: %s\n", cuda_device_count() ? err.msg : "no CUDA device");
+}
+
+static void teardown(void)
+{
+    if (g_have)
+        checkpoint_close(&g_ck);
+}
+
+static laya_backend *make(int dtype, int graph_cache, int max_k)
+{
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.dtype = dtype;
+    o.graph_cache = graph_cache;
+    o.max_k = max_k;
+    layad_error err = {0};
+    laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
+    ck_assert_msg(b != NULL, "create: %s", err.msg);
+    return b;
+}
+
+static void fwd(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
+{
+    layad_error err = {0};
+    int rc = cuda_backend_forward_mode(b, rows, n, o->K, o->logits, o->act, graph, &err);
+    ck_assert_msg(rc == 0, "forward: %s", err.msg);
+}
+
+static void parity_dtype(int dtype, double dp_limit)
+{
+    if (!g_have)
+        return;
+    synth_set s;
+    layad_error err = {0};
+    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, g_ck.cfg.max_len, 99, &err), 0);
+    fwd_out ref, eager, graph, again;
+    ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) &&
+              !fwd_out_alloc(&eager, s.n, s.max_markers, &err) &&
+              !fwd_out_alloc(&graph, s.n, s.max_markers, &err) &&
+              !fwd_out_alloc(&again, s.n, s.max_markers, &err));
+    laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
+    ck_assert_msg(cpu != NULL, "%s", err.msg);
+    ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
+    cpu->ops->destroy(cpu);
+    laya_backend *b = make(dtype, 64, 0);
+    fwd(b, s.rows, s.n, &eager, 0);
+    fwd(b, s.rows, s.n, &graph, 1);
+    fwd(b, s.rows, s.n, &again, 1);
+    ck_assert_msg(fwd_out_identical(&eager, &graph), "graph capture run != eager");
+    ck_assert_msg(fwd_out_identical(&graph, &again), "graph replay not reproducible");
+    delta_stats st[3] = {{0}}, all = {0};
+    delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &graph, 1e-2);
+    printf("%s vs cpu fp32: max|dp| %.3e max|dlogit| %.3e max|dact| %.3e argmax %d/%d gated %d/%d\n",
+           cuda_dtype_name(dtype), all.max_dp, all.max_dlogit, all.max_dact_logit, all.n_agree,
+           all.n, all.n_gated_agree, all.n_gated);
+    ck_assert_msg(all.max_dp <= dp_limit, "max |dp| %g > %g", all.max_dp, dp_limit);
+    ck_assert_int_eq(all.n_gated_agree, all.n_gated);
+    /* unused slots: exactly -1e4 */
+    for (int i = 0; i < s.n; i++)
+        for (int k = s.rows[i].n_markers; k < graph.K; k++)
+            ck_assert(graph.logits[(size_t)i * graph.K + k] == LAYA_MASK_FILL);
+    b->ops->destroy(b);
+    fwd_out_free(&ref);
+    fwd_out_free(&eager);
+    fwd_out_free(&graph);
+    fwd_out_free(&again);
+    synth_free(&s);
+}
+
+START_TEST(parity_fp16)
+{
+    parity_dtype(CUDA_DT_FP16, 5e-3);
+}
+END_TEST
+
+START_TEST(parity_bf16)
+{
+    parity_dtype(CUDA_DT_BF16, 2e-2);
+}
+END_TEST
+
+/* Row i of x equals row j of y, bit for bit. */
+static int same_row(const fwd_out *x, int i, const fwd_out *y, int j, int nm)
+{
+    return !memcmp(x->logits + (size_t)i * x->K, y->logits + (size_t)j * y->K, nm * sizeof(float)) &&
+           !memcmp(x->act + (size_t)i * 2, y->act + (size_t)j * 2, 2 * sizeof(float));
+}
+
+START_TEST(padding_order_and_k)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    synth_set s;
+    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 4, 90, 3, 5, &err), 0);
+    /* rows 0..2 with a padding row (bucket 4 rows) vs with real row 3 */
+    laya_backend *b = make(CUDA_DT_FP16, 8, 64);
+    fwd_out three, four;
+    ck_assert(!fwd_out_alloc(&three, 3, 3, &err) && !fwd_out_alloc(&four, 4, 3, &err));
+    fwd(b, s.rows, 3, &three, 1);
+    fwd(b, s.rows, 4, &four, 1);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(same_row(&three, i, &four, i, 3), "row %d changed with its bucket-mate", i);
+    fwd_out_free(&three);
+    fwd_out_free(&four);
+    synth_free(&s);
+
+    /* caller order kept although rows are run sorted by length */
+    synth_set p;
+    ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
+    laya_row rev[24];
+    for (int i = 0; i < 24; i++)
+        rev[i] = p.rows[p.n - 1 - 10 * i];
+    fwd_out fo, ro;
+    ck_assert(!fwd_out_alloc(&fo, 24, 40, &err) && !fwd_out_alloc(&ro, 24, 40, &err));
+    laya_row fwd_rows[24];
+    for (int i = 0; i < 24; i++)
+        fwd_rows[i] = rev[23 - i];
+    fwd(b, rev, 24, &ro, 1);
+    fwd(b, fwd_rows, 24, &fo, 1);
+    for (int i = 0; i < 24; i++)
+        ck_assert(same_row(&ro, i, &fo, 23 - i, rev[i].n_markers));
+    fwd_out_free(&fo);
+    fwd_out_free(&ro);
+
+    /* single option alone (K 1) and a 40-option row next to it */
+    laya_row one = p.rows[0], many = {0};
+    for (int i = 0; i < p.n; i++)
+        if (p.rows[i].n_markers == 40)
+            many = p.rows[i];
+    ck_assert_int_eq(one.n_markers, 1);
+    ck_assert_int_eq(many.n_markers, 40);
+    fwd_out a, c;
+    ck_assert(!fwd_out_alloc(&a, 1, 1, &err) && !fwd_out_alloc(&c, 2, 40, &err));
+    fwd(b, &one, 1, &a, 1);
+    laya_row pair[2] = {one, many};
+    fwd(b, pair, 2, &c, 1);
+    ck_assert(isfinite(a.logits[0]) && isfinite(a.act[0]) && isfinite(a.act[1]));
+    for (int k = 0; k < 40; k++)
+        ck_assert(isfinite(c.logits[40 + k]) && c.logits[40 + k] != LAYA_MASK_FILL);
+    for (int k = 1; k < 40; k++)
+        ck_assert(c.logits[k] == LAYA_MASK_FILL);
+    fwd_out_free(&a);
+    fwd_out_free(&c);
+    synth_free(&p);
+    b->ops->destroy(b);
+}
+END_TEST
+
+START_TEST(graph_lru)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    laya_backend *b = make(CUDA_DT_FP16, 2, 0);
+    synth_set s[3];
+    fwd_out g[3], e[3];
+    const int lens[3] = {40, 100, 300};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(synth_uniform(&s[i], &g_ck.cfg, 2, lens[i], 3, 11 + i, &err), 0);
+        ck_assert(!fwd_out_alloc(&g[i], 2, 3, &err) && !fwd_out_alloc(&e[i], 2, 3, &err));
+        fwd(b, s[i].rows, 2, &e[i], 0);
+    }
+    for (int i = 0; i < 3; i++)
+        fwd(b, s[i].rows, 2, &g[i], 1);
+    cuda_backend_stats st;
+    cuda_backend_stats_get(b, &st);
+    ck_assert_int_eq(st.graph_misses, 3);
+    ck_assert_int_eq(st.graph_evictions, 1);
+    ck_assert_int_eq(st.graphs_cached, 2);
+    fwd(b, s[2].rows, 2, &g[2], 1); /* hit */
+    fwd(b, s[0].rows, 2, &g[0], 1); /* evicted: captured again */
+    cuda_backend_stats_get(b, &st);
+    ck_assert_int_eq(st.graph_hits, 1);
+    ck_assert_int_eq(st.graph_misses, 4);
+    ck_assert_int_eq(st.graph_evictions, 2);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fwd_out_identical(&g[i], &e[i]), "shape %d: graph != eager", i);
+    cuda_backend_info info;
+    ck_assert_int_eq(cuda_backend_info_get(b, &info, &err), 0);
+    ck_assert(info.name[0] && info.weight_bytes > 0 && info.act_bytes > 0 && info.mem_total > 0);
+    for (int i = 0; i < 3; i++) {
+        synth_free(&s[i]);
+        fwd_out_free(&g[i]);
+        fwd_out_free(&e[i]);
+    }
+    b->ops->destroy(b);
+}
+END_TEST
+
+START_TEST(bad_rows)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    laya_backend *b = make(CUDA_DT_FP16, 4, 0);
+    int32_t ids[12] = {g_ck.cfg.cls_id, 5, 6, g_ck.cfg.mask_id, 7, g_ck.cfg.sep_id};
+    int32_t mk[1] = {3};
+    laya_row r = {ids, 6, mk, 1, 0};
+    float lg[1], act[2];
+    ck_assert_int_eq(b->ops->forward(b, &r, 1, 1, lg, act, &err), 0);
+    ids[2] = g_ck.cfg.vocab; /* out of the vocabulary */
+    ck_assert_int_eq(b->ops->forward(b, &r, 1, 1, lg, act, &err), -1);
+    ids[2] = 6;
+    mk[0] = 6; /* marker past the row */
+    ck_assert_int_eq(b->ops->forward(b, &r, 1, 1, lg, act, &err), -1);
+    mk[0] = 3;
+    r.len = g_ck.cfg.max_len + 1; /* longer than max_len */
+    ck_assert_int_eq(b->ops->forward(b, &r, 1, 1, lg, act, &err), -1);
+    r.len = 6;
+    ck_assert_int_eq(b->ops->forward(b, &r, 1, 1, lg, act, &err), 0); /* still serving */
+    b->ops->destroy(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gpu_backend_cuda");
+    TCase *t = tcase_create("tiny");
+    tcase_add_unchecked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, parity_fp16);
+    tcase_add_test(t, parity_bf16);
+    tcase_add_test(t, padding_order_and_k);
+    tcase_add_test(t, graph_lru);
+    tcase_add_test(t, bad_rows);
+    suite_add_tcase(s, t);
+    SRunner *r = srunner_create(s);
+    srunner_set_fork_status(r, CK_NOFORK);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed != 0;
+}
