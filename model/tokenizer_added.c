@@ -47,6 +47,9 @@ static bool is_word(uint32_t c)
     if ((c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) ||
         (c >= 0x1F150 && c <= 0x1F169) || (c >= 0x1F170 && c <= 0x1F189))
         return true;
+    if (tok_in_ranges(tok_extra_letter, tok_extra_letter_N, c) ||
+        tok_in_ranges(tok_extra_number, tok_extra_number_N, c))
+        return true; /* letters and digits newer than utf8proc's tables */
     switch (utf8proc_category((utf8proc_int32_t)c)) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:

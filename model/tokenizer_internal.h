@@ -215,6 +215,18 @@ void tok_scratch_free(tok_scratch *s);
 int tok_buf_reserve(tok_buf *b, size_t need);
 int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start);
 
+/* ---- Unicode data differences (tokenizer_unidata.c, generated) --------------- */
+
+extern const uint32_t tok_norm_inert[][2];   /* HF normalization leaves these alone */
+extern const size_t tok_norm_inert_N;
+extern const uint32_t tok_extra_letter[][2]; /* \p{L} for HF's regex, not for PCRE2 */
+extern const size_t tok_extra_letter_N;
+extern const uint32_t tok_extra_number[][2]; /* \p{N} for HF's regex, not for PCRE2 */
+extern const size_t tok_extra_number_N;
+
+/* True when cp lies in one of the n sorted, disjoint ranges. */
+bool tok_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp);
+
 /* ---- stage entry points ----------------------------------------------------- */
 
 /* UTF-8 validity exactly as Rust's str: no overlongs, surrogates or > U+10FFFF. */

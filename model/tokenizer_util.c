@@ -94,6 +94,21 @@ size_t tok_utf8_encode(uint32_t cp, char *out)
     return 4;
 }
 
+bool tok_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < r[mid][0])
+            hi = mid;
+        else if (cp > r[mid][1])
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
 /* ---- string map ------------------------------------------------------------- */
 
 static uint64_t hash_bytes(const char *p, size_t len)

@@ -2,6 +2,8 @@
 """tokenizer_gen.py - oracle data for layad's tokenizer (run through scripts/tokenizer-gen).
 
   gemma OUT.json            build the mmBERT/Gemma-like tokenizer.json with HF `tokenizers`
+  unidata OUT.c             write model/tokenizer_unidata.c: where HF's Unicode data and the
+                            system's PCRE2 / utf8proc disagree (probed, see cmd_unidata)
   corpus FAMILY TOK.json FULL.jsonl FIXTURE.jsonl [N [VARIANT]]
                             write N (default 10000) strings with the HF ids of
                             Tokenizer.from_file(TOK).encode(s, add_special_tokens=False),
@@ -11,14 +13,14 @@
 
 Every line of a corpus file is {"cat": category, "text": string, "ids": [..]}.
 Strings are deterministic per family (seeded), so the committed fixtures and the
-full corpus agree. Characters are drawn from code points assigned in Unicode
-14.0 (Python's unicodedata here, also PCRE2 10.42's tables), plus the planes that
-are unassigned in every Unicode version (4-13) and private use (15-16): a code
-point first assigned in Unicode 15/16 has no category in PCRE2 10.42, which is a
-known limit of the C side (see model/tokenizer_pretok.c), not a thing to sample.
+full corpus agree. Characters are drawn from code points assigned in Python's
+unicodedata, the planes unassigned in every Unicode version (4-13), private use
+(15-16), and (category "newer") the code points where HF's Unicode tables and the
+C libraries' differ, listed in model/tokenizer_unidata.c.
 """
 import json
 import random
+import re
 import sys
 import unicodedata
 
@@ -89,11 +91,24 @@ def assigned_ranges():
     return per_plane
 
 
+def unidata_cps():
+    """Code points of the generated difference tables (empty before they exist)."""
+    try:
+        text = open("model/tokenizer_unidata.c", encoding="utf-8").read()
+    except OSError:
+        return []
+    out = []
+    for a, b in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", text):
+        out.extend(range(int(a, 16), int(b, 16) + 1))
+    return out
+
+
 class Gen:
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.planes = assigned_ranges()
         self.all_cps = [cp for v in self.planes.values() for cp in v]
+        self.newer = unidata_cps() or [0x41]
 
     def word(self):
         w = self.r.choice(WORDS)
@@ -194,6 +209,21 @@ class Gen:
                 out.append(self.r.choice(WS[:6]))
         return "".join(out)
 
+    def newer_chars(self):
+        """Code points HF's tables and ours disagree on, among letters, digits and marks."""
+        out = []
+        for _ in range(self.r.randint(1, 16)):
+            k = self.r.random()
+            if k < 0.5:
+                out.append(chr(self.r.choice(self.newer)))
+            elif k < 0.7:
+                out.append(chr(self.r.choice(COMBINING)))
+            elif k < 0.85:
+                out.append(self.r.choice("aé1 ") )
+            else:
+                out.append(self.r.choice(NFC_CASES))
+        return "".join(out)
+
     def combining(self):
         out = []
         for _ in range(self.r.randint(1, 10)):
@@ -290,6 +320,7 @@ class Gen:
             ("numbers", 7, lambda: self.numbers()),
             ("planes", 8, lambda: self.plane_chars(self.r.randint(1, 30))),
             ("combining", 8, lambda: self.combining()),
+            ("newer", 4, lambda: self.newer_chars()),
             ("cjk", 6, lambda: self.from_ranges(CJK_RANGES, self.r.randint(1, 60))),
             ("arabic", 4, lambda: self.from_ranges(ARABIC, self.r.randint(1, 40))),
             ("devanagari", 4, lambda: self.from_ranges(DEVANAGARI, self.r.randint(1, 40))),
@@ -413,9 +444,141 @@ def cmd_gemma(out_path):
     print(f"gemma: {len(d['model']['vocab'])} vocab, {len(d['model']['merges'])} merges -> {out_path}")
 
 
+# ---- Unicode data differences -------------------------------------------------
+
+def cmd_unidata(out_path):
+    """HF `tokenizers` normalizes with the Unicode 9.0 tables of its normalization crate and
+    splits with Oniguruma (Unicode 16.0); the C side uses utf8proc and PCRE2, whose tables are
+    other versions. Probe every code point through HF and through the two libraries (ctypes)
+    and record the differences:
+      NORM_INERT: code points HF leaves alone under NFD/NFKD/NFC in every probe context while
+                  utf8proc decomposes, reorders or composes them (all assigned after 9.0),
+                  plus the parts of utf8proc decompositions of such code points;
+      EXTRA_L / EXTRA_N: code points Oniguruma puts in \p{L} / \p{N} and PCRE2 does not.
+    Differences the other way (PCRE2 letter, Oniguruma not) or in white space abort: the C
+    side has no way to express them."""
+    import ctypes
+    from tokenizers import normalizers, pre_tokenizers
+    u = ctypes.CDLL("libutf8proc.so.2")
+    u.utf8proc_category.restype = ctypes.c_int
+    u.utf8proc_unicode_version.restype = ctypes.c_char_p
+    for f in ("utf8proc_NFKD", "utf8proc_NFD", "utf8proc_NFC"):
+        getattr(u, f).restype = ctypes.c_void_p
+    libc = ctypes.CDLL("libc.so.6")
+
+    def ufn(name, text):
+        ptr = getattr(u, name)(text.encode())
+        r = ctypes.cast(ptr, ctypes.c_char_p).value.decode()
+        libc.free(ctypes.c_void_p(ptr))
+        return r
+
+    cps = [cp for cp in range(0x20, 0x110000) if not (0xD800 <= cp <= 0xDFFF) and u.utf8proc_category(cp) != 0]
+    hf = {"utf8proc_NFKD": normalizers.NFKD(), "utf8proc_NFD": normalizers.NFD(), "utf8proc_NFC": normalizers.NFC()}
+    probes = [("utf8proc_NFKD", lambda c: c), ("utf8proc_NFD", lambda c: "a" + c + "\u0334"),
+              ("utf8proc_NFD", lambda c: "a\u0301" + c), ("utf8proc_NFC", lambda c: c),
+              ("utf8proc_NFC", lambda c: "a" + c + "\u0301")]
+    inert = set()
+    for i in range(0, len(cps), 5000):
+        chunk = [chr(c) for c in cps[i:i + 5000]]
+        for name, pf in probes:
+            items = [pf(c) for c in chunk]
+            got = hf[name].normalize_str("\n".join(items)).split("\n")
+            assert len(got) == len(items)
+            for c, it, o in zip(chunk, items, got):
+                if ufn(name, it) != o:
+                    inert.add(ord(c))
+    for c in list(inert):
+        inert.update(ord(d) for d in ufn("utf8proc_NFD", chr(c)))
+
+    p = ctypes.CDLL("libpcre2-8.so.0")
+    p.pcre2_compile_8.restype = ctypes.c_void_p
+    p.pcre2_match_data_create_8.restype = ctypes.c_void_p
+    p.pcre2_config_8.restype = ctypes.c_int
+
+    def comp(pat):
+        ec, eo = ctypes.c_int(), ctypes.c_size_t()
+        b = pat.encode()
+        c = p.pcre2_compile_8(b, len(b), 0x00080000 | 0x00020000 | 0x80000000 | 0x20000000,
+                              ctypes.byref(ec), ctypes.byref(eo), None)
+        assert c, pat
+        return ctypes.c_void_p(c)
+    re_l, re_n = comp(r"\p{L}"), comp(r"\p{N}")
+    md = ctypes.c_void_p(p.pcre2_match_data_create_8(1, None))
+    pcre_ver = ctypes.create_string_buffer(64)
+    p.pcre2_config_8(10, pcre_ver)  # PCRE2_CONFIG_UNICODE_VERSION
+
+    def pm(re, ch):
+        b = ch.encode()
+        return p.pcre2_match_8(re, b, len(b), 0, 0, md, None) >= 0
+    bl = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    ws = {9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000}
+    extra_l, extra_n = [], []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        onig_ws = len(bl.pre_tokenize_str("\n" + ch)) == 1
+        if onig_ws != (cp in ws):
+            sys.exit(f"unidata: white space differs at U+{cp:04X}")
+        if onig_ws:
+            continue
+        ol = len(bl.pre_tokenize_str("a" + ch)) == 1
+        on = len(bl.pre_tokenize_str("1" + ch)) == 1
+        pl, pn = pm(re_l, ch), pm(re_n, ch)
+        if pl != ol and pl or pn != on and pn:
+            sys.exit(f"unidata: PCRE2 has U+{cp:04X} in a class Oniguruma does not")
+        if ol and not pl:
+            extra_l.append(cp)
+        if on and not pn:
+            extra_n.append(cp)
+
+    def ranges(cps_):
+        r = []
+        for c in sorted(cps_):
+            if r and r[-1][1] == c - 1:
+                r[-1][1] = c
+            else:
+                r.append([c, c])
+        return r
+
+    def table(name, cps_, comment):
+        rs = ranges(cps_)
+        lines = [f"/* {comment} */", f"const uint32_t {name}[][2] = {{"]
+        row = "   "
+        for a, b in rs:
+            item = f" {{0x{a:X}, 0x{b:X}}},"
+            if len(row) + len(item) > 100:
+                lines.append(row)
+                row = "   "
+            row += item
+        lines.append(row)
+        lines += ["};", f"const size_t {name}_N = {len(rs)};", ""]
+        return "\n".join(lines)
+    import tokenizers
+    head = f"""/*
+ * tokenizer_unidata.c - GENERATED by `scripts/tokenizer-gen --unidata`; do not edit.
+ *
+ * Where the Unicode data behind HF `tokenizers` {tokenizers.__version__} differs from the
+ * libraries layad uses (utf8proc {u.utf8proc_unicode_version().decode()} data, PCRE2 with
+ * Unicode {pcre_ver.value.decode()} data), found by probing every code point through both
+ * (scripts/tokenizer_gen.py cmd_unidata). HF normalizes with Unicode 9.0 tables and splits
+ * with Oniguruma's (Unicode 16.0); the C side consults these ranges to do the same.
+ */
+#include "model/tokenizer_internal.h"
+
+"""
+    body = table("tok_norm_inert", inert, "HF leaves these alone in NFC/NFD/NFKC/NFKD: starters, no decomposition, no composition")
+    body += table("tok_extra_letter", extra_l, "\\p{L} for Oniguruma, unassigned for PCRE2")
+    body += table("tok_extra_number", extra_n, "\\p{N} for Oniguruma, unassigned for PCRE2")
+    open(out_path, "w").write(head + body)
+    print(f"unidata: {len(inert)} inert, {len(extra_l)} extra letters, {len(extra_n)} extra numbers -> {out_path}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "gemma":
         cmd_gemma(sys.argv[2])
+    elif sys.argv[1] == "unidata":
+        cmd_unidata(sys.argv[2])
     elif sys.argv[1] == "corpus":
         cmd_corpus(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
                    int(sys.argv[6]) if len(sys.argv) > 6 else 10000,
