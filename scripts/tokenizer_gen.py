@@ -92,14 +92,17 @@ def assigned_ranges():
 
 
 def unidata_cps():
-    """Code points of the generated difference tables (empty before they exist)."""
+    """The generated difference tables as {name: [code points]} (empty before they exist)."""
     try:
         text = open("model/tokenizer_unidata.c", encoding="utf-8").read()
     except OSError:
-        return []
-    out = []
-    for a, b in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", text):
-        out.extend(range(int(a, 16), int(b, 16) + 1))
+        return {}
+    out = {}
+    for name, body in re.findall(r"const uint32_t (\w+)\[\]\[2\] = \{(.*?)\};", text, re.S):
+        cps = []
+        for a, b in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", body):
+            cps.extend(range(int(a, 16), int(b, 16) + 1))
+        out[name] = cps
     return out
 
 
@@ -108,7 +111,9 @@ class Gen:
         self.r = random.Random(seed)
         self.planes = assigned_ranges()
         self.all_cps = [cp for v in self.planes.values() for cp in v]
-        self.newer = unidata_cps() or [0x41]
+        tables = unidata_cps()
+        self.newer_inert = tables.get("tok_norm_inert") or [0x41]
+        self.newer_alnum = (tables.get("tok_extra_letter", []) + tables.get("tok_extra_number", [])) or [0x41]
 
     def word(self):
         w = self.r.choice(WORDS)
@@ -210,18 +215,18 @@ class Gen:
         return "".join(out)
 
     def newer_chars(self):
-        """Code points HF's tables and ours disagree on, among letters, digits and marks."""
+        """Code points HF's tables and ours disagree on: marks HF does not know among
+        ones it does (reordering, composition), letters and digits next to others."""
         out = []
-        for _ in range(self.r.randint(1, 16)):
-            k = self.r.random()
-            if k < 0.5:
-                out.append(chr(self.r.choice(self.newer)))
-            elif k < 0.7:
-                out.append(chr(self.r.choice(COMBINING)))
-            elif k < 0.85:
-                out.append(self.r.choice("aé1 ") )
+        for _ in range(self.r.randint(1, 8)):
+            if self.r.random() < 0.6:
+                out.append(self.r.choice("aeoAuαиक") + "".join(
+                    chr(self.r.choice(self.newer_inert if self.r.random() < 0.5 else COMBINING))
+                    for _ in range(self.r.randint(1, 4))))
             else:
-                out.append(self.r.choice(NFC_CASES))
+                out.append("".join(chr(self.r.choice(self.newer_alnum)) for _ in range(self.r.randint(1, 4))))
+            if self.r.random() < 0.5:
+                out.append(self.r.choice([" ", "a", "1", "é", ".", ""]))
         return "".join(out)
 
     def combining(self):
