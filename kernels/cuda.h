@@ -85,10 +85,21 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  * shape is chosen once (the first call, or kn_gemm_prepare at warm-up), cached
  * and reused, so results are bit-identical run to run and capture does not
  * query heuristics. Returns -1 when the plan cache is full.
+ * cuBLASLt takes the bias only in the output's dtype: with an fp32 bias and a
+ * 16-bit Y, kn_gemm first converts the bias into the context's scratch on s
+ * (one small launch; the bias is then rounded to the output dtype, as in a
+ * 16-bit PyTorch Linear). kn_gemm_ex takes the bias in wdt and skips that.
+ * A context's GEMMs must be issued on one stream at a time (shared scratch).
  */
 int kn_gemm(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt,
             const void *W, kn_dtype wdt, const float *bias, void *Y, kn_dtype ydt,
             int M, int N, int K, int epi);
+
+/* kn_gemm with the bias in bdt: KN_F32 (as kn_gemm) or wdt (16-bit, no
+ * conversion launch when Y has that dtype too). */
+int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt,
+               const void *W, kn_dtype wdt, const void *bias, kn_dtype bdt, void *Y,
+               kn_dtype ydt, int M, int N, int K, int epi);
 
 /* Chooses and caches the plan of a shape without launching (call at warm-up,
  * before graph capture). has_bias: whether calls will pass a bias. Pointers are

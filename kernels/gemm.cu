@@ -2,16 +2,31 @@
  * gemm.cu - Y[M,N] = epi(X[M,K] . W[N,K]^T + bias) on the GPU, fp32 accumulation.
  *
  * Two paths behind one launcher (kn_gemm):
- *   - cuBLASLt for 16-bit X and W whose epilogue it has exactly: none, ReLU,
- *     bias, bias + ReLU (cuBLASLt's GELU epilogue is the tanh approximation, not
- *     the erf form the model needs, so GELU never goes there). Row-major Y is
- *     computed as the column-major Y^T = W . X^T (W with op T, X with op N).
+ *   - cuBLASLt for 16-bit X and W with aligned K, N and pointers: epilogues
+ *     none, ReLU, bias, bias + ReLU. cuBLASLt's GELU epilogue is the tanh
+ *     approximation, not the erf form the model needs, so an erf-GELU GEMM runs
+ *     cuBLASLt with bias, then one in-place pass of erf GELU over Y (what
+ *     F.gelu(F.linear(x)) does in PyTorch: with a 16-bit Y the pre-activation is
+ *     rounded once more than in a fused epilogue). Row-major Y is computed as
+ *     the column-major Y^T = W . X^T (W with op T, X with op N).
  *     Each context owns its workspace; the algorithm of each shape is chosen
  *     once by the heuristic and cached with its descriptors (a plan), so the
  *     forward allocates nothing, graph capture never queries heuristics and
- *     results are bit-identical run to run.
- *   - our own tiled kernel for the rest (the head's GELU layers, fp32 X for the
- *     scorer, unaligned or odd shapes): output tiles of 64 x 64 like the CPU
+ *     results are bit-identical run to run. cuBLASLt's bias must have the
+ *     output's dtype when the output is 16-bit (an fp32 bias with fp16/bf16 D
+ *     is rejected as an invalid value on the H200's cuBLAS 13, measured): a
+ *     bias of another dtype is converted into the context's bias scratch on the
+ *     stream first (one tiny launch; pass the bias in the output dtype through
+ *     kn_gemm_ex to avoid it, as PyTorch's fp16 Linear does). A shape that
+ *     cuBLASLt refuses falls back to the own kernel.
+ *   - our own kernels for the rest (fp32 X for the head's scorer and act head,
+ *     K not a multiple of 8 such as the act head's d + 4, shapes cuBLASLt
+ *     refuses). Up to 64 rows (the head's gathered rows at small batch) a
+ *     row-streaming kernel: each warp owns 2 output columns and streams their
+ *     weight rows once per 8 rows of X with 16-byte loads (4- or 2-byte when K
+ *     is not a multiple of 8), lanes split K and a fixed xor tree sums them;
+ *     this keeps all SMs streaming weights where 64 x 64 tiles would leave most
+ *     idle. Beyond 64 rows, output tiles of 64 x 64 like the CPU
  *     specialization (kernels/gemm_cpu.c), K walked in chunks, predicated loads
  *     that fill zeros past M, N and K (zero products add nothing, so any M, N,
  *     K works and nothing is read out of bounds), epilogue after the last chunk:
@@ -19,10 +34,9 @@
  *     16-bit X runs on the tensor cores (WMMA 16x16x16, four warps of 32 x 32);
  *     fp32 X runs on the CUDA cores in fp32 (a 4 x 4 register micro-tile per
  *     thread), W promoted exactly.
- * The own kernel serves the head's small-M GEMMs (scorer, act head: tens to a
- * few thousand rows), where it is bandwidth-bound like cuBLAS; it is not meant
- * to replace cuBLASLt on the encoder's large GEMMs (bench/bench_kernels.cu
- * measures both).
+ * The own kernels serve the head's small GEMMs; they are not meant to replace
+ * cuBLASLt on the encoder's large GEMMs (bench/bench_kernels.cu measures both:
+ * the tiled tensor-core kernel reaches ~14% of the bf16 ceiling, measured).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +95,15 @@ __device__ __forceinline__ void gemm_stage(T (*s)[GEMM_TK + GEMM_PAD], const T *
     }
 }
 
+/* bias[n] as fp32: an fp32 vector, or (b16) one in the weights' 16-bit dtype. */
+template <typename T> __device__ __forceinline__ float gemm_bias(const void *bias, int b16, int n)
+{
+    return b16 ? kn_f(static_cast<const T *>(bias)[n]) : static_cast<const float *>(bias)[n];
+}
+
 template <typename T, typename TY, bool VEC>
 __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, const T *__restrict__ W,
-                                                      const float *__restrict__ bias, TY *__restrict__ Y,
+                                                      const void *__restrict__ bias, int b16, TY *__restrict__ Y,
                                                       int M, int N, int K, int epi)
 {
     using namespace nvcuda;
@@ -134,7 +154,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
         if (m0 + r < M && n0 + c < N) {
             float v = cs[r][c];
             if (bias)
-                v += bias[n0 + c];
+                v += gemm_bias<T>(bias, b16, n0 + c);
             Y[(size_t)(m0 + r) * N + n0 + c] = kn_from<TY>(gemm_epi(v, epi));
         }
     }
@@ -146,7 +166,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * tx + 16j (i, j < 4) of the 64 x 64 tile; K in chunks of 16, summed in k order. */
 template <typename TW, typename TY>
 __global__ void __launch_bounds__(256) gemm_f32_kernel(const float *__restrict__ X, const TW *__restrict__ W,
-                                                       const float *__restrict__ bias, TY *__restrict__ Y,
+                                                       const void *__restrict__ bias, int b16, TY *__restrict__ Y,
                                                        int M, int N, int K, int epi)
 {
     __shared__ float xs[GEMM_SK][GEMM_TM + 1];
@@ -187,10 +207,129 @@ __global__ void __launch_bounds__(256) gemm_f32_kernel(const float *__restrict__
             if (r < M && c < N) {
                 float v = acc[i][j];
                 if (bias)
-                    v += bias[c];
+                    v += gemm_bias<TW>(bias, b16, c);
                 Y[(size_t)r * N + c] = kn_from<TY>(gemm_epi(v, epi));
             }
         }
+}
+
+/* ---- own kernel, up to 64 rows: weight streaming ----------------------------------- */
+
+#define ROWS_MAXM 64 /* rows served by the streaming kernel */
+#define ROWS_MG 8    /* rows per pass over the weights */
+#define ROWS_NC 2    /* output columns per warp */
+#define ROWS_WARPS 8 /* warps per block */
+
+/* v[0..V) = p[0..V) as fp32 (p aligned to V elements). */
+template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, float v[V])
+{
+    if constexpr (V == 8) {
+        if constexpr (sizeof(T) == 4) {
+            const float4 a = reinterpret_cast<const float4 *>(p)[0], b = reinterpret_cast<const float4 *>(p)[1];
+            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+        } else {
+            kn_load8(p, v);
+        }
+    } else if constexpr (V == 2) {
+        if constexpr (sizeof(T) == 4) {
+            const float2 a = *reinterpret_cast<const float2 *>(p);
+            v[0] = a.x, v[1] = a.y;
+        } else {
+            const float2 a = kn_f2(*reinterpret_cast<const typename kn_pair<T>::type *>(p));
+            v[0] = a.x, v[1] = a.y;
+        }
+    } else {
+        v[0] = kn_f(p[0]);
+    }
+}
+
+template <typename TX, typename TW, typename TY, int V>
+__global__ void __launch_bounds__(32 * ROWS_WARPS)
+gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void *__restrict__ bias, int b16,
+                 TY *__restrict__ Y, int M, int N, int K, int epi)
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int n0 = (blockIdx.x * ROWS_WARPS + warp) * ROWS_NC;
+    if (n0 >= N)
+        return;
+    const TW *wr[ROWS_NC];
+#pragma unroll
+    for (int j = 0; j < ROWS_NC; j++) /* predicate: clamp past N, discard at the store */
+        wr[j] = W + (size_t)(n0 + j < N ? n0 + j : N - 1) * K;
+    for (int m0 = 0; m0 < M; m0 += ROWS_MG) {
+        const TX *xr[ROWS_MG];
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++)
+            xr[i] = X + (size_t)(m0 + i < M ? m0 + i : M - 1) * K;
+        float acc[ROWS_MG][ROWS_NC];
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++)
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++)
+                acc[i][j] = 0.0f;
+#pragma unroll 2
+        for (int k = lane * V; k < K; k += 32 * V) {
+            float w[ROWS_NC][V];
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++)
+                ldv<V>(wr[j] + k, w[j]);
+#pragma unroll
+            for (int i = 0; i < ROWS_MG; i++) {
+                float x[V];
+                ldv<V>(xr[i] + k, x);
+#pragma unroll
+                for (int j = 0; j < ROWS_NC; j++)
+#pragma unroll
+                    for (int v = 0; v < V; v++)
+                        acc[i][j] = fmaf(x[v], w[j][v], acc[i][j]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++)
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++) {
+                float a = acc[i][j];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1)
+                    a += __shfl_xor_sync(0xffffffffu, a, o);
+                const int m = m0 + i, n = n0 + j;
+                if (lane == i * ROWS_NC + j && m < M && n < N) {
+                    if (bias)
+                        a += gemm_bias<TW>(bias, b16, n);
+                    Y[(size_t)m * N + n] = kn_from<TY>(gemm_epi(a, epi));
+                }
+            }
+    }
+}
+
+/* In-place erf GELU over n elements of Y (after a cuBLASLt GEMM). */
+template <typename TY, int V> __global__ void gelu_pass_kernel(TY *Y, size_t n)
+{
+    for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * V; i < n;
+         i += (size_t)gridDim.x * blockDim.x * V) {
+        if constexpr (V == 8) {
+            float v[8];
+            kn_load8(Y + i, v);
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                v[k] = kn_gelu_erf(v[k]);
+            kn_store8(Y + i, v);
+        } else {
+            Y[i] = kn_from<TY>(kn_gelu_erf(kn_f(Y[i])));
+        }
+    }
+}
+
+static int gelu_pass(cudaStream_t s, void *Y, kn_dtype ydt, size_t n)
+{
+    const bool vec = kn_is16(ydt) && n % 8 == 0 && kn_aligned16(Y);
+    const unsigned blocks = kn_blocks(n / (vec ? 8 : 1), 256, 132 * 16);
+    if (vec)
+        KN_DISPATCH16(ydt, TY, gelu_pass_kernel<TY, 8><<<blocks, 256, 0, s>>>((TY *)Y, n));
+    else
+        KN_DISPATCH(ydt, TY, gelu_pass_kernel<TY, 1><<<blocks, 256, 0, s>>>((TY *)Y, n));
+    KN_LAUNCHED();
+    return 0;
 }
 
 static int gemm_args_ok(const void *X, kn_dtype xdt, const void *W, kn_dtype wdt, void *Y,
@@ -204,32 +343,68 @@ static int gemm_args_ok(const void *X, kn_dtype xdt, const void *W, kn_dtype wdt
     return 0;
 }
 
-extern "C" int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
-                           const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
+/* The own kernel with a bias in bdt (KN_F32 or wdt). */
+static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt, const void *bias,
+                    kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
 {
     if (gemm_args_ok(X, xdt, W, wdt, Y, ydt, M, N, K, epi))
         return -1;
+    KN_REQUIRE(!bias || bdt == KN_F32 || bdt == wdt, "bias dtype must be fp32 or the weights' dtype");
+    const int b16 = bias && bdt != KN_F32;
     if (M == 0 || N == 0)
         return 0;
     KN_REQUIRE((N + GEMM_TN - 1) / GEMM_TN <= 0x7fffffff && (M + GEMM_TM - 1) / GEMM_TM <= 65535,
                "GEMM grid too large (M > 4194240)");
+    if (M <= ROWS_MAXM) {
+        const size_t xs = kn_dtype_size(xdt);
+        const int V = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W) ? 8
+                      : K % 2 == 0 && ((uintptr_t)X % (2 * xs)) == 0 && ((uintptr_t)W % 4) == 0 ? 2 : 1;
+        const unsigned blocks = (unsigned)((N + ROWS_WARPS * ROWS_NC - 1) / (ROWS_WARPS * ROWS_NC));
+#define ROWS_LAUNCH(TX)                                                                            \
+        KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
+            if (V == 8)                                                                            \
+                gemm_rows_kernel<TX, TW, TY, 8><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi);               \
+            else if (V == 2)                                                                       \
+                gemm_rows_kernel<TX, TW, TY, 2><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi);               \
+            else                                                                                   \
+                gemm_rows_kernel<TX, TW, TY, 1><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi)))
+        if (xdt == KN_F32) {
+            ROWS_LAUNCH(float);
+        } else if (xdt == KN_F16) {
+            ROWS_LAUNCH(__half);
+        } else {
+            ROWS_LAUNCH(__nv_bfloat16);
+        }
+#undef ROWS_LAUNCH
+        KN_LAUNCHED();
+        return 0;
+    }
     const dim3 grid((N + GEMM_TN - 1) / GEMM_TN, (M + GEMM_TM - 1) / GEMM_TM);
     if (xdt == KN_F32) {
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-            gemm_f32_kernel<TW, TY><<<grid, 256, 0, s>>>((const float *)X, (const TW *)W, bias,
+            gemm_f32_kernel<TW, TY><<<grid, 256, 0, s>>>((const float *)X, (const TW *)W, bias, b16,
                                                          (TY *)Y, M, N, K, epi)));
     } else {
         const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
         KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,
             if (vec)
-                gemm_tc_kernel<T, TY, true><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias,
+                gemm_tc_kernel<T, TY, true><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias, b16,
                                                                  (TY *)Y, M, N, K, epi);
             else
-                gemm_tc_kernel<T, TY, false><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias,
+                gemm_tc_kernel<T, TY, false><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias, b16,
                                                                   (TY *)Y, M, N, K, epi)));
     }
     KN_LAUNCHED();
     return 0;
+}
+
+extern "C" int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
+                           const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
+{
+    return gemm_own(s, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
 }
 
 /* ---- cuBLASLt path --------------------------------------------------------- */
@@ -243,10 +418,13 @@ typedef struct gemm_plan {
     cublasLtMatmulAlgo_t algo;
 } gemm_plan;
 
+#define GEMM_BIAS_MAX 65536 /* elements of the bias scratch (largest N with a converted bias) */
+
 struct kn_gemm_ctx {
     cublasLtHandle_t lt;
     void *ws;           /* device workspace, owned */
     size_t ws_bytes;
+    void *bias;         /* device bias scratch [GEMM_BIAS_MAX] fp32-sized, owned; stream-ordered use */
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
 };
@@ -278,6 +456,8 @@ extern "C" void kn_gemm_ctx_destroy(kn_gemm_ctx *ctx)
     free(ctx->plans);
     if (ctx->ws)
         cudaFree(ctx->ws);
+    if (ctx->bias)
+        cudaFree(ctx->bias);
     if (ctx->lt)
         cublasLtDestroy(ctx->lt);
     free(ctx);
@@ -295,6 +475,13 @@ extern "C" kn_gemm_ctx *kn_gemm_ctx_create(size_t workspace_bytes, int max_plans
     ctx->plans = (gemm_plan *)calloc((size_t)ctx->cap, sizeof *ctx->plans);
     cublasStatus_t st = cublasLtCreate(&ctx->lt);
     cudaError_t e = cudaMalloc(&ctx->ws, ctx->ws_bytes);
+    if (e == cudaSuccess) {
+        e = cudaMalloc(&ctx->bias, GEMM_BIAS_MAX * sizeof(float));
+        if (e != cudaSuccess) {
+            cudaFree(ctx->ws);
+            ctx->bias = NULL;
+        }
+    }
     if (!ctx->plans || st != CUBLAS_STATUS_SUCCESS || e != cudaSuccess) {
         kn_fail(__FILE__, __LINE__, "kn_gemm_ctx_create",
                 !ctx->plans ? "out of memory"
@@ -326,10 +513,8 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
     KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (p->has_bias) {
-        const int32_t bt = CUDA_R_32F;
-        const void *dummy = ctx->ws; /* 256-byte aligned: the heuristic reads only its alignment */
-        KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+    if (p->has_bias) { /* bias in D's dtype (the default bias type) */
+        const void *dummy = ctx->bias; /* 256-byte aligned: the heuristic reads only its alignment */
         KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &dummy,
                                                  sizeof dummy));
     }
@@ -358,8 +543,8 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
     if (st == CUBLAS_STATUS_SUCCESS) {
         cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->op, p->a, p->b, p->c, p->c,
                                                            pref, 1, &res, &found);
-        if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED)
-            st = hs;
+        if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED && hs != CUBLAS_STATUS_INVALID_VALUE)
+            st = hs; /* not supported / refused combination: the own kernel runs it */
     }
     cublasLtMatmulPreferenceDestroy(pref);
     KN_CUBLAS(st);
@@ -398,7 +583,8 @@ extern "C" int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, c
                                      const void *W, const void *Y, int N, int K, int epi)
 {
     const size_t ysz = kn_dtype_size(ydt);
-    return kn_is16(xdt) && xdt == wdt && kn_isdt(ydt) && epi != KN_EPI_GELU && K > 0 &&
+    (void)epi; /* every epilogue: GELU as cuBLASLt + an erf-GELU pass */
+    return kn_is16(xdt) && xdt == wdt && kn_isdt(ydt) && K > 0 &&
            K % 8 == 0 && ((size_t)N * ysz) % 16 == 0 && kn_aligned16(X) && kn_aligned16(W) &&
            kn_aligned16(Y);
 }
@@ -410,31 +596,47 @@ extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_
     static const char a16[16] __attribute__((aligned(16))) = {0};
     if (M <= 0 || N <= 0 || !kn_gemm_uses_cublaslt(xdt, wdt, ydt, a16, a16, a16, N, K, epi))
         return 0; /* the own kernel needs no plan */
-    return gemm_plan_get(ctx, wdt, ydt, M, N, K, epi, has_bias != 0) ? 0 : -1;
+    const int lt_epi = epi == KN_EPI_GELU ? KN_EPI_NONE : epi; /* GELU is a separate pass */
+    return gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, has_bias != 0) ? 0 : -1;
 }
 
-extern "C" int kn_gemm(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,
-                       kn_dtype wdt, const float *bias, void *Y, kn_dtype ydt, int M, int N, int K,
-                       int epi)
+extern "C" int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,
+                          kn_dtype wdt, const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N,
+                          int K, int epi)
 {
     KN_REQUIRE(ctx, "NULL GEMM context");
     if (gemm_args_ok(X, xdt, W, wdt, Y, ydt, M, N, K, epi))
         return -1;
+    KN_REQUIRE(!bias || bdt == KN_F32 || bdt == wdt, "bias dtype must be fp32 or the weights' dtype");
     if (M == 0 || N == 0)
         return 0;
-    if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi) || (bias && !kn_aligned16(bias)))
-        return kn_gemm_own(s, X, xdt, W, wdt, bias, Y, ydt, M, N, K, epi);
-    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, epi, bias != NULL);
+    const bool convert = bias && bdt != ydt;
+    if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi) || (bias && !kn_aligned16(bias)) ||
+        (convert && N > GEMM_BIAS_MAX))
+        return gemm_own(s, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
+    const int lt_epi = epi == KN_EPI_GELU ? KN_EPI_NONE : epi; /* GELU is a separate pass */
+    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, bias != NULL);
     if (!p)
         return -1;
     if (!p->ok)
-        return kn_gemm_own(s, X, xdt, W, wdt, bias, Y, ydt, M, N, K, epi);
-    if (bias)
-        KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                 sizeof bias));
+        return gemm_own(s, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
+    const void *b = bias;
+    if (convert) { /* cuBLASLt wants the bias in D's dtype */
+        if (kn_convert(s, bias, bdt, ctx->bias, ydt, (size_t)N))
+            return -1;
+        b = ctx->bias;
+    }
+    if (b)
+        KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
     const float one = 1.0f, zero = 0.0f;
     KN_CUBLAS(cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->algo,
                              ctx->ws, ctx->ws_bytes, s));
     KN_LAUNCHED();
-    return 0;
+    return epi == KN_EPI_GELU ? gelu_pass(s, Y, ydt, (size_t)M * N) : 0;
+}
+
+extern "C" int kn_gemm(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,
+                       kn_dtype wdt, const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
+{
+    return kn_gemm_ex(ctx, s, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
 }

@@ -196,7 +196,7 @@ static uint64_t seed_of(int pass) { return pass == 0 ? 1234u : g_fresh_seed; }
 /* ---- GEMM ------------------------------------------------------------------ */
 
 
-typedef struct gemm_case { int M, N, K, epi, bias; kn_dtype xdt, ydt; int want_lt; } gemm_case;
+typedef struct gemm_case { int M, N, K, epi, bias; kn_dtype xdt, ydt; int want_lt, b16; } gemm_case;
 
 static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng *r)
 {
@@ -206,10 +206,12 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
     float *bias = hrand(r, (size_t)c->N, -0.5f, 0.5f);
     void *dX = xdt == KN_F32 ? upload_raw(X, sizeof(float) * c->M * c->K) : upload(X, (size_t)c->M * c->K, dt);
     void *dW = upload(W, (size_t)c->N * c->K, dt);
-    float *db = upload_raw(bias, sizeof(float) * c->N);
+    /* b16: the bias in the weights' dtype through kn_gemm_ex (rounded here too); else fp32. */
+    void *db = c->b16 ? upload(bias, (size_t)c->N, dt) : upload_raw(bias, sizeof(float) * c->N);
     void *dY = dout((size_t)c->M * c->N, ydt);
     ck_assert_int_eq(kn_gemm_uses_cublaslt(xdt, dt, ydt, dX, dW, dY, c->N, c->K, c->epi), c->want_lt);
-    OK(kn_gemm(ctx, 0, dX, xdt, dW, dt, c->bias ? db : NULL, dY, ydt, c->M, c->N, c->K, c->epi));
+    OK(kn_gemm_ex(ctx, 0, dX, xdt, dW, dt, c->bias ? db : NULL, c->b16 ? dt : KN_F32, dY, ydt, c->M, c->N, c->K,
+                  c->epi));
     float *g = download(dY, (size_t)c->M * c->N, ydt);
 
     float *ref = malloc(sizeof(float) * c->M * c->N + 1), *S = malloc(sizeof(float) * c->M * c->N + 1);
@@ -220,12 +222,26 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
         aW[i] = fabsf(W[i]);
     kn_cpu_gemm(X, W, c->bias ? bias : NULL, ref, c->M, c->N, c->K, c->epi);
     kn_cpu_gemm(aX, aW, NULL, S, c->M, c->N, c->K, KN_EPI_NONE);
+    /* fp32 summation noise; with a 16-bit Y cuBLASLt adds the bias rounded to Y's dtype, and
+     * GELU after cuBLASLt reads the pre-activation v rounded to Y's dtype (|gelu'| <= 1.13) */
+    float *pre = NULL;
+    if (c->epi == KN_EPI_GELU && ydt != KN_F32) {
+        pre = malloc(sizeof(float) * c->M * c->N + 1);
+        kn_cpu_gemm(X, W, c->bias ? bias : NULL, pre, c->M, c->N, c->K, KN_EPI_NONE);
+    }
     for (size_t i = 0; i < (size_t)c->M * c->N; i++)
-        S[i] = 1e-5f * (S[i] + 1.0f);
+        S[i] = 1e-5f * (S[i] + 1.0f) + (c->bias ? 2 * unit_roundoff(ydt) * fabsf(bias[i % c->N]) : 0.0f) +
+               (pre ? 1.2f * unit_roundoff(ydt) * fabsf(pre[i]) : 0.0f);
+    free(pre);
     char what[160];
-    snprintf(what, sizeof what, "gemm %s M%d N%d K%d epi%d bias%d x%s y%s %s", kn_dtype_name(dt), c->M, c->N,
-             c->K, c->epi, c->bias, kn_dtype_name(xdt), kn_dtype_name(ydt), c->want_lt ? "cublasLt" : "own");
+    snprintf(what, sizeof what, "gemm %s M%d N%d K%d epi%d bias%d%s x%s y%s %s", kn_dtype_name(dt), c->M, c->N,
+             c->K, c->epi, c->bias, c->b16 ? "(16-bit)" : "", kn_dtype_name(xdt), kn_dtype_name(ydt),
+             c->want_lt ? "cublasLt" : "own");
     expect_close(what, g, ref, (size_t)c->M * c->N, 2 * unit_roundoff(ydt), 0, S);
+    if (c->b16) {
+        free(X), free(W), free(bias), free(g), free(ref), free(S), free(aX), free(aW);
+        return;
+    }
     /* The own kernel on the same inputs agrees too (whatever path kn_gemm took). */
     poison(dY, (size_t)c->M * c->N, ydt);
     OK(kn_gemm_own(0, dX, xdt, dW, dt, c->bias ? db : NULL, dY, ydt, c->M, c->N, c->K, c->epi));
@@ -242,20 +258,30 @@ START_TEST(test_gemm)
     ck_assert_ptr_nonnull(ctx);
     const gemm_case cases[] = {
         /* cuBLASLt: aligned K and N, epilogues it has */
-        {130, 264, 520, KN_EPI_NONE, 0, KN_F16, KN_F16, 1},
-        {130, 264, 520, KN_EPI_NONE, 1, KN_F16, KN_F32, 1},
-        {83, 256, 1024, KN_EPI_RELU, 1, KN_F16, KN_F16, 1},
-        {7, 64, 72, KN_EPI_RELU, 0, KN_F16, KN_F32, 1},
-        /* own tensor-core kernel: GELU, odd sizes, scalar loads */
-        {77, 67, 131, KN_EPI_GELU, 1, KN_F16, KN_F16, 0},
-        {5, 200, 96, KN_EPI_GELU, 1, KN_F16, KN_F32, 0},
-        {65, 129, 260, KN_EPI_NONE, 0, KN_F16, KN_F16, 0},
-        {3, 33, 1028, KN_EPI_GELU, 1, KN_F16, KN_F32, 0},
-        {1, 1, 1, KN_EPI_RELU, 1, KN_F16, KN_F16, 0},
-        {9, 17, 0, KN_EPI_GELU, 1, KN_F16, KN_F32, 0}, /* K = 0: epi(bias) */
+        {130, 264, 520, KN_EPI_NONE, 0, KN_F16, KN_F16, 1, 0},
+        {130, 264, 520, KN_EPI_NONE, 1, KN_F16, KN_F32, 1, 0},
+        {130, 264, 520, KN_EPI_NONE, 1, KN_F16, KN_F16, 1, 0}, /* fp32 bias converted to Y's dtype */
+        {83, 256, 1024, KN_EPI_RELU, 1, KN_F16, KN_F16, 1, 0},
+        {83, 256, 1024, KN_EPI_RELU, 1, KN_F16, KN_F16, 1, 1}, /* 16-bit bias, no conversion */
+        {40, 136, 64, KN_EPI_NONE, 1, KN_F16, KN_F32, 1, 1},   /* 16-bit bias converted to fp32 */
+        {7, 64, 72, KN_EPI_RELU, 0, KN_F16, KN_F32, 1, 0},
+        /* own kernels: K not a multiple of 8 (tiled tensor-core kernel above 64 rows,
+         * row-streaming kernel up to 64 rows), scalar loads */
+        {77, 67, 131, KN_EPI_GELU, 1, KN_F16, KN_F16, 0, 0},
+        {77, 67, 131, KN_EPI_GELU, 1, KN_F16, KN_F16, 0, 1},
+        {5, 200, 96, KN_EPI_GELU, 1, KN_F16, KN_F32, 1, 0},    /* GELU: cuBLASLt + erf pass */
+        {130, 264, 520, KN_EPI_GELU, 1, KN_F16, KN_F16, 1, 1},
+        {65, 129, 260, KN_EPI_NONE, 0, KN_F16, KN_F16, 0, 0},
+        {3, 33, 1028, KN_EPI_GELU, 1, KN_F16, KN_F32, 0, 0},
+        {1, 1, 1, KN_EPI_RELU, 1, KN_F16, KN_F16, 0, 0},
+        {9, 17, 0, KN_EPI_GELU, 1, KN_F16, KN_F32, 0, 0}, /* K = 0: epi(bias) */
         /* own fp32 kernel: fp32 X (the scorer) */
-        {33, 129, 257, KN_EPI_GELU, 1, KN_F32, KN_F32, 0},
-        {16, 64, 1024, KN_EPI_NONE, 0, KN_F32, KN_F16, 0},
+        {33, 129, 257, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},
+        {33, 129, 257, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 1},
+        {16, 64, 1024, KN_EPI_NONE, 0, KN_F32, KN_F16, 0, 0},
+        {64, 300, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* 64 rows, partial column block */
+        {9, 1024, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* the scorer at 1 x (CLS + 8) */
+        {200, 96, 64, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},   /* > 64 rows: tiled fp32 kernel */
     };
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
@@ -649,10 +675,20 @@ typedef struct det_args {
 static void det_gemm(void *p)
 {
     det_args *a = p;
-    if (a->lt)
+    switch (a->lt) {
+    case 1: /* cuBLASLt, bias + ReLU */
         OK(kn_gemm(a->ctx, 0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_RELU));
-    else
-        OK(kn_gemm(a->ctx, 0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, KN_F32, a->M, a->N, a->K, KN_EPI_GELU));
+        break;
+    case 2: /* cuBLASLt + erf-GELU pass */
+        OK(kn_gemm(a->ctx, 0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_GELU));
+        break;
+    case 3: /* own tiled kernel */
+        OK(kn_gemm_own(0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, KN_F32, a->M, a->N, a->K, KN_EPI_GELU));
+        break;
+    default: /* own row-streaming kernel, fp32 X (the scorer) */
+        OK(kn_gemm_own(0, a->r0, KN_F32, a->W, a->dt, a->bias, a->Y, KN_F32, 9, a->N, a->K, KN_EPI_GELU));
+        break;
+    }
 }
 static void det_att_global(void *p)
 {
@@ -714,12 +750,11 @@ START_TEST(test_repeatable)
     a.U = upload(h, (size_t)a.M * 2 * a.F, a.dt);
     a.G = dalloc((size_t)a.M * a.F * 2);
     char what[64];
-    a.lt = 1;
-    snprintf(what, sizeof what, "repeatable gemm cuBLASLt %s", kn_dtype_name(a.dt));
-    expect_repeatable(what, a.Y, (size_t)a.M * a.N * 2, det_gemm, &a);
-    a.lt = 0;
-    snprintf(what, sizeof what, "repeatable gemm own GELU %s", kn_dtype_name(a.dt));
-    expect_repeatable(what, a.Y, (size_t)a.M * a.N * 4, det_gemm, &a);
+    const char *paths[4] = {"own rows", "cuBLASLt", "cuBLASLt+GELU", "own tiled"};
+    for (a.lt = 0; a.lt < 4; a.lt++) {
+        snprintf(what, sizeof what, "repeatable gemm %s %s", paths[a.lt], kn_dtype_name(a.dt));
+        expect_repeatable(what, a.Y, (size_t)a.M * a.N * (a.lt == 1 || a.lt == 2 ? 2 : 4), det_gemm, &a);
+    }
     snprintf(what, sizeof what, "repeatable attention global %s", kn_dtype_name(a.dt));
     expect_repeatable(what, a.att, (size_t)a.B * a.L * a.D * 2, det_att_global, &a);
     snprintf(what, sizeof what, "repeatable attention sliding %s", kn_dtype_name(a.dt));
