@@ -23,9 +23,12 @@
  *
  * Why 16-bit projection outputs (o) before the fp32 residual add: it halves
  * those tensors' traffic and is what bf16 autocast does upstream; the residual
- * itself, every LayerNorm and every softmax stay fp32. The scorer/act-head
- * weights are kept in the checkpoint's own 16-bit dtype (exact) even when the
- * encoder serves in bf16, since that tail runs on fp32 activations.
+ * itself, every LayerNorm and every softmax stay fp32. The head layers'
+ * biases are stored in the serving dtype: cuBLASLt applies a bias in the
+ * output's dtype, so an fp32 copy would only cost a conversion launch per
+ * GEMM for the same rounding. The scorer/act-head weights are kept in the
+ * checkpoint's own 16-bit dtype (exact) even when the encoder serves in bf16,
+ * since that tail runs on fp32 activations (fp32 biases, CUDA-core GEMMs).
  *
  * Graphs: one cudaGraphExec per bucket shape, captured after the bucket's
  * GEMM plans were prepared (so capture never queries heuristics), kept in an
@@ -207,7 +210,9 @@ typedef struct dev_layer {
 
 typedef struct dev_head_layer {
     const void *in_w, *out_w, *l1_w, *l2_w;
-    const float *in_b, *out_b, *l1_b, *l2_b, *n1_w, *n1_b, *n2_w, *n2_b;
+    const void *in_b, *out_b, *l1_b, *l2_b; /* serving dtype: cuBLASLt takes the bias in
+                                               the output's dtype, so no per-call conversion */
+    const float *n1_w, *n1_b, *n2_w, *n2_b;
 } dev_head_layer;
 
 typedef struct dev_weights {
@@ -376,13 +381,13 @@ static void plan_weights(cuda_backend *b, const laya_weights *w, upload_plan *p)
         const laya_head_layer *l = &w->head[j];
         dev_head_layer *dl = &d->head[j];
         plan_add(p, l->in_w, dt, &dl->in_w);
-        plan_add(p, l->in_b, f32, (const void **)&dl->in_b);
+        plan_add(p, l->in_b, dt, &dl->in_b);
         plan_add(p, l->out_w, dt, &dl->out_w);
-        plan_add(p, l->out_b, f32, (const void **)&dl->out_b);
+        plan_add(p, l->out_b, dt, &dl->out_b);
         plan_add(p, l->l1_w, dt, &dl->l1_w);
-        plan_add(p, l->l1_b, f32, (const void **)&dl->l1_b);
+        plan_add(p, l->l1_b, dt, &dl->l1_b);
         plan_add(p, l->l2_w, dt, &dl->l2_w);
-        plan_add(p, l->l2_b, f32, (const void **)&dl->l2_b);
+        plan_add(p, l->l2_b, dt, &dl->l2_b);
         plan_add(p, l->n1_w, f32, (const void **)&dl->n1_w);
         plan_add(p, l->n1_b, f32, (const void **)&dl->n1_b);
         plan_add(p, l->n2_w, f32, (const void **)&dl->n2_w);
@@ -532,8 +537,8 @@ static int alloc_acts(cuda_backend *b, layad_error *err)
 /* kn_gemm, or only its plan in prepare mode (same arguments, so the plan
  * prepared is the one the launch will look up). */
 static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
-                const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi,
-                layad_error *err)
+                const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K,
+                int epi, layad_error *err)
 {
     if (b->prepare_only) {
         if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi))
@@ -541,7 +546,7 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
         KN(kn_gemm_prepare(b->gemm, xdt, wdt, ydt, M, N, K, epi, bias != NULL));
         return 0;
     }
-    KN(kn_gemm(b->gemm, b->stream, X, xdt, W, wdt, bias, Y, ydt, M, N, K, epi));
+    KN(kn_gemm_ex(b->gemm, b->stream, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi));
     return 0;
 }
 
@@ -574,17 +579,17 @@ static int enqueue_encoder(cuda_backend *b, cuda_bucket k, const stage_layout *l
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        GEMM(a->xn, dt, L->wqkv, dt, NULL, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
         LAUNCH(kn_rope(b->stream, dt, a->qkv, M, D, pos, global ? a->cos_g : a->cos_l,
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->stream, dt, a->qkv, a->att, R, T, D, lens,
                             global ? -1 : b->window));
-        GEMM(a->att, dt, L->wo, dt, NULL, a->o, dt, M, D, D, KN_EPI_NONE);
+        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, dt, M, D, D, KN_EPI_NONE);
         LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, L->mlp_norm, NULL, a->xn, dt, NULL, M, D,
                             eps));
-        GEMM(a->xn, dt, L->wi, dt, NULL, a->u, dt, M, 2 * F, D, KN_EPI_NONE);
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, M, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->stream, dt, a->u, a->g, M, F));
-        GEMM(a->g, dt, L->wo2, dt, NULL, a->o, dt, M, D, F, KN_EPI_NONE);
+        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, dt, M, D, F, KN_EPI_NONE);
         if (i + 1 < b->n_layers)
             LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, b->w.enc[i + 1].attn_norm, NULL, a->xn,
                                 dt, NULL, M, D, eps));
@@ -616,24 +621,24 @@ static int enqueue_head(cuda_backend *b, cuda_bucket k, const stage_layout *l, l
         /* a = LN1(h), folding in the previous layer's pending FFN output */
         LAUNCH(kn_layernorm(b->stream, a->res, j ? a->o : NULL, dt, L->n1_w, L->n1_b, a->xn, dt,
                             NULL, M, D, eps));
-        GEMM(a->xn, dt, L->in_w, dt, L->in_b, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
+        GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
         if (j + 1 < nl) {
             LAUNCH(kn_attention(b->stream, dt, a->qkv, a->att, R, T, D, lens, -1));
-            GEMM(a->att, dt, L->out_w, dt, L->out_b, a->o, dt, M, D, D, KN_EPI_NONE);
+            GEMM(a->att, dt, L->out_w, dt, L->out_b, dt, a->o, dt, M, D, D, KN_EPI_NONE);
             LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, L->n2_w, L->n2_b, a->xn, dt, NULL, M,
                                 D, eps));
-            GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, a->u, dt, M, D4, D, KN_EPI_RELU);
-            GEMM(a->u, dt, L->l2_w, dt, L->l2_b, a->o, dt, M, D, D4, KN_EPI_NONE);
+            GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, dt, a->u, dt, M, D4, D, KN_EPI_RELU);
+            GEMM(a->u, dt, L->l2_w, dt, L->l2_b, dt, a->o, dt, M, D, D4, KN_EPI_NONE);
             continue;
         }
         /* Last layer: only the CLS and marker rows go on (keys/values span all). */
         LAUNCH(kn_attention_select(b->stream, dt, a->qkv, a->attg, R, T, D, lens, -1, sel, Q));
-        GEMM(a->attg, dt, L->out_w, dt, L->out_b, a->og, dt, G, D, D, KN_EPI_NONE);
+        GEMM(a->attg, dt, L->out_w, dt, L->out_b, dt, a->og, dt, G, D, D, KN_EPI_NONE);
         LAUNCH(kn_gather_rows(b->stream, f32, a->res, sel, a->hg, R, T, Q, D));
         LAUNCH(kn_layernorm(b->stream, a->hg, a->og, dt, L->n2_w, L->n2_b, a->xg, dt, NULL, G, D,
                             eps));
-        GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, a->fg, dt, G, D4, D, KN_EPI_RELU);
-        GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, a->f2g, dt, G, D, D4, KN_EPI_NONE);
+        GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
+        GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, dt, a->f2g, dt, G, D, D4, KN_EPI_NONE);
     }
     /* Tail, fp32, over all G rows (the CLS slot's scorer output is masked to
      * -1e4, which leaves the softmax and the confidence features unchanged,
@@ -641,13 +646,13 @@ static int enqueue_head(cuda_backend *b, cuda_bucket k, const stage_layout *l, l
      * h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
     LAUNCH(kn_layernorm(b->stream, a->hg, a->f2g, dt, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
                         D, eps));
-    GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, a->s1, f32, G, D, D, KN_EPI_GELU);
+    GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
     LAUNCH(kn_scorer_tail(b->stream, a->s1, f32, b->w.sc3_w, b->w.sc3_b, mask, logits, G, D));
     LAUNCH(kn_conf_features(b->stream, logits, mask, a->feats, R, Q));
     LAUNCH(kn_act_input(b->stream, a->hg, a->feats, a->actin, f32, R, Q, D));
-    GEMM(a->actin, f32, b->w.act0_w, b->tail_dt, b->w.act0_b, a->a1, f32, R, 256, D + 4,
+    GEMM(a->actin, f32, b->w.act0_w, b->tail_dt, b->w.act0_b, f32, a->a1, f32, R, 256, D + 4,
          KN_EPI_GELU);
-    GEMM(a->a1, f32, b->w.act2_w, b->tail_dt, b->w.act2_b, act, f32, R, LAYA_N_ACT, 256,
+    GEMM(a->a1, f32, b->w.act2_w, b->tail_dt, b->w.act2_b, f32, act, f32, R, LAYA_N_ACT, 256,
          KN_EPI_NONE);
     return 0;
 }
