@@ -110,9 +110,9 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame
 
 fuzz: $(TOK_FUZZ_BIN)
 
-$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) $(wildcard model/tokenizer*.h)
+$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/tok_corpus.c $(wildcard model/tokenizer*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) $(PKG_LIBS) -lpthread
+	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) tests/lib/tok_corpus.c $(PKG_LIBS) -lpthread
 
 bench-tokenizer: $(BUILD)/tests/bench_tokenizer
 	$(BUILD)/tests/bench_tokenizer bench/results/tokenizer-cpu.json

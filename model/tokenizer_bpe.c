@@ -17,53 +17,67 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EMPTY_KEY UINT64_MAX
+#define EMPTY_SLOT UINT64_MAX
+#define PAIR_MASK ((1ull << 40) - 1)
 
+/* splitmix64's finalizer, then a multiply-shift onto [0, cap) (cap need not be a
+ * power of two, so the table can be sized tightly) */
 static size_t merge_hash(uint64_t key, size_t cap)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+    key ^= key >> 30;
+    key *= 0xBF58476D1CE4E5B9ull;
+    key ^= key >> 27;
+    key *= 0x94D049BB133111EBull;
+    key ^= key >> 31;
+    return (size_t)(((unsigned __int128)key * cap) >> 64);
 }
 
-static const tok_merge_slot *merge_get(const tok_bpe *m, int32_t a, int32_t b)
+/* Rank of the merge (a, b), or -1 when there is none. */
+static inline int32_t merge_rank(const tok_bpe *m, int32_t a, int32_t b)
 {
-    if (!m->merges_cap)
-        return NULL;
-    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-    for (size_t i = merge_hash(key, m->merges_cap);; i = (i + 1) & (m->merges_cap - 1)) {
-        const tok_merge_slot *s = &m->merges[i];
-        if (s->key == key)
-            return s;
-        if (s->key == EMPTY_KEY)
-            return NULL;
+    uint64_t key = (uint64_t)(uint32_t)a << 20 | (uint32_t)b;
+    size_t i = merge_hash(key, m->merges_cap);
+    for (;;) {
+        uint64_t s = m->merges[i];
+        if ((s & PAIR_MASK) == key)
+            return (int32_t)(s >> 40);
+        if (s == EMPTY_SLOT)
+            return -1;
+        if (++i == m->merges_cap)
+            i = 0;
     }
 }
 
 int tok_bpe_merges_alloc(tok_bpe *m, size_t n)
 {
-    size_t cap = 16;
-    while (cap < n * 2 + 2)
-        cap <<= 1;
+    if (n > TOK_MAX_MERGES)
+        return -1;
+    size_t cap = n + n / 2 + 16; /* load <= 2/3 */
     m->merges = malloc(cap * sizeof *m->merges);
-    if (!m->merges)
+    m->merge_new = malloc((n ? n : 1) * sizeof *m->merge_new);
+    if (!m->merges || !m->merge_new)
         return -1;
     for (size_t i = 0; i < cap; i++)
-        m->merges[i].key = EMPTY_KEY;
+        m->merges[i] = EMPTY_SLOT;
     m->merges_cap = cap;
     m->n_merges = 0;
     return 0;
 }
 
 /* Inserts (a, b) -> (rank, new_id); a later duplicate overwrites, as HF's
- * HashMap collect does. The table was sized for every merge. */
+ * HashMap collect does. The table was sized for every merge; ids were checked
+ * against TOK_MAX_ID by the loader. */
 void tok_bpe_merge_put(tok_bpe *m, int32_t a, int32_t b, int32_t rank, int32_t new_id)
 {
-    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint64_t key = (uint64_t)(uint32_t)a << 20 | (uint32_t)b;
     size_t i = merge_hash(key, m->merges_cap);
-    while (m->merges[i].key != EMPTY_KEY && m->merges[i].key != key)
-        i = (i + 1) & (m->merges_cap - 1);
-    if (m->merges[i].key == EMPTY_KEY)
+    while (m->merges[i] != EMPTY_SLOT && (m->merges[i] & PAIR_MASK) != key)
+        if (++i == m->merges_cap)
+            i = 0;
+    if (m->merges[i] == EMPTY_SLOT)
         m->n_merges++;
-    m->merges[i] = (tok_merge_slot){ key, rank, new_id };
+    m->merges[i] = (uint64_t)rank << 40 | key;
+    m->merge_new[rank] = new_id;
 }
 
 int tok_bpe_init_tables(tok_bpe *m)
@@ -89,6 +103,7 @@ void tok_bpe_free(tok_bpe *m)
 {
     tok_strmap_free(&m->vocab);
     free(m->merges);
+    free(m->merge_new);
     free(m->unk_token);
     memset(m, 0, sizeof *m);
 }
@@ -171,6 +186,43 @@ static int32_t char_id(const tok_bpe *m, const char *p, size_t n)
     return tok_strmap_get(&m->vocab, p, n);
 }
 
+/* Words of up to SHORT_WORD symbols (nearly all of them) merge without the heap:
+ * keep the rank of every adjacent pair and repeatedly merge the lowest, leftmost
+ * first. That is the order HF's heap produces: its lazily invalidated entries
+ * only survive when the pair at their position still yields the same token,
+ * which for a fixed left symbol means the same right symbol, i.e. the same pair
+ * and rank. */
+#define SHORT_WORD 48
+
+static int merge_short(const tok_bpe *m, tok_scratch *s, size_t n, tok_ids *out)
+{
+    int32_t id[SHORT_WORD], rank[SHORT_WORD];
+    for (size_t i = 0; i < n; i++)
+        id[i] = s->syms[i].id;
+    for (size_t i = 0; i + 1 < n; i++)
+        rank[i] = merge_rank(m, id[i], id[i + 1]);
+    while (n > 1) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (rank[i] >= 0 && (best == SIZE_MAX || rank[i] < rank[best]))
+                best = i;
+        if (best == SIZE_MAX)
+            break;
+        id[best] = m->merge_new[rank[best]];
+        memmove(id + best + 1, id + best + 2, (n - best - 2) * sizeof *id);
+        memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
+        n--;
+        if (best > 0)
+            rank[best - 1] = merge_rank(m, id[best - 1], id[best]);
+        if (best + 1 < n)
+            rank[best] = merge_rank(m, id[best], id[best + 1]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tok_ids_push(out, id[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,
                  layad_error *err)
 {
@@ -232,10 +284,12 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
     tok_sym *sym = s->syms;
     sym[n - 1].next = -1;
 
+    if (n <= SHORT_WORD)
+        return merge_short(m, s, n, out) == 0 ? 0 : layad_fail(err, 500, "tokenizer: out of memory");
     size_t hn = 0;
     for (size_t i = 0; i + 1 < n; i++) {
-        const tok_merge_slot *ms = merge_get(m, sym[i].id, sym[i + 1].id);
-        if (ms && heap_push(s, &hn, (tok_heap_item){ ms->rank, (int32_t)i, ms->new_id }) != 0)
+        int32_t r = merge_rank(m, sym[i].id, sym[i + 1].id);
+        if (r >= 0 && heap_push(s, &hn, (tok_heap_item){ r, (int32_t)i, m->merge_new[r] }) != 0)
             goto oom;
     }
     while (hn > 0) {
@@ -246,8 +300,8 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
             continue;
         int32_t next_pos = cur->next;
         tok_sym right = sym[next_pos];
-        const tok_merge_slot *ms = merge_get(m, cur->id, right.id);
-        if (!ms || ms->new_id != top.new_id)
+        int32_t r = merge_rank(m, cur->id, right.id);
+        if (r < 0 || m->merge_new[r] != top.new_id)
             continue;
         cur->id = top.new_id;
         cur->len += right.len;
@@ -256,14 +310,14 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
         if (right.next >= 0)
             sym[right.next].prev = top.pos;
         if (cur->prev >= 0) {
-            const tok_merge_slot *pm = merge_get(m, sym[cur->prev].id, cur->id);
-            if (pm && heap_push(s, &hn, (tok_heap_item){ pm->rank, cur->prev, pm->new_id }) != 0)
+            int32_t pr = merge_rank(m, sym[cur->prev].id, cur->id);
+            if (pr >= 0 && heap_push(s, &hn, (tok_heap_item){ pr, cur->prev, m->merge_new[pr] }) != 0)
                 goto oom;
         }
         cur = &s->syms[top.pos];
         if (cur->next >= 0) {
-            const tok_merge_slot *nm = merge_get(m, cur->id, s->syms[cur->next].id);
-            if (nm && heap_push(s, &hn, (tok_heap_item){ nm->rank, top.pos, nm->new_id }) != 0)
+            int32_t nr = merge_rank(m, cur->id, s->syms[cur->next].id);
+            if (nr >= 0 && heap_push(s, &hn, (tok_heap_item){ nr, top.pos, m->merge_new[nr] }) != 0)
                 goto oom;
         }
     }

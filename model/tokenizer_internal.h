@@ -120,18 +120,21 @@ typedef struct tok_trie {
 
 /* ---- BPE model -------------------------------------------------------------- */
 
-typedef struct tok_merge_slot {
-    uint64_t key;        /* (uint64)left << 32 | right; UINT64_MAX = empty */
-    int32_t rank;
-    int32_t new_id;
-} tok_merge_slot;
+/* A merge slot packs the pair and its rank into 8 bytes so that the table of a
+ * 50k-merge vocabulary stays near the L2 size: bits 0-39 the pair
+ * (left << 20 | right, ids < 2^20), bits 40-63 the rank (< 2^24); all ones = empty.
+ * The merged token's id is merge_new[rank]. */
+typedef uint64_t tok_merge_slot;
+#define TOK_MAX_ID ((1 << 20) - 1)
+#define TOK_MAX_MERGES ((1 << 24) - 2)
 
 #define TOK_DIRECT_CHARS 0x800 /* code points below this have a direct char -> id table */
 
 typedef struct tok_bpe {
     tok_strmap vocab;
-    tok_merge_slot *merges; /* open addressing, capacity power of two */
+    tok_merge_slot *merges; /* open addressing, linear probing, any capacity */
     size_t merges_cap;
+    int32_t *merge_new;  /* per rank: the id of the merged token */
     size_t n_merges;
     int32_t unk_id;      /* -1 when no unk_token */
     char *unk_token;     /* as named in the file (NULL when none) */

@@ -253,6 +253,9 @@ static int load_merges(tokenizer *t, json_t *merges, layad_error *err)
 {
     tok_bpe *m = &t->bpe;
     size_t n = json_array_size(merges);
+    if (n > TOK_MAX_MERGES)
+        return layad_fail(err, 500, "%s: %zu merges (more than %d are not supported)", t->name, n,
+                          TOK_MAX_MERGES);
     if (tok_bpe_merges_alloc(m, n) != 0)
         return layad_fail(err, 500, "%s: out of memory", t->name);
     char *joined = NULL;
@@ -305,6 +308,11 @@ static int load_merges(tokenizer *t, json_t *merges, layad_error *err)
         memcpy(joined, a, al);
         memcpy(joined + al, b, bl);
         int32_t inew = tok_strmap_get(&m->vocab, joined, al + bl);
+        if (ia > TOK_MAX_ID || ib > TOK_MAX_ID || inew > TOK_MAX_ID) {
+            free(joined);
+            return layad_fail(err, 500, "%s: merge %zu uses an id above %d (not supported)", t->name,
+                              r + 1, TOK_MAX_ID);
+        }
         if (ia < 0 || ib < 0 || inew < 0) {
             const char *missing = ia < 0 ? a : ib < 0 ? b : "(the merged token)";
             layad_fail(err, 500, "%s: merge %zu uses a token out of the vocabulary: %.200s", t->name,
