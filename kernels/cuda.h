@@ -78,10 +78,12 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  *   bias: fp32 [N] or NULL;  epi: KN_EPI_NONE / KN_EPI_GELU (exact erf) /
  *   KN_EPI_RELU. Any M, N, K >= 0 (M == 0 or N == 0: nothing happens;
  *   K == 0: Y = epi(bias)).
- * Paths: cuBLASLt (epilogues DEFAULT/BIAS/RELU/RELU_BIAS) when xdt == wdt, the
- * epilogue is not GELU (cuBLASLt's GELU is the tanh form) and K, N and the
- * pointers are 16-byte aligned; otherwise our own tiled kernel (tensor cores
- * for 16-bit X, fp32 CUDA cores for fp32 X). The cuBLASLt algorithm of each
+ * Paths: cuBLASLt (epilogues DEFAULT/BIAS/RELU/RELU_BIAS) when xdt == wdt and
+ * K, N and the pointers are 16-byte aligned; the erf GELU (cuBLASLt's GELU is
+ * the tanh form) is then one in-place pass over Y after cuBLASLt with bias.
+ * Otherwise our own kernels: up to 64 rows a weight-streaming kernel, beyond
+ * that 64 x 64 tiles (tensor cores for 16-bit X, fp32 CUDA cores for fp32 X);
+ * see bench/results/kernels-h200.md for what each costs. The cuBLASLt algorithm of each
  * shape is chosen once (the first call, or kn_gemm_prepare at warm-up), cached
  * and reused, so results are bit-identical run to run and capture does not
  * query heuristics. Returns -1 when the plan cache is full.
