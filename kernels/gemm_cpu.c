@@ -49,10 +49,16 @@ typedef float v8f __attribute__((vector_size(GEMM_VL * sizeof(float))));
 #else
 #define GEMM_CLONES
 #endif
+/* ISO C mode turns FMA contraction off; the micro-tile opts back in (GCC only). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GEMM_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define GEMM_CONTRACT
+#endif
 
 /* out[i][j] = sum_{k < K} xr[i][k] * wr[j][k] for one micro-tile (rows given as
  * pointers, already clamped for partial tiles). */
-__attribute__((optimize("fp-contract=fast"))) GEMM_CLONES
+GEMM_CONTRACT GEMM_CLONES
 static void micro_tile(const float *const xr[GEMM_MR], const float *const wr[GEMM_NR], int K,
                        float out[GEMM_MR][GEMM_NR])
 {
