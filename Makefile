@@ -128,11 +128,16 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
 	python3 bench/bench_torch.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
 
+# PREFIX places the binary and the unit; the unit's ExecStart follows PREFIX.
+# Configuration goes to $(DESTDIR)/etc whatever the prefix (systemd reads it there).
 install: $(BUILD)/layad
 	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
 	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf
-	install -D -m 0644 deploy/layad.service $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/bin/layad|$(PREFIX)/bin/layad|g' deploy/layad.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
 	install -D -m 0644 deploy/layad.env $(DESTDIR)/etc/default/layad
+	install -D -m 0644 deploy/README.md $(DESTDIR)$(PREFIX)/share/doc/layad/README.md
 
 clean:
 	rm -rf $(BUILD)

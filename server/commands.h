@@ -6,6 +6,7 @@
 #ifndef LAYAD_COMMANDS_H
 #define LAYAD_COMMANDS_H
 
+int cmd_serve(int argc, char **argv);   /* server/cmd_serve.c  */
 int cmd_info(int argc, char **argv);    /* model/cmd_info.c    */
 int cmd_mkmodel(int argc, char **argv); /* model/cmd_mkmodel.c */
 int cmd_bench_cpu(int argc, char **argv); /* model/cmd_bench_cpu.c */

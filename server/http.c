@@ -39,6 +39,8 @@ struct http_server {
     int port;
 };
 
+static _Atomic long long g_last_request_ms; /* monotonic ms of the latest request start */
+
 typedef struct conn_ctx {
     serve_app *app;
     struct MHD_Connection *conn;
@@ -229,6 +231,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->app = app;
         x->conn = c;
         x->t_start = sched_now();
+        atomic_store(&g_last_request_ms, (long long)(x->t_start * 1e3));
         snprintf(x->method, sizeof x->method, "%s", method);
         snprintf(x->path, sizeof x->path, "%s", url);
         const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
@@ -413,6 +416,14 @@ int http_wait_idle(http_server *h, double timeout_s)
         usleep(2000);
     }
     return 0;
+}
+
+void http_wait_quiet(http_server *h, double quiet_s, double max_s)
+{
+    (void)h;
+    double end = sched_now() + max_s;
+    while (sched_now() < end && sched_now() * 1e3 - (double)atomic_load(&g_last_request_ms) < quiet_s * 1e3)
+        usleep(5000);
 }
 
 void http_stop(http_server *h)

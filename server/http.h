@@ -30,6 +30,11 @@ int http_port(const http_server *h);
  * sent (responses_pending == 0). Returns 0 when all went out. */
 int http_wait_idle(http_server *h, double timeout_s);
 
+/* Waits until no request has started for quiet_s (at most max_s): lets
+ * clients that were already talking to us at shutdown get their 503 instead
+ * of a reset. */
+void http_wait_quiet(http_server *h, double quiet_s, double max_s);
+
 void http_stop(http_server *h);
 
 /* Constant-time equality of a presented key and the configured one. */

@@ -13,6 +13,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"serve", cmd_serve, "serve a checkpoint over HTTP (the daemon; see layad serve --help)"},
     {"info", cmd_info, "print a checkpoint's geometry, budgets, temperatures and sha256"},
     {"decide", cmd_decide, "answer one request body (JSON) as the daemon would, on the CPU"},
     {"prompt", cmd_prompt, "print the question rows (token ids, markers) a request builds"},

@@ -216,8 +216,8 @@ char *metrics_render(size_t *len)
     for (int e = 0; e < EP_COUNT; e++)
         for (int c = 0; c <= N_CODES; c++) {
             uint64_t v = atomic_load_explicit(&R.requests[e][c], memory_order_relaxed);
-            if (c == N_CODES && !v)
-                continue;
+            if (!v && !(c < N_CODES && codes[c] == 200))
+                continue; /* every endpoint shows its 200 series; others appear once seen */
             if (c == N_CODES)
                 fprintf(f, "laya_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", ep_names[e],
                         (unsigned long long)v);

@@ -77,10 +77,23 @@ static void reply_static(http_reply *r, int status, const char *body)
     r->content_type = "application/json";
 }
 
+/* 503/504/529 are not internal failures: their message is meant for the
+ * client (request_error_body hides every 5xx message as "internal error"). */
+static char *service_error_body(const layad_error *e, size_t *n)
+{
+    json_t *j = json_pack("{s:{s:s,s:n}}", "error", "message", e->msg, "field");
+    char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(0)) : NULL; /* ", " and ": " like Python */
+    json_decref(j);
+    if (s)
+        *n = strlen(s);
+    return s;
+}
+
 void routes_error_from(http_reply *r, const layad_error *e)
 {
     size_t n = 0;
-    char *b = request_error_body(e, &n);
+    int service = e->status == 503 || e->status == 504 || e->status == 529;
+    char *b = service ? service_error_body(e, &n) : request_error_body(e, &n);
     snprintf(r->error, sizeof r->error, "%.159s", e->msg);
     if (!b) {
         reply_static(r, e->status, "{\"error\": {\"message\": \"internal error\", \"field\": null}}");

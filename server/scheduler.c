@@ -299,9 +299,19 @@ static void dispatch(scheduler *s)
         double window = s->o.batch_window_us * 1e-6;
         int full = s->q_rows >= s->o.max_batch_rows || s->q_tokens >= s->o.max_batch_tokens;
         if (!full && waited < window && !s->shutting_down) {
+            double rem = window - waited;
             uv_mutex_unlock(&s->lock);
-            arm_window(s, window - waited);
-            break;
+            if (rem >= 0.001) {
+                arm_window(s, rem);
+                break;
+            }
+            /* Sub-millisecond windows are below libuv's timer resolution:
+             * wait them out here (submits keep landing in the queue). */
+            struct timespec ts = {0, (long)(rem * 1e9) + 1000};
+            nanosleep(&ts, NULL);
+            now = sched_now();
+            w--;
+            continue;
         }
         serve_batch *b = &s->batches[w];
         int n = take_rows(s, b, now);

@@ -1,0 +1,411 @@
+/*
+ * daemon.c - see daemon.h.
+ */
+#include "tests/lib/daemon.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+double td_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+const char *td_bin(void)
+{
+    const char *b = getenv("LAYAD_BIN");
+    return b && b[0] ? b : "build/layad";
+}
+
+const char *td_tiny(void)
+{
+    const char *t = getenv("LAYAD_TINY");
+    return t && t[0] ? t : "build/tiny";
+}
+
+int td_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &l)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int decode_status(int st)
+{
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int td_alive(daemon_proc *d)
+{
+    int st;
+    if (d->exited || d->pid <= 0)
+        return 0;
+    if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+        d->exited = 1;
+        d->status = decode_status(st);
+        return 0;
+    }
+    return 1;
+}
+
+int td_start(daemon_proc *d, const char *const *args, const char *const *env, int wait_ready)
+{
+    static int seq;
+    memset(d, 0, sizeof *d);
+    d->port = td_free_port();
+    if (d->port <= 0)
+        return -1;
+    snprintf(d->log_path, sizeof d->log_path, "/tmp/layad-test-%d-%d.log", (int)getpid(), ++seq);
+    unlink(d->log_path);
+    char port[16];
+    snprintf(port, sizeof port, "%d", d->port);
+    const char *argv[96];
+    int n = 0;
+    argv[n++] = td_bin();
+    argv[n++] = "serve";
+    argv[n++] = "--model";
+    argv[n++] = td_tiny();
+    argv[n++] = "--device";
+    argv[n++] = "cpu";
+    argv[n++] = "--bind";
+    argv[n++] = "127.0.0.1";
+    argv[n++] = "--port";
+    argv[n++] = port;
+    argv[n++] = "--log-file";
+    argv[n++] = d->log_path;
+    argv[n++] = "--cpu-threads"; /* CI has 2 shared cores: no OpenMP barriers to starve */
+    argv[n++] = "1";
+    for (int i = 0; args && args[i] && n < 94; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            close(nul);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    d->pid = pid;
+    if (!wait_ready)
+        return 0;
+    double end = td_now() + 60;
+    while (td_now() < end) {
+        if (!td_alive(d))
+            return -1;
+        td_resp r;
+        if (td_request(d->port, "GET", "/readyz", NULL, NULL, 0, &r) == 0 && r.status == 200) {
+            td_resp_free(&r);
+            return 0;
+        }
+        td_resp_free(&r);
+        usleep(20000);
+    }
+    return -1;
+}
+
+int td_stop(daemon_proc *d, int sig, double timeout_s)
+{
+    if (d->pid <= 0)
+        return -1;
+    if (!d->exited && sig)
+        kill(d->pid, sig);
+    double end = td_now() + timeout_s;
+    while (td_alive(d) && td_now() < end)
+        usleep(10000);
+    if (!d->exited) {
+        kill(d->pid, SIGKILL);
+        int st;
+        waitpid(d->pid, &st, 0);
+        d->pid = 0;
+        return -1;
+    }
+    d->pid = 0;
+    return d->status;
+}
+
+long td_rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+int td_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct timeval tv = {60, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+const char *td_header(const td_resp *r, const char *name, char *buf, size_t cap)
+{
+    if (!r->head)
+        return NULL;
+    size_t nl = strlen(name);
+    for (const char *p = strstr(r->head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
+        const char *line = p + 2;
+        if (!strncasecmp(line, name, nl) && line[nl] == ':') {
+            const char *v = line + nl + 1;
+            while (*v == ' ')
+                v++;
+            size_t k = strcspn(v, "\r\n");
+            if (k >= cap)
+                k = cap - 1;
+            memcpy(buf, v, k);
+            buf[k] = 0;
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+int td_read_response(int fd, td_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap + 1);
+    if (!b)
+        return -1;
+    long want = -1;
+    size_t head_end = 0;
+    for (;;) {
+        if (head_end && want >= 0 && n >= head_end + (size_t)want)
+            break;
+        if (n == cap) {
+            cap *= 2;
+            char *nb = realloc(b, cap + 1);
+            if (!nb)
+                break;
+            b = nb;
+        }
+        ssize_t k = recv(fd, b + n, cap - n, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+        b[n] = 0;
+        if (!head_end) {
+            char *e = strstr(b, "\r\n\r\n");
+            if (e) {
+                head_end = (size_t)(e - b) + 4;
+                char tmp = b[head_end];
+                b[head_end] = 0;
+                td_resp hr = {.head = b};
+                char v[32];
+                if (td_header(&hr, "Content-Length", v, sizeof v))
+                    want = atol(v);
+                b[head_end] = tmp;
+            }
+        }
+    }
+    b[n] = 0;
+    if (!head_end || (want >= 0 && n < head_end + (size_t)want) || strncmp(b, "HTTP/1.", 7)) {
+        free(b);
+        return -1;
+    }
+    size_t blen = want >= 0 ? (size_t)want : n - head_end;
+    r->head = malloc(head_end + 1);
+    r->body = malloc(blen + 1);
+    if (!r->head || !r->body) {
+        free(b);
+        td_resp_free(r);
+        return -1;
+    }
+    memcpy(r->head, b, head_end);
+    r->head[head_end] = 0;
+    memcpy(r->body, b + head_end, blen);
+    r->body[blen] = 0;
+    r->body_len = blen;
+    r->status = atoi(b + 9);
+    free(b);
+    return 0;
+}
+
+int td_request(int port, const char *method, const char *path, const char *extra_headers, const char *body,
+               size_t len, td_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    int fd = td_connect(port);
+    if (fd < 0)
+        return -1;
+    char head[4096], clen[64] = "";
+    if (body)
+        snprintf(clen, sizeof clen, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
+    int hn = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s%s\r\n",
+                      method, path, extra_headers ? extra_headers : "", clen);
+    int rc = -1;
+    if (send_all(fd, head, (size_t)hn) == 0 && (!body || send_all(fd, body, len) == 0))
+        rc = td_read_response(fd, r);
+    close(fd);
+    return rc;
+}
+
+void td_resp_free(td_resp *r)
+{
+    free(r->head);
+    free(r->body);
+    r->head = r->body = NULL;
+}
+
+char *td_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            cap *= 2;
+            char *nb = realloc(b, cap + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+            }
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (!b)
+        return NULL;
+    b[n] = 0;
+    if (len)
+        *len = n;
+    return b;
+}
+
+char *td_run_capture(const char *const *argv, const char *in_path, size_t *len, int *status)
+{
+    int p[2];
+    if (pipe(p))
+        return NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return NULL;
+    if (pid == 0) {
+        close(p[0]);
+        dup2(p[1], 1);
+        close(p[1]);
+        int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+        if (in >= 0) {
+            dup2(in, 0);
+            close(in);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    ssize_t k;
+    while (b && (k = read(p[0], b + n, cap - n)) > 0) {
+        n += (size_t)k;
+        if (n == cap) {
+            cap *= 2;
+            b = realloc(b, cap + 1);
+        }
+    }
+    close(p[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (b) {
+        b[n] = 0;
+        if (len)
+            *len = n;
+    }
+    return b;
+}
+
+char *td_decide_cli(const char *body, size_t len, const char *const *flags, size_t *out_len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/layad-test-req-%d.json", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return NULL;
+    fwrite(body, 1, len, f);
+    fclose(f);
+    const char *argv[16] = {td_bin(), "decide", "--model", td_tiny(), "--request", path};
+    int n = 6;
+    for (int i = 0; flags && flags[i] && n < 15; i++)
+        argv[n++] = flags[i];
+    argv[n] = NULL;
+    int st = -1;
+    char *out = td_run_capture(argv, NULL, out_len, &st);
+    unlink(path);
+    if (st != 0) {
+        free(out);
+        return NULL;
+    }
+    /* The CLI ends its output with a newline; the HTTP body does not. */
+    while (out && *out_len && (out[*out_len - 1] == '\n'))
+        out[--*out_len] = 0;
+    return out;
+}
