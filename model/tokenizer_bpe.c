@@ -20,16 +20,19 @@
 #define EMPTY_SLOT UINT64_MAX
 #define PAIR_MASK ((1ull << 40) - 1)
 
-/* splitmix64's finalizer, then a multiply-shift onto [0, cap) (cap need not be a
- * power of two, so the table can be sized tightly) */
-static size_t merge_hash(uint64_t key, size_t cap)
+/* Fibonacci hashing onto [0, cap) with a multiply-shift (cap need not be a power
+ * of two, so the table can be sized tightly): the top bits of key * phi depend
+ * on every bit of the key, and (h * cap) >> 64 keeps just those. */
+static inline size_t merge_hash(uint64_t key, size_t cap)
 {
-    key ^= key >> 30;
-    key *= 0xBF58476D1CE4E5B9ull;
-    key ^= key >> 27;
-    key *= 0x94D049BB133111EBull;
-    key ^= key >> 31;
-    return (size_t)(((unsigned __int128)key * cap) >> 64);
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return (size_t)(((unsigned __int128)h * cap) >> 64);
+}
+
+/* The id of the token merge `rank` produces. */
+static inline int32_t merged_id(const tok_bpe *m, int32_t rank)
+{
+    return m->merge_new[rank];
 }
 
 /* Rank of the merge (a, b), or -1 when there is none. */
@@ -110,16 +113,21 @@ void tok_bpe_free(tok_bpe *m)
 
 /* ---- the word --------------------------------------------------------------- */
 
-static int add_sym(tok_scratch *s, size_t *n, int32_t id, uint32_t len)
+static int grow_syms(tok_scratch *s)
 {
-    if (*n == s->syms_cap) {
-        size_t cap = s->syms_cap ? s->syms_cap * 2 : 256;
-        tok_sym *v = realloc(s->syms, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->syms = v;
-        s->syms_cap = cap;
-    }
+    size_t cap = s->syms_cap ? s->syms_cap * 2 : 256;
+    tok_sym *v = realloc(s->syms, cap * sizeof *v);
+    if (!v)
+        return -1;
+    s->syms = v;
+    s->syms_cap = cap;
+    return 0;
+}
+
+static inline int add_sym(tok_scratch *s, size_t *n, int32_t id, uint32_t len)
+{
+    if (*n == s->syms_cap && grow_syms(s) != 0)
+        return -1;
     int32_t i = (int32_t)*n;
     s->syms[i] = (tok_sym){ id, i - 1, i + 1, len };
     (*n)++;
@@ -176,14 +184,21 @@ static tok_heap_item heap_pop(tok_scratch *s, size_t *n)
     return top;
 }
 
-static int32_t char_id(const tok_bpe *m, const char *p, size_t n)
+/* Id of the one-character token p[0..n), -1 when the vocabulary lacks it. */
+static inline int32_t char_id(const tok_bpe *m, const char *p, size_t n)
 {
-    if (n <= 2) {
-        size_t adv;
-        uint32_t cp = tok_utf8_decode(p, &adv);
-        return m->direct[cp];
-    }
+    const unsigned char *u = (const unsigned char *)p;
+    if (n == 1)
+        return m->direct[u[0]];
+    if (n == 2)
+        return m->direct[(uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F)];
     return tok_strmap_get(&m->vocab, p, n);
+}
+
+/* Length of the UTF-8 sequence starting with lead byte c (valid input). */
+static inline size_t seq_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
 /* Words of up to SHORT_WORD symbols (nearly all of them) merge without the heap:
@@ -208,7 +223,7 @@ static int merge_short(const tok_bpe *m, tok_scratch *s, size_t n, tok_ids *out)
                 best = i;
         if (best == SIZE_MAX)
             break;
-        id[best] = m->merge_new[rank[best]];
+        id[best] = merged_id(m, rank[best]);
         memmove(id + best + 1, id + best + 2, (n - best - 2) * sizeof *id);
         memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
         n--;
@@ -237,8 +252,7 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
     int32_t unk_pending = -1; /* id of the pending unk symbol, -1 = none */
     uint32_t unk_len = 0;
     for (size_t i = 0; i < len;) {
-        size_t adv;
-        tok_utf8_decode(w + i, &adv);
+        size_t adv = seq_len((unsigned char)w[i]);
         int32_t id = char_id(m, w + i, adv);
         if (id >= 0) {
             if (unk_pending >= 0) {
@@ -289,7 +303,7 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
     size_t hn = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         int32_t r = merge_rank(m, sym[i].id, sym[i + 1].id);
-        if (r >= 0 && heap_push(s, &hn, (tok_heap_item){ r, (int32_t)i, m->merge_new[r] }) != 0)
+        if (r >= 0 && heap_push(s, &hn, (tok_heap_item){ r, (int32_t)i, merged_id(m, r) }) != 0)
             goto oom;
     }
     while (hn > 0) {
@@ -301,7 +315,7 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
         int32_t next_pos = cur->next;
         tok_sym right = sym[next_pos];
         int32_t r = merge_rank(m, cur->id, right.id);
-        if (r < 0 || m->merge_new[r] != top.new_id)
+        if (r < 0 || merged_id(m, r) != top.new_id)
             continue;
         cur->id = top.new_id;
         cur->len += right.len;
@@ -311,13 +325,13 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
             sym[right.next].prev = top.pos;
         if (cur->prev >= 0) {
             int32_t pr = merge_rank(m, sym[cur->prev].id, cur->id);
-            if (pr >= 0 && heap_push(s, &hn, (tok_heap_item){ pr, cur->prev, m->merge_new[pr] }) != 0)
+            if (pr >= 0 && heap_push(s, &hn, (tok_heap_item){ pr, cur->prev, merged_id(m, pr) }) != 0)
                 goto oom;
         }
         cur = &s->syms[top.pos];
         if (cur->next >= 0) {
             int32_t nr = merge_rank(m, cur->id, s->syms[cur->next].id);
-            if (nr >= 0 && heap_push(s, &hn, (tok_heap_item){ nr, top.pos, m->merge_new[nr] }) != 0)
+            if (nr >= 0 && heap_push(s, &hn, (tok_heap_item){ nr, top.pos, merged_id(m, nr) }) != 0)
                 goto oom;
         }
     }

@@ -157,6 +157,10 @@ struct tokenizer {
     tok_pre *pres;       /* applied in order; n_pres == 0: the whole piece is one word */
     size_t n_pres;
     pcre2_code *gpt2_re; /* compiled when a ByteLevel stage uses the regex */
+    pcre2_code *gpt2_re_plain; /* the same without the extra ranges: used when the
+                                  text has no code point >= gpt2_extra_min (faster) */
+    uint32_t gpt2_extra_min;
+    bool gpt2_jit;       /* both compiled by the JIT: match with pcre2_jit_match */
 
     tok_added *added;    /* one per effective added-token entry */
     size_t n_added;
@@ -258,8 +262,9 @@ void tok_trie_free(tok_trie *trie);
 /* Pre-tokenizes text into words; the result is in s->pre[*which] / s->spans[*which]. */
 int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
                     bool at_start, int *which);
-/* The GPT-2 split pattern, compiled with PCRE2 (UTF + UCP). NULL on failure. */
-pcre2_code *tok_gpt2_regex(layad_error *err);
+/* The GPT-2 split pattern, compiled with PCRE2 (UTF + UCP); with extra, its
+ * letter/number classes include the generated extra ranges. NULL on failure. */
+pcre2_code *tok_gpt2_regex(bool extra, layad_error *err);
 
 /* Runs BPE on one word and appends its ids. -1 with err on failure. */
 int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,

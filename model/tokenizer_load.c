@@ -180,8 +180,17 @@ static int add_pre(tokenizer *t, json_t *p, layad_error *err, int depth)
             get_bool(t, p, "use_regex", true, &pre.use_regex, "ByteLevel", err) != 0)
             return -1;
         pre.kind = TOK_PRE_BYTELEVEL;
-        if (pre.use_regex && !t->gpt2_re && !(t->gpt2_re = tok_gpt2_regex(err)))
-            return -1;
+        if (pre.use_regex && !t->gpt2_re) {
+            if (!(t->gpt2_re = tok_gpt2_regex(true, err)) ||
+                !(t->gpt2_re_plain = tok_gpt2_regex(false, err)))
+                return -1;
+            t->gpt2_extra_min = tok_extra_letter[0][0] < tok_extra_number[0][0]
+                                    ? tok_extra_letter[0][0] : tok_extra_number[0][0];
+            size_t j1 = 0, j2 = 0;
+            t->gpt2_jit = pcre2_pattern_info(t->gpt2_re, PCRE2_INFO_JITSIZE, &j1) == 0 &&
+                          pcre2_pattern_info(t->gpt2_re_plain, PCRE2_INFO_JITSIZE, &j2) == 0 &&
+                          j1 > 0 && j2 > 0;
+        }
     } else if (strcmp(type, "Metaspace") == 0) {
         static const char *const keys[] = { "type", "replacement", "prepend_scheme", "split",
                                             "add_prefix_space", "str_rep", NULL };
@@ -635,6 +644,8 @@ void tokenizer_free(tokenizer *t)
     free(t->pres);
     if (t->gpt2_re)
         pcre2_code_free(t->gpt2_re);
+    if (t->gpt2_re_plain)
+        pcre2_code_free(t->gpt2_re_plain);
     for (size_t i = 0; i < t->n_added; i++)
         free(t->added[i].content);
     free(t->added);

@@ -20,6 +20,7 @@
  */
 #include "model/tokenizer_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static void sb_class(strb *b, const char *prop, const uint32_t (*r)[2], size_t n
     }
 }
 
-pcre2_code *tok_gpt2_regex(layad_error *err)
+pcre2_code *tok_gpt2_regex(bool extra, layad_error *err)
 {
     /* HF: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
      * with \s spelled out (White_Space) and \p{L} / \p{N} widened to Oniguruma's
@@ -69,8 +70,8 @@ pcre2_code *tok_gpt2_regex(layad_error *err)
         layad_fail(err, 500, "tokenizer: out of memory");
         goto out;
     }
-    sb_class(&l, "\\p{L}", tok_extra_letter, tok_extra_letter_N);
-    sb_class(&n, "\\p{N}", tok_extra_number, tok_extra_number_N);
+    sb_class(&l, "\\p{L}", tok_extra_letter, extra ? tok_extra_letter_N : 0);
+    sb_class(&n, "\\p{N}", tok_extra_number, extra ? tok_extra_number_N : 0);
     if (l.ok && n.ok) {
         const char *parts[] = { "'s|'t|'re|'ve|'m|'ll|'d| ?[", l.p, "]+| ?[", n.p, "]+| ?[^" WS, l.p, n.p,
                                 "]+|[" WS "]+(?![^" WS "])|[" WS "]+" };
@@ -101,19 +102,31 @@ out:
 }
 
 /* GPT-2 bytes_to_unicode: printable Latin-1 bytes stand for themselves, the
- * other 68 map to U+0100.. in byte order. Writes the UTF-8, returns its length. */
-static size_t byte_char(uint8_t b, char *out)
+ * other 68 map to U+0100.. in byte order. The UTF-8 of each stand-in, built once. */
+typedef struct byte_chars {
+    char utf8[256][2];
+    uint8_t len[256];
+} byte_chars;
+
+static byte_chars bytemap;
+static pthread_once_t bytemap_once = PTHREAD_ONCE_INIT;
+
+static void bytemap_init(void)
 {
-    uint32_t cp;
-    if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174)
-        cp = b;
-    else if (b <= 32)
-        cp = 256 + b;
-    else if (b <= 160)
-        cp = 256 + 33 + (b - 127);
-    else
-        cp = 256 + 67; /* 173 */
-    return tok_utf8_encode(cp, out);
+    for (int b = 0; b < 256; b++) {
+        uint32_t cp;
+        if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174)
+            cp = (uint32_t)b;
+        else if (b <= 32)
+            cp = 256 + (uint32_t)b;
+        else if (b <= 160)
+            cp = 256 + 33 + (uint32_t)(b - 127);
+        else
+            cp = 256 + 67; /* 173 */
+        char u[4];
+        bytemap.len[b] = (uint8_t)tok_utf8_encode(cp, u);
+        memcpy(bytemap.utf8[b], u, 2); /* every stand-in is below U+0800 */
+    }
 }
 
 /* Appends text[0..len) byte-mapped as one word. */
@@ -122,8 +135,14 @@ static int push_bytelevel_word(tok_buf *ob, tok_spans *os, const char *p, size_t
     if (tok_buf_reserve(ob, ob->n + len * 2) != 0)
         return -1;
     size_t off = ob->n;
-    for (size_t i = 0; i < len; i++)
-        ob->n += byte_char((uint8_t)p[i], ob->p + ob->n);
+    char *o = ob->p + off;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t b = (uint8_t)p[i];
+        o[0] = bytemap.utf8[b][0];
+        o[1] = bytemap.utf8[b][1];
+        o += bytemap.len[b];
+    }
+    ob->n = (size_t)(o - ob->p);
     return tok_spans_push(os, off, ob->n - off, at_start);
 }
 
@@ -132,31 +151,36 @@ static int bytelevel(const tokenizer *t, const tok_pre *pre, tok_scratch *s, con
 {
     const char *p = text;
     size_t n = len;
+    if (pthread_once(&bytemap_once, bytemap_init) != 0)
+        return -1;
     if (pre->add_prefix_space && (len == 0 || text[0] != ' ')) {
-        if (!pre->use_regex) {
-            if (tok_buf_reserve(ob, ob->n + 2 * len + 2) != 0)
-                return -1;
-            size_t off = ob->n;
-            ob->n += byte_char(' ', ob->p + ob->n);
-            for (size_t i = 0; i < len; i++)
-                ob->n += byte_char((uint8_t)text[i], ob->p + ob->n);
-            return tok_spans_push(os, off, ob->n - off, at_start);
-        }
-        /* with the regex, the space must take part in matching: use a prefixed copy */
+        /* HF prepends a space to the piece; it takes part in the split */
         tok_buf *tmp = &s->prefixed;
         if (tok_buf_reserve(tmp, len + 1) != 0)
             return -1;
         tmp->p[0] = ' ';
         memcpy(tmp->p + 1, text, len);
-        tmp->n = len + 1;
         p = tmp->p;
         n = len + 1;
     }
     if (!pre->use_regex)
         return push_bytelevel_word(ob, os, p, n, at_start);
+    /* the plain pattern when no code point reaches the first extra range
+     * (its UTF-8 lead byte is at least that of gpt2_extra_min) */
+    char lead[4];
+    tok_utf8_encode(t->gpt2_extra_min, lead);
+    const pcre2_code *re = t->gpt2_re_plain;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= (unsigned char)lead[0]) {
+            re = t->gpt2_re;
+            break;
+        }
     size_t pos = 0;
     while (pos < n) {
-        int rc = pcre2_match(t->gpt2_re, (PCRE2_SPTR)p, n, pos, PCRE2_NO_UTF_CHECK, s->md, NULL);
+        /* the JIT entry point skips the interpreter's option checks: same matches */
+        int rc = t->gpt2_jit
+                     ? pcre2_jit_match(re, (PCRE2_SPTR)p, n, pos, PCRE2_NO_UTF_CHECK, s->md, NULL)
+                     : pcre2_match(re, (PCRE2_SPTR)p, n, pos, PCRE2_NO_UTF_CHECK, s->md, NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0)
