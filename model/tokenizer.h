@@ -8,6 +8,19 @@
  * option that is not implemented fails to load with an error naming it.
  *
  * A loaded tokenizer is immutable and shared by all threads without locks.
+ * Memory: an encode writes only into the caller's tok_ids and into a scratch
+ * owned by the calling thread (created on its first encode, reused, grown only
+ * for a larger input than before, freed at thread exit or by
+ * tokenizer_thread_cleanup); there is no cache. Cost is linear in the input
+ * apart from BPE inside one word (O(n log n)).
+ *
+ * Implemented (everything else fails to load, naming what it met): normalizers
+ * NFC/NFD/NFKC/NFKD/Replace(String)/Prepend/Sequence; pre-tokenizers
+ * ByteLevel (GPT-2 regex or none, add_prefix_space), Metaspace (prepend_scheme,
+ * split, legacy add_prefix_space), Sequence; model BPE with unk_token, fuse_unk,
+ * byte_fallback, ignore_merges, both merge encodings; added tokens with every
+ * flag. post_processor and decoder do not affect encode(add_special_tokens=False)
+ * and are not read. Proof: scripts/tokenizer-parity, tests/test_tokenizer.c.
  */
 #ifndef LAYAD_TOKENIZER_H
 #define LAYAD_TOKENIZER_H
