@@ -231,7 +231,7 @@ def generate(n, seed, short=False):
             body = invalid(rng)
         else:
             qs = {}
-            for k in range(nq):
+            for k in range(nq):  # (short mode trims long criteria below)
                 qid = rng.choice(["q%d" % k, "dept_%d" % k, "é%d" % k, "long question id %d" % k])
                 qs[qid] = question(rng)
             if short:
@@ -250,19 +250,22 @@ def generate(n, seed, short=False):
                                          shared_prefix=True)
             elif kind < 0.25:
                 qs = {}
-            length = None
+            length = rng.choice([3, 6, 10, 16]) if short else None
             skind = None
             t = rng.random()
             if t < 0.12:
+                # long enough to truncate: in short mode a small max_len does it cheaply
                 skind = rng.choice(["str", "list", "dict"])
-                length = rng.choice([80, 120]) if short else rng.choice([400, 700, 1500])
+                length = 40 if short else rng.choice([400, 700, 1500])
             body["state"] = state(rng, skind, length)
             if rng.random() < 0.15:
-                body = {"states": [state(rng, None, rng.choice([3, 20, 60 if not short else 20]))
-                                   for _ in range(rng.randint(2, 3 if short else 4))]}
+                body = {"states": [state(rng, None, rng.choice([3, 8] if short else [3, 20, 60]))
+                                   for _ in range(rng.randint(2, 2 if short else 4))]}
             body["questions"] = qs
             o = rng.random()
-            if o < 0.12:
+            if short and t < 0.12:
+                body["max_len"] = rng.choice([40, 56, 72])
+            elif o < 0.12:
                 body["max_len"] = rng.choice([24, 40, 64, 96, 128]) if short else rng.choice([32, 64, 128, 200, 700, 1024])
             if 0.08 < o < 0.2:
                 body["head_max_len"] = rng.choice([10, 16, 20, 33, 48, 96, 300])
