@@ -210,8 +210,8 @@ typedef struct dev_layer {
 
 typedef struct dev_head_layer {
     const void *in_w, *out_w, *l1_w, *l2_w;
-    const void *in_b, *out_b, *l1_b, *l2_b; /* serving dtype: cuBLASLt takes the bias in
-                                               the output's dtype, so no per-call conversion */
+    const void *in_b, *l1_b;  /* serving dtype, out_b/l2_b: branch dtype; cuBLASLt takes */
+    const void *out_b, *l2_b; /* the bias in the output's dtype: no per-call conversion */
     const float *n1_w, *n1_b, *n2_w, *n2_b;
 } dev_head_layer;
 
@@ -268,6 +268,7 @@ typedef struct cuda_backend {
     int dev;
     kn_dtype dt;      /* encoder / head-layer weights and 16-bit activations */
     kn_dtype tail_dt; /* scorer / act-head weights */
+    kn_dtype br_dt;   /* residual-branch projection outputs: fp32, or dt with branch16 */
     int D, F, H, Dh4, n_layers, n_head_layers, window;
     int Rmax, Tmax, Smax;
     cudaStream_t stream;
@@ -383,11 +384,11 @@ static void plan_weights(cuda_backend *b, const laya_weights *w, upload_plan *p)
         plan_add(p, l->in_w, dt, &dl->in_w);
         plan_add(p, l->in_b, dt, &dl->in_b);
         plan_add(p, l->out_w, dt, &dl->out_w);
-        plan_add(p, l->out_b, dt, &dl->out_b);
+        plan_add(p, l->out_b, b->br_dt, &dl->out_b);
         plan_add(p, l->l1_w, dt, &dl->l1_w);
         plan_add(p, l->l1_b, dt, &dl->l1_b);
         plan_add(p, l->l2_w, dt, &dl->l2_w);
-        plan_add(p, l->l2_b, dt, &dl->l2_b);
+        plan_add(p, l->l2_b, b->br_dt, &dl->l2_b);
         plan_add(p, l->n1_w, f32, (const void **)&dl->n1_w);
         plan_add(p, l->n1_b, f32, (const void **)&dl->n1_b);
         plan_add(p, l->n2_w, f32, (const void **)&dl->n2_w);
@@ -472,6 +473,7 @@ static int alloc_acts(cuda_backend *b, layad_error *err)
 {
     const size_t M = (size_t)b->Rmax * b->Tmax, R = (size_t)b->Rmax;
     const size_t G = R * (1 + (size_t)b->Smax), D = (size_t)b->D, es = kn_dtype_size(b->dt);
+    const size_t bs = kn_dtype_size(b->br_dt);
     const size_t hid = (size_t)(2 * b->F > b->Dh4 ? 2 * b->F : b->Dh4);
     stage_layout big = layout_for(b->Rmax, b->Tmax, b->Smax);
     struct {
@@ -482,14 +484,14 @@ static int alloc_acts(cuda_backend *b, layad_error *err)
         {&b->a.xn, M * D * es},
         {&b->a.qkv, M * 3 * D * es},
         {&b->a.att, M * D * es},
-        {&b->a.o, M * D * es},
+        {&b->a.o, M * D * bs},
         {&b->a.u, M * hid * es},
         {&b->a.g, M * (size_t)b->F * es},
         {(void **)&b->a.hg, G * D * 4},
         {&b->a.attg, G * D * es},
-        {&b->a.og, G * D * es},
+        {&b->a.og, G * D * bs},
         {&b->a.xg, G * D * es},
-        {&b->a.f2g, G * D * es},
+        {&b->a.f2g, G * D * bs},
         {&b->a.fg, G * (size_t)b->Dh4 * es},
         {(void **)&b->a.sn, G * D * 4},
         {(void **)&b->a.s1, G * D * 4},
@@ -567,7 +569,7 @@ static int enqueue_encoder(cuda_backend *b, cuda_bucket k, const stage_layout *l
                            layad_error *err)
 {
     const int R = k.rows, T = k.tokens, M = R * T, D = b->D, F = b->F;
-    const kn_dtype dt = b->dt;
+    const kn_dtype dt = b->dt, br = b->br_dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
     const int32_t *ids = (const int32_t *)((char *)a->in + l->ids);
@@ -584,17 +586,17 @@ static int enqueue_encoder(cuda_backend *b, cuda_bucket k, const stage_layout *l
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->stream, dt, a->qkv, a->att, R, T, D, lens,
                             global ? -1 : b->window));
-        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, dt, M, D, D, KN_EPI_NONE);
-        LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, L->mlp_norm, NULL, a->xn, dt, NULL, M, D,
+        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, M, D, D, KN_EPI_NONE);
+        LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, M, D,
                             eps));
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, M, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->stream, dt, a->u, a->g, M, F));
-        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, dt, M, D, F, KN_EPI_NONE);
+        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, M, D, F, KN_EPI_NONE);
         if (i + 1 < b->n_layers)
-            LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, b->w.enc[i + 1].attn_norm, NULL, a->xn,
+            LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn,
                                 dt, NULL, M, D, eps));
         else /* h_enc = final_norm(res), fp32, in place */
-            LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, b->w.final_norm, NULL, NULL, dt,
+            LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, b->w.final_norm, NULL, NULL, dt,
                                 a->res, M, D, eps));
     }
     return 0;
@@ -604,7 +606,7 @@ static int enqueue_head(cuda_backend *b, cuda_bucket k, const stage_layout *l, l
 {
     const int R = k.rows, T = k.tokens, S = k.slots, M = R * T, D = b->D, D4 = b->Dh4;
     const int Q = 1 + S, G = R * Q; /* gathered rows per row / in all */
-    const kn_dtype dt = b->dt, f32 = KN_F32;
+    const kn_dtype dt = b->dt, br = b->br_dt, f32 = KN_F32;
     const float eps = 1e-5f; /* nn.TransformerEncoderLayer / nn.LayerNorm default */
     dev_acts *a = &b->a;
     const int32_t *lens = (const int32_t *)((char *)a->in + l->lens);
@@ -619,32 +621,32 @@ static int enqueue_head(cuda_backend *b, cuda_bucket k, const stage_layout *l, l
     for (int j = 0; j < nl; j++) {
         const dev_head_layer *L = &b->w.head[j];
         /* a = LN1(h), folding in the previous layer's pending FFN output */
-        LAUNCH(kn_layernorm(b->stream, a->res, j ? a->o : NULL, dt, L->n1_w, L->n1_b, a->xn, dt,
+        LAUNCH(kn_layernorm(b->stream, a->res, j ? a->o : NULL, br, L->n1_w, L->n1_b, a->xn, dt,
                             NULL, M, D, eps));
         GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
         if (j + 1 < nl) {
             LAUNCH(kn_attention(b->stream, dt, a->qkv, a->att, R, T, D, lens, -1));
-            GEMM(a->att, dt, L->out_w, dt, L->out_b, dt, a->o, dt, M, D, D, KN_EPI_NONE);
-            LAUNCH(kn_layernorm(b->stream, a->res, a->o, dt, L->n2_w, L->n2_b, a->xn, dt, NULL, M,
+            GEMM(a->att, dt, L->out_w, dt, L->out_b, br, a->o, br, M, D, D, KN_EPI_NONE);
+            LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, L->n2_w, L->n2_b, a->xn, dt, NULL, M,
                                 D, eps));
             GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, dt, a->u, dt, M, D4, D, KN_EPI_RELU);
-            GEMM(a->u, dt, L->l2_w, dt, L->l2_b, dt, a->o, dt, M, D, D4, KN_EPI_NONE);
+            GEMM(a->u, dt, L->l2_w, dt, L->l2_b, br, a->o, br, M, D, D4, KN_EPI_NONE);
             continue;
         }
         /* Last layer: only the CLS and marker rows go on (keys/values span all). */
         LAUNCH(kn_attention_select(b->stream, dt, a->qkv, a->attg, R, T, D, lens, -1, sel, Q));
-        GEMM(a->attg, dt, L->out_w, dt, L->out_b, dt, a->og, dt, G, D, D, KN_EPI_NONE);
+        GEMM(a->attg, dt, L->out_w, dt, L->out_b, br, a->og, br, G, D, D, KN_EPI_NONE);
         LAUNCH(kn_gather_rows(b->stream, f32, a->res, sel, a->hg, R, T, Q, D));
-        LAUNCH(kn_layernorm(b->stream, a->hg, a->og, dt, L->n2_w, L->n2_b, a->xg, dt, NULL, G, D,
+        LAUNCH(kn_layernorm(b->stream, a->hg, a->og, br, L->n2_w, L->n2_b, a->xg, dt, NULL, G, D,
                             eps));
         GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
-        GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, dt, a->f2g, dt, G, D, D4, KN_EPI_NONE);
+        GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, br, a->f2g, br, G, D, D4, KN_EPI_NONE);
     }
     /* Tail, fp32, over all G rows (the CLS slot's scorer output is masked to
      * -1e4, which leaves the softmax and the confidence features unchanged,
      * so slot 0 rides along instead of costing a second layout):
      * h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
-    LAUNCH(kn_layernorm(b->stream, a->hg, a->f2g, dt, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
+    LAUNCH(kn_layernorm(b->stream, a->hg, a->f2g, br, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
                         D, eps));
     GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
     LAUNCH(kn_scorer_tail(b->stream, a->s1, f32, b->w.sc3_w, b->w.sc3_b, mask, logits, G, D));
@@ -994,6 +996,7 @@ laya_backend *cuda_backend_create(const laya_checkpoint *ck, const cuda_backend_
     b->o.warm = b->warm;
     b->dev = o->device;
     b->dt = o->dtype == CUDA_DT_BF16 ? KN_BF16 : KN_F16;
+    b->br_dt = o->branch16 ? b->dt : KN_F32;
     b->tail_dt = ck->w.sc1_w->dtype == ST_BF16 ? KN_BF16 : ck->w.sc1_w->dtype == ST_F16 ? KN_F16
                                                                                           : b->dt;
     b->D = c->hidden;

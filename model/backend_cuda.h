@@ -57,10 +57,14 @@ typedef struct cuda_backend_opts {
     int n_warm;
     int graph_cache;    /* LRU size (graphs kept); default 32, >= 1 */
     int use_graphs;     /* 1 (default): replay graphs; 0: launch every kernel (eager) */
+    int branch16;       /* 0 (default): the residual-branch projections (attention out,
+                           MLP out, head out_proj/linear2) write fp32 for the fp32 add;
+                           1: they write the serving dtype (half the traffic of those
+                           tensors, one more rounding per residual update) */
 } cuda_backend_opts;
 
 /* Defaults: device 0, fp16, 64 rows, checkpoint max_len, head-budget K, no
- * warm-up list, 32 graphs, graphs on. */
+ * warm-up list, 32 graphs, graphs on, fp32 residual branches. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
 
 /* Parses "fp16" / "bf16" into *dtype; -1 on anything else. */

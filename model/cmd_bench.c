@@ -42,6 +42,7 @@ static void usage(FILE *f)
             "  --per-group N       forwards per group (default 30)\n"
             "  --label NAME        geometry label in the report (default: encoder name)\n"
             "  --commit SHA        commit recorded in the report (default $LAYAD_COMMIT)\n"
+            "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
             "  --device N          CUDA device (default 0)\n"
             "  --out FILE          JSON report (default bench.json)\n");
 }
@@ -68,10 +69,10 @@ int cmd_bench(int argc, char **argv)
         {"per-group", required_argument, 0, 'p'}, {"label", required_argument, 0, 'l'},
         {"commit", required_argument, 0, 'C'}, {"device", required_argument, 0, 'D'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"branch16", no_argument, 0, 'B'},     {0, 0, 0, 0}};
     const char *model = NULL, *shapes_s = "1x83,1x512,8x512,64x512", *label = NULL;
     const char *out = "bench.json", *commit = getenv("LAYAD_COMMIT");
-    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, c;
+    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, branch16 = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -89,6 +90,7 @@ int cmd_bench(int argc, char **argv)
         case 'C': commit = optarg; break;
         case 'D': device = atoi(optarg); break;
         case 'o': out = optarg; break;
+        case 'B': branch16 = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -127,6 +129,7 @@ int cmd_bench(int argc, char **argv)
     o.max_len = max_tokens > ck->cfg.max_len ? max_tokens : ck->cfg.max_len;
     o.warm = shapes;
     o.n_warm = n_shapes;
+    o.branch16 = branch16;
     if (!(b = cuda_backend_create(ck, &o, &err)))
         goto fail;
     cuda_backend_info info;
@@ -198,13 +201,14 @@ int cmd_bench(int argc, char **argv)
         json_array_append_new(argv_j, json_string(argv[i]));
     json_object_set_new(
         rep, "run",
-        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s}", "tool", "layad",
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s}", "tool", "layad",
                   "label", label ? label : cfg->encoder_name, "command", argv_j, "commit",
                   commit ? commit : "unknown", "model_sha256", ck->sha256, "device", info.name,
                   "dtype", cuda_dtype_name(dtype), "sm_count", info.sm_count, "peak_flops",
                   PEAK_FLOPS, "peak_bytes_per_s", PEAK_BYTES, "timing",
                   "host clock around the whole forward (staging + graph replay + copy back + "
-                  "sync); median of group means, 3 rotating input sets"));
+                  "sync); median of group means, 3 rotating input sets", "residual_branch",
+                  branch16 ? "serving dtype" : "fp32"));
     json_object_set_new(rep, "geometry",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
                                   cfg->n_layers, "intermediate", cfg->intermediate, "vocab",

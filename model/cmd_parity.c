@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "model/backend_cpu.h"
 #include "model/backend_cuda.h"
 #include "model/checkpoint.h"
+#include "model/ckpt_round.h"
 #include "model/gpu_eval.h"
 #include "model/synth_rows.h"
 #include "server/commands.h"
@@ -77,6 +79,54 @@ static int cpu_reference(const laya_checkpoint *ck, const synth_set *s, const ch
     return 0;
 }
 
+static void print_stats(const char *what, const delta_stats st[3], const delta_stats *all);
+
+/* CPU fp32 forward of a copy of the checkpoint whose weights are rounded to bf16
+ * (model/ckpt_round.h), cached next to --ref as FILE.bf16w; also reports how far
+ * that rounding alone moves the fp32 outputs (the floor of any bf16-weight path). */
+static int bf16_reference(const laya_checkpoint *ck, const synth_set *s, const char *ref,
+                          int threads, const fwd_out *ref_out, fwd_out *rw, json_t *rep,
+                          layad_error *err)
+{
+    char dir[] = "/tmp/layad-bf16w-XXXXXX", cache[PATH_MAX];
+    laya_checkpoint *rc = calloc(1, sizeof *rc);
+    int rcode = -1, opened = 0;
+    if (!rc || fwd_out_alloc(rw, s->n, ref_out->K, err) || !mkdtemp(dir)) {
+        layad_fail(err, 500, "bf16 reference: setup failed");
+        goto out;
+    }
+    if (checkpoint_write_bf16_rounded(ck, dir, err) || checkpoint_open(rc, dir, err))
+        goto out;
+    opened = 1;
+    snprintf(cache, sizeof cache, "%s.bf16w", ref ? ref : "");
+    json_t *sub = json_object();
+    printf("bf16-rounded weights (%s): ", dir);
+    int r = cpu_reference(rc, s, ref ? cache : NULL, threads, rw, sub, err);
+    json_object_set_new(rep, "cpu_reference_bf16_rounded_weights", sub);
+    if (r)
+        goto out;
+    delta_stats st[3] = {0}, all = {0};
+    delta_accum(st, &all, &ck->cfg, s->rows, ref_out, rw, MARGIN);
+    print_stats("cpu fp32, bf16 weights", st, &all);
+    json_object_set_new(sub, "vs_cpu_fp32", delta_json(st, &all));
+    rcode = 0;
+out:
+    if (opened)
+        checkpoint_close(rc);
+    free(rc);
+    if (dir[strlen(dir) - 1] != 'X') { /* created: remove the copy */
+        static const char *files[] = {"model.safetensors", "rl_agent_config.json",
+                                      "encoder/config.json", "tokenizer/tokenizer.json",
+                                      "tokenizer/tokenizer_config.json", "encoder", "tokenizer", ""};
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            char p[PATH_MAX + 64];
+            snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+            remove(p);
+        }
+    }
+    return rcode;
+}
+
 static void print_stats(const char *what, const delta_stats st[3], const delta_stats *all)
 {
     static const char *names[3] = {"choice", "score", "noul"};
@@ -90,9 +140,12 @@ static void print_stats(const char *what, const delta_stats st[3], const delta_s
     }
 }
 
-/* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error. */
+/* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error.
+ * ref_rw (bf16 only, may be NULL): the CPU fp32 forward with bf16-rounded weights, which
+ * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
-                       int dtype, int device, json_t *rep, layad_error *err)
+                       const fwd_out *ref_rw, int dtype, int device, json_t *rep,
+                       layad_error *err)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
@@ -141,6 +194,13 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
         replay_identical, "gates", "max_dp_limit", dp_gate, "max_dp_ok", dp_ok, "argmax_ok",
         argmax_ok, "graph_identical_ok", capture_identical && replay_identical, "pass", pass,
         "graphs", "captured", (json_int_t)cs.graph_misses, "replayed", (json_int_t)cs.graph_hits);
+    if (ref_rw) {
+        delta_stats rw[3] = {0}, rwall = {0};
+        delta_accum(rw, &rwall, &ck->cfg, s->rows, ref_rw, &graph, MARGIN);
+        print_stats("gpu graph vs cpu fp32 on bf16-rounded weights", rw, &rwall);
+        json_object_set_new(d, "gpu_graph_vs_cpu_fp32_bf16_rounded_weights",
+                            delta_json(rw, &rwall));
+    }
     json_object_set_new(json_object_get(rep, "dtypes"), cuda_dtype_name(dtype), d);
     rc = pass;
 out:
@@ -193,7 +253,7 @@ int cmd_parity_fast(int argc, char **argv)
     layad_error err = {0};
     laya_checkpoint *ck = calloc(1, sizeof *ck);
     synth_set s = {0};
-    fwd_out ref_out = {0};
+    fwd_out ref_out = {0}, rw_out = {0};
     json_t *rep = json_object();
     int status = 2, opened = 0;
     if (!ck || checkpoint_open(ck, model, &err))
@@ -231,6 +291,8 @@ int cmd_parity_fast(int argc, char **argv)
                                   types[1], "noul", types[2]));
     if (cpu_reference(ck, &s, ref, threads, &ref_out, rep, &err))
         goto fail;
+    if (want[CUDA_DT_BF16] && bf16_reference(ck, &s, ref, threads, &ref_out, &rw_out, rep, &err))
+        goto fail;
     if (cuda_device_count() == 0) {
         printf("SKIP: no CUDA device (GPU parity not run)\n");
         json_object_set_new(rep, "skipped", json_string("no CUDA device"));
@@ -242,7 +304,8 @@ int cmd_parity_fast(int argc, char **argv)
     for (int dt = 0; dt < 2; dt++) {
         if (!want[dt])
             continue;
-        int r = check_dtype(ck, &s, &ref_out, dt, device, rep, &err);
+        int r = check_dtype(ck, &s, &ref_out, dt == CUDA_DT_BF16 ? &rw_out : NULL, dt, device,
+                            rep, &err);
         if (r < 0)
             goto fail;
         all_pass &= r;
@@ -261,6 +324,7 @@ fail:
 done:
     json_decref(rep);
     fwd_out_free(&ref_out);
+    fwd_out_free(&rw_out);
     synth_free(&s);
     if (opened)
         checkpoint_close(ck);

@@ -64,6 +64,7 @@ def svg(rows, path):
     W, H, L, R, T, B = 640, 420, 70, 170, 30, 50
     series = [("layad", "layad_ms", "#1f77b4"), ("PyTorch eager", "torch_eager_ms", "#d62728"),
               ("torch.compile", "torch_compile_ms", "#ff7f0e"), ("floor", "floor_ms_measured_ceilings", "#2ca02c")]
+    rows = [e for e in rows if "branch16" not in e["geometry"]]  # variants stay in the JSON only
     pts = [(e["tokens_per_forward"], e[k]) for e in rows for _, k, _ in series if k in e]
     if not pts:
         return
@@ -93,7 +94,7 @@ def svg(rows, path):
                 o.append('<text x="%.1f" y="%d" text-anchor="middle">%g</text>' % (X(v), H - B + 14, v))
     o.append('<text x="%d" y="%d" text-anchor="middle">tokens per forward</text>' % ((L + W - R) // 2, H - 12))
     for i, (name, k, color) in enumerate(series):
-        for geo in sorted({e["geometry"] for e in rows}):
+        for geo in sorted({e["geometry"] for e in rows if "branch16" not in e["geometry"]}):
             p = sorted((e["tokens_per_forward"], e[k]) for e in rows if k in e and e["geometry"] == geo)
             if not p:
                 continue

@@ -2,8 +2,12 @@
  * gpu_backend_cuda.c - the GPU forward on the tiny checkpoint (make test-gpu; skips without a GPU).
  *
  * Against the CPU fp32 backend (itself checked against the official package):
- * per dtype max |dp| <= 5e-3 (fp16) / 2e-2 (bf16) and argmax agreement where the
- * fp32 margin exceeds 1e-2, over rows of every type, 1..40 options, lengths 10..512.
+ * fp16 max |dp| <= 5e-3 and argmax agreement where the fp32 margin exceeds 1e-2,
+ * over rows of every type, 1..40 options, lengths 10..512. bf16 is held to
+ * 2e-2 against the CPU fp32 forward of the same weights rounded to bf16
+ * (model/ckpt_round.h): rounding the tiny checkpoint's F16 weights to bf16
+ * alone moves fp32 probabilities by 2.2e-2, so the GPU's own bf16 arithmetic
+ * is what this test can hold to a bound; layad parity-fast reports both.
  * Beyond parity: graph replay bit-identical to eager launches and run to run;
  * padding rows change nothing (a row's outputs are the same bits whether its
  * bucket's other rows are padding or real rows); results come back in the
@@ -21,6 +25,7 @@
 #include "model/backend_cpu.h"
 #include "model/backend_cuda.h"
 #include "model/checkpoint.h"
+#include "model/ckpt_round.h"
 #include "model/gpu_eval.h"
 #include "model/synth_rows.h"
 
@@ -74,10 +79,30 @@ static void parity_dtype(int dtype, double dp_limit)
               !fwd_out_alloc(&eager, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&graph, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&again, s.n, s.max_markers, &err));
-    laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
+    /* the reference: CPU fp32 on the served weights (bf16: rounded copy) */
+    laya_checkpoint rck, *refck = &g_ck;
+    char dir[] = "/tmp/layad-test-bf16w-XXXXXX";
+    if (dtype == CUDA_DT_BF16) {
+        ck_assert(mkdtemp(dir) != NULL);
+        ck_assert_msg(!checkpoint_write_bf16_rounded(&g_ck, dir, &err), "%s", err.msg);
+        ck_assert_msg(!checkpoint_open(&rck, dir, &err), "%s", err.msg);
+        refck = &rck;
+    }
+    laya_backend *cpu = cpu_backend_create(refck, 8, 0, &err);
     ck_assert_msg(cpu != NULL, "%s", err.msg);
     ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
     cpu->ops->destroy(cpu);
+    if (refck == &rck) {
+        checkpoint_close(&rck);
+        static const char *files[] = {"model.safetensors", "rl_agent_config.json",
+                                      "encoder/config.json", "tokenizer/tokenizer.json",
+                                      "tokenizer/tokenizer_config.json", "encoder", "tokenizer", ""};
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            char p[128];
+            snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+            remove(p);
+        }
+    }
     laya_backend *b = make(dtype, 64, 0);
     fwd(b, s.rows, s.n, &eager, 0);
     fwd(b, s.rows, s.n, &graph, 1);
@@ -86,8 +111,9 @@ static void parity_dtype(int dtype, double dp_limit)
     ck_assert_msg(fwd_out_identical(&graph, &again), "graph replay not reproducible");
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &graph, 1e-2);
-    printf("%s vs cpu fp32: max|dp| %.3e max|dlogit| %.3e max|dact| %.3e argmax %d/%d gated %d/%d\n",
-           cuda_dtype_name(dtype), all.max_dp, all.max_dlogit, all.max_dact_logit, all.n_agree,
+    printf("%s vs cpu fp32%s: max|dp| %.3e max|dlogit| %.3e max|dact| %.3e argmax %d/%d gated %d/%d\n",
+           cuda_dtype_name(dtype), dtype == CUDA_DT_BF16 ? " (bf16-rounded weights)" : "",
+           all.max_dp, all.max_dlogit, all.max_dact_logit, all.n_agree,
            all.n, all.n_gated_agree, all.n_gated);
     ck_assert_msg(all.max_dp <= dp_limit, "max |dp| %g > %g", all.max_dp, dp_limit);
     ck_assert_int_eq(all.n_gated_agree, all.n_gated);
