@@ -128,10 +128,18 @@ int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool 
                    const tokenizer *t, tok_scratch *s)
 {
     memset(trie, 0, sizeof *trie);
+    /* one node and one edge per pattern byte at most: count the bytes of the
+     * patterns as they will be inserted (normalization may lengthen them) */
     size_t total = 1;
-    for (size_t i = 0; i < n_added; i++)
-        if (added[i].normalized == normalized)
-            total += added[i].len * 4 + 8; /* normalization may grow a pattern */
+    for (size_t i = 0; i < n_added; i++) {
+        if (added[i].normalized != normalized)
+            continue;
+        const char *pat = added[i].content;
+        size_t plen = added[i].len;
+        if (normalized && tok_normalize(t, s, pat, plen, &pat, &plen) != 0)
+            return -1;
+        total += plen;
+    }
     size_t node_cap = total, edge_cap = total;
     trie->nodes = calloc(node_cap, sizeof *trie->nodes);
     build_edge *be = malloc(edge_cap * sizeof *be);

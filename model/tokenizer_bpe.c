@@ -38,6 +38,8 @@ static inline int32_t merged_id(const tok_bpe *m, int32_t rank)
 /* Rank of the merge (a, b), or -1 when there is none. */
 static inline int32_t merge_rank(const tok_bpe *m, int32_t a, int32_t b)
 {
+    if ((uint32_t)(a | b) > TOK_MAX_ID)
+        return -1; /* no merge has such an id (the loader checked), and it would not pack */
     uint64_t key = (uint64_t)(uint32_t)a << 20 | (uint32_t)b;
     size_t i = merge_hash(key, m->merges_cap);
     for (;;) {

@@ -50,7 +50,8 @@ FIXED_ADDED = ["a [MASK] b", "x<r>   y", "a <lr>  b", "a <lr>b", "<lr>", "  <lr>
                "wörd", "wördy", "_word", "word_", "word\u0301", "café", "cafe\u0301", "cafe\u0301x", "abcd",
                "xabcdx", "abcabc", "a  b   c    d", "\u212b", "A\u030a", "x y", "a  x y", "ax y", "[CLS]  z",
                "[CLS][CLS]", "dup dup", "the theme", "[MASK][MASK]", "  [MASK]", "\t[MASK]", "\u3000[MASK]",
-               "<r><r> <r>", "|||IP_ADDRESS||||||IP_ADDRESS|||", "[MASK]\u00a0", "word\u200dword"]
+               "<r><r> <r>", "|||IP_ADDRESS||||||IP_ADDRESS|||", "[MASK]\u00a0", "word\u200dword",
+               "\ufdfa", "a \ufdfa b", "\ufb01le file", "\u216b  x", "\u2126 \u03a9x", "\u00bd 1\u20442", "ax\u00b2 x2"]
 
 CJK_RANGES = [(0x4E00, 0x9FFF), (0x3040, 0x309F), (0x30A0, 0x30FF), (0xAC00, 0xD7A3), (0x3000, 0x303F),
               (0xFF00, 0xFFEF), (0x20000, 0x2A6DF)]
