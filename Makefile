@@ -108,7 +108,14 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame
                 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS)
 .PHONY: bench-tokenizer
 
-fuzz: $(TOK_FUZZ_BIN)
+fuzz: $(TOK_FUZZ_BIN) $(BUILD)/fuzz/fuzz_request
+
+# The request validator (issue 7): request_parse on the tiny checkpoint; everything in model/
+# but the backends and the commands (no forward runs here).
+REQ_FUZZ_SRC := $(filter-out model/backend_% model/cmd_% model/gpu_eval.c,$(wildcard model/*.c))
+$(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(wildcard model/*.h) $(TINY)/model.safetensors
+	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus-request
+	clang $(FUZZ_CFLAGS) -o $@ $< $(REQ_FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
 
 $(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/tok_corpus.c $(wildcard model/tokenizer*.h)
 	@mkdir -p $(dir $@)
@@ -116,6 +123,16 @@ $(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/to
 
 bench-tokenizer: $(BUILD)/tests/bench_tokenizer
 	$(BUILD)/tests/bench_tokenizer bench/results/tokenizer-cpu.json
+
+# End-to-end daemon benchmark: the load generator, and scripts/bench-daemon to run it
+# (e.g. make bench-daemon BENCH_DAEMON_ARGS="--model build/tiny --device cpu --out bench/results/daemon-cpu-tiny.json").
+$(BUILD)/loadgen: tests/loadgen.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o $@ $< -ljansson -lcrypto -lpthread
+
+.PHONY: bench-daemon
+bench-daemon: $(BUILD)/layad $(BUILD)/loadgen
+	scripts/bench-daemon $(BENCH_DAEMON_ARGS)
 
 # Kernel benchmark (GPU machine): our kernels at Laya shapes against the ceilings measured in the
 # same run, then the PyTorch equivalents (bench/bench_torch.py, python3 with torch), merged JSON.

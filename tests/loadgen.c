@@ -1,0 +1,480 @@
+/*
+ * loadgen.c - closed-loop HTTP load generator for `layad serve` (issue 7's
+ * end-to-end benchmark).
+ *
+ * The fixed request mix (performance.md): a 1-question request of ~83 input
+ * tokens, a 4-question request of ~300 input tokens in total, and a
+ * 1-question request whose state fills the 512-token row. The states are
+ * calibrated against the server itself (binary search on the word count,
+ * reading usage.input_tokens back), so the mix means the same token counts on
+ * any tokenizer. Each client keeps one keep-alive connection and cycles
+ * through the mix; at each concurrency level the clients run for a fixed
+ * time after a warm-up, and every request's latency is kept for exact
+ * percentiles. Output: one JSON document (stdout or --out).
+ *
+ *   build/loadgen --port 8080 --concurrency 1,8,64 --duration 10 --label "..." --out FILE
+ *
+ * What good output looks like: "errors": 0 at every level, req/s rising with
+ * concurrency until the device saturates, p50 of the 1-question request near
+ * the forward time at concurrency 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N_TYPES 3
+#define MAX_CLIENTS 512
+
+static const char *type_name[N_TYPES] = {"q1_83tok", "q4_300tok", "q1_512tok"};
+static int type_questions[N_TYPES] = {1, 4, 1};
+static int type_target[N_TYPES] = {83, 300, 512};
+
+static char *body[N_TYPES];
+static size_t body_len[N_TYPES];
+static int body_tokens[N_TYPES], body_words[N_TYPES];
+static int g_port = 8080;
+static const char *g_host = "127.0.0.1";
+static char g_auth[300] = "";
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* ---- one keep-alive connection ------------------------------------------------ */
+
+typedef struct conn {
+    int fd;
+    char *buf;
+    size_t cap;
+} conn;
+
+static int conn_open(conn *c)
+{
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct timeval tv = {120, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)g_port)};
+    inet_pton(AF_INET, g_host, &a.sin_addr);
+    if (connect(c->fd, (struct sockaddr *)&a, sizeof a)) {
+        close(c->fd);
+        c->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static void conn_close(conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+/* POSTs body to path; returns the status (0 on a transport error) and points
+ * *resp at the response body inside c->buf. */
+static int conn_post(conn *c, const char *path, const char *b, size_t n, const char **resp, size_t *resp_len)
+{
+    if (c->fd < 0 && conn_open(c))
+        return 0;
+    char head[512];
+    int hn = snprintf(head, sizeof head,
+                      "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n",
+                      path, g_host, g_auth, n);
+    if (send(c->fd, head, (size_t)hn, MSG_NOSIGNAL | MSG_MORE) != hn || send(c->fd, b, n, MSG_NOSIGNAL) != (ssize_t)n) {
+        conn_close(c);
+        return 0;
+    }
+    size_t got = 0, head_end = 0;
+    long want = -1;
+    for (;;) {
+        if (head_end && want >= 0 && got >= head_end + (size_t)want)
+            break;
+        if (got + 1 >= c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 65536;
+            c->buf = realloc(c->buf, c->cap);
+            if (!c->buf)
+                abort();
+        }
+        ssize_t k = recv(c->fd, c->buf + got, c->cap - got - 1, 0);
+        if (k <= 0) {
+            conn_close(c);
+            return 0;
+        }
+        got += (size_t)k;
+        c->buf[got] = 0;
+        if (!head_end) {
+            char *e = strstr(c->buf, "\r\n\r\n");
+            if (e) {
+                head_end = (size_t)(e - c->buf) + 4;
+                char *cl = strcasestr(c->buf, "\r\nContent-Length:");
+                if (!cl || cl > e) {
+                    conn_close(c);
+                    return 0;
+                }
+                want = atol(cl + 17);
+            }
+        }
+    }
+    int status = atoi(c->buf + 9);
+    if (strcasestr(c->buf, "\r\nConnection: close") && strcasestr(c->buf, "\r\nConnection: close") < c->buf + head_end)
+        conn_close(c);
+    *resp = c->buf + head_end;
+    *resp_len = (size_t)want;
+    return status;
+}
+
+/* ---- the mix ---------------------------------------------------------------------- */
+
+static char *make_body(int type, int words)
+{
+    static const char *w[] = {"my", "payout", "failed", "again", "and", "the", "invoice", "shows", "a", "double",
+                              "charge", "please", "refund", "it", "today", "or", "escalate", "this", "ticket", "now"};
+    size_t cap = (size_t)words * 12 + 2048;
+    char *s = malloc(cap);
+    size_t n = (size_t)snprintf(s, cap, "{\"state\": \"");
+    for (int i = 0; i < words; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s%s", i ? " " : "", w[(i * 7 + 3) % 20]);
+    if (type_questions[type] == 1)
+        n += (size_t)snprintf(s + n, cap - n,
+                              "\", \"questions\": {\"department\": {\"type\": \"choice\", \"instructions\": \"Which "
+                              "team should handle this?\", \"criteria\": {\"billing\": \"Payments, invoicing, "
+                              "refunds\", \"technical\": \"Bugs, outages, integrations\", \"sales\": null}}}}");
+    else
+        n += (size_t)snprintf(
+            s + n, cap - n,
+            "\", \"questions\": {\"department\": {\"type\": \"choice\", \"instructions\": \"Which team should "
+            "handle this?\", \"criteria\": {\"billing\": \"Payments, invoicing, refunds\", \"technical\": \"Bugs, "
+            "outages, integrations\", \"sales\": null}}, \"frustration\": {\"type\": \"score\", \"instructions\": "
+            "\"How frustrated is the customer?\", \"criteria\": [\"Calm\", \"Frustrated\", \"Very angry\"]}, "
+            "\"is_urgent\": {\"type\": \"noul\", \"instructions\": \"The message conveys urgency.\", \"criteria\": "
+            "{\"true\": \"explicitly time-sensitive\", \"false\": \"no urgency\"}}, \"refund\": {\"type\": \"noul\", "
+            "\"instructions\": \"The customer asks for money back.\"}}}");
+    return s;
+}
+
+static int input_tokens(int type, int words)
+{
+    conn c = {-1, NULL, 0};
+    char *b = make_body(type, words);
+    const char *resp;
+    size_t rl;
+    int st = conn_post(&c, "/decide", b, strlen(b), &resp, &rl);
+    int tokens = -1;
+    if (st == 200) {
+        json_t *j = json_loadb(resp, rl, 0, NULL);
+        tokens = (int)json_integer_value(json_object_get(json_object_get(j, "usage"), "input_tokens"));
+        json_decref(j);
+    } else {
+        fprintf(stderr, "loadgen: calibration request got status %d\n", st);
+    }
+    free(b);
+    conn_close(&c);
+    free(c.buf);
+    return tokens;
+}
+
+static void calibrate(void)
+{
+    for (int t = 0; t < N_TYPES; t++) {
+        int lo = 1, hi = 2048, best = 1, best_tokens = input_tokens(t, 1);
+        if (best_tokens < 0)
+            exit(1);
+        while (lo <= hi) { /* smallest word count reaching the target */
+            int mid = (lo + hi) / 2, k = input_tokens(t, mid);
+            if (k < 0)
+                exit(1);
+            if (k >= type_target[t]) {
+                best = mid;
+                best_tokens = k;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        body_words[t] = best;
+        body_tokens[t] = best_tokens;
+        body[t] = make_body(t, best);
+        body_len[t] = strlen(body[t]);
+    }
+}
+
+/* ---- clients ---------------------------------------------------------------------- */
+
+typedef struct sample {
+    float ms;
+    unsigned char type;
+} sample;
+
+typedef struct client {
+    int id;
+    double t_start, t_end; /* record window */
+    double t_stop;
+    sample *s;
+    size_t n, cap;
+    long errors;
+    pthread_t th;
+} client;
+
+static void *client_main(void *p)
+{
+    client *cl = p;
+    conn c = {-1, NULL, 0};
+    for (long i = cl->id;; i++) {
+        double t0 = now_s();
+        if (t0 >= cl->t_stop)
+            break;
+        int type = (int)(i % N_TYPES);
+        const char *resp;
+        size_t rl;
+        int st = conn_post(&c, "/decide", body[type], body_len[type], &resp, &rl);
+        double t1 = now_s();
+        if (t0 < cl->t_start)
+            continue; /* warm-up */
+        if (st != 200) {
+            cl->errors++;
+            if (!st)
+                usleep(1000);
+            continue;
+        }
+        if (cl->n == cl->cap) {
+            cl->cap = cl->cap ? cl->cap * 2 : 4096;
+            cl->s = realloc(cl->s, cl->cap * sizeof *cl->s);
+            if (!cl->s)
+                abort();
+        }
+        cl->s[cl->n++] = (sample){(float)((t1 - t0) * 1e3), (unsigned char)type};
+    }
+    conn_close(&c);
+    free(c.buf);
+    return NULL;
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[0..n). */
+static double pct(const float *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t k = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
+static json_t *lat_json(float *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_f);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)n, "p50_ms", pct(v, n, 50), "p95_ms", pct(v, n, 95),
+                     "p99_ms", pct(v, n, 99), "mean_ms", n ? sum / (double)n : 0.0, "max_ms", n ? v[n - 1] : 0.0);
+}
+
+static json_t *run_level(int conc, double warmup, double duration)
+{
+    client *cl = calloc((size_t)conc, sizeof *cl);
+    double t0 = now_s();
+    for (int i = 0; i < conc; i++) {
+        cl[i].id = i;
+        cl[i].t_start = t0 + warmup;
+        cl[i].t_stop = t0 + warmup + duration;
+        pthread_create(&cl[i].th, NULL, client_main, &cl[i]);
+    }
+    size_t total = 0;
+    long errors = 0;
+    for (int i = 0; i < conc; i++) {
+        pthread_join(cl[i].th, NULL);
+        total += cl[i].n;
+        errors += cl[i].errors;
+    }
+    double elapsed = now_s() - (t0 + warmup); /* includes the tail of requests started before t_stop */
+    float *all = malloc((total + 1) * sizeof *all), *per[N_TYPES];
+    size_t np[N_TYPES] = {0}, na = 0;
+    for (int t = 0; t < N_TYPES; t++)
+        per[t] = malloc((total + 1) * sizeof(float));
+    for (int i = 0; i < conc; i++)
+        for (size_t k = 0; k < cl[i].n; k++) {
+            all[na++] = cl[i].s[k].ms;
+            per[cl[i].s[k].type][np[cl[i].s[k].type]++] = cl[i].s[k].ms;
+        }
+    json_t *by = json_object();
+    for (int t = 0; t < N_TYPES; t++) {
+        json_object_set_new(by, type_name[t], lat_json(per[t], np[t]));
+        free(per[t]);
+    }
+    json_t *lv = json_pack("{s:i,s:f,s:I,s:I,s:f,s:f,s:o,s:o}", "concurrency", conc, "duration_s", elapsed, "requests",
+                           (json_int_t)total, "errors", (json_int_t)errors, "requests_per_s", (double)total / elapsed,
+                           "input_tokens_per_s",
+                           0.0, "latency", lat_json(all, na), "by_type", by);
+    double tok = 0;
+    for (int t = 0; t < N_TYPES; t++)
+        tok += (double)np[t] * body_tokens[t];
+    json_object_set_new(lv, "input_tokens_per_s", json_real(tok / elapsed));
+    fprintf(stderr, "loadgen: concurrency %d: %zu requests, %ld errors, %.1f req/s, p50 %.2f ms, p99 %.2f ms\n", conc,
+            total, errors, (double)total / elapsed, json_real_value(json_object_get(json_object_get(lv, "latency"), "p50_ms")),
+            json_real_value(json_object_get(json_object_get(lv, "latency"), "p99_ms")));
+    free(all);
+    for (int i = 0; i < conc; i++)
+        free(cl[i].s);
+    free(cl);
+    return lv;
+}
+
+static char *sha256_hex(void)
+{
+    EVP_MD_CTX *x = EVP_MD_CTX_new();
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    EVP_DigestInit_ex(x, EVP_sha256(), NULL);
+    for (int t = 0; t < N_TYPES; t++)
+        EVP_DigestUpdate(x, body[t], body_len[t]);
+    EVP_DigestFinal_ex(x, md, &mdlen);
+    EVP_MD_CTX_free(x);
+    static char hex[65];
+    for (unsigned i = 0; i < 32; i++)
+        sprintf(hex + 2 * i, "%02x", md[i]);
+    return hex;
+}
+
+static json_t *get_json(const char *path)
+{
+    conn c = {-1, NULL, 0};
+    if (conn_open(&c))
+        return json_null();
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n", path, g_auth);
+    json_t *j = NULL;
+    if (send(c.fd, req, (size_t)n, MSG_NOSIGNAL) == n) {
+        static char buf[65536];
+        size_t got = 0;
+        ssize_t k;
+        while (got + 1 < sizeof buf && (k = recv(c.fd, buf + got, sizeof buf - 1 - got, 0)) > 0)
+            got += (size_t)k;
+        buf[got] = 0;
+        char *e = strstr(buf, "\r\n\r\n");
+        if (e)
+            j = json_loads(e + 4, 0, NULL);
+    }
+    conn_close(&c);
+    return j ? j : json_null();
+}
+
+int main(int argc, char **argv)
+{
+    const char *levels = "1,8,64", *label = "", *out = NULL;
+    json_t *meta = json_object();
+    double duration = 10, warmup = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--port") && v)
+            g_port = atoi(v), i++;
+        else if (!strcmp(a, "--host") && v)
+            g_host = v, i++;
+        else if (!strcmp(a, "--concurrency") && v)
+            levels = v, i++;
+        else if (!strcmp(a, "--duration") && v)
+            duration = atof(v), i++;
+        else if (!strcmp(a, "--warmup") && v)
+            warmup = atof(v), i++;
+        else if (!strcmp(a, "--label") && v)
+            label = v, i++;
+        else if (!strcmp(a, "--out") && v)
+            out = v, i++;
+        else if (!strcmp(a, "--meta") && v && strchr(v, '=')) {
+            char k[128];
+            snprintf(k, sizeof k, "%.*s", (int)(strchr(v, '=') - v), v);
+            json_object_set_new(meta, k, json_string(strchr(v, '=') + 1));
+            i++;
+        } else if (!strcmp(a, "--key") && v)
+            snprintf(g_auth, sizeof g_auth, "Authorization: Bearer %.256s\r\n", v), i++;
+        else {
+            fprintf(stderr, "usage: loadgen [--host H] [--port P] [--concurrency 1,8,64] [--duration S] "
+                            "[--warmup S] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] [--out FILE]\n");
+            return 2;
+        }
+    }
+    calibrate();
+    json_t *mix = json_array();
+    for (int t = 0; t < N_TYPES; t++)
+        json_array_append_new(mix, json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", type_name[t], "questions",
+                                             type_questions[t], "target_input_tokens", type_target[t],
+                                             "input_tokens", body_tokens[t], "state_words", body_words[t]));
+    json_t *res = json_array();
+    for (const char *p = levels; *p;) {
+        int c = atoi(p);
+        if (c < 1 || c > MAX_CLIENTS) {
+            fprintf(stderr, "loadgen: bad concurrency in '%s'\n", levels);
+            return 2;
+        }
+        json_array_append_new(res, run_level(c, warmup, duration));
+        p += strcspn(p, ",");
+        if (*p == ',')
+            p++;
+    }
+    struct utsname u;
+    uname(&u);
+    char cpu[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            snprintf(cpu, sizeof cpu, "%.200s", c ? c + 2 : line);
+            cpu[strcspn(cpu, "\n")] = 0;
+            break;
+        }
+    if (f)
+        fclose(f);
+    json_t *doc = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:i},s:o,s:s,s:o,s:{s:f,s:f,s:s},s:o,s:o}", "label", label,
+                            "meta", meta, "machine",
+                            "hostname", u.nodename, "kernel", u.release, "cpu", cpu, "cpus",
+                            (int)sysconf(_SC_NPROCESSORS_ONLN), "server", get_json("/health"), "inputs_sha256",
+                            sha256_hex(), "mix", mix, "method", "warmup_s", warmup, "duration_s", duration, "loop",
+                            "closed loop, one keep-alive connection per client, mix round-robin per client",
+                            "levels", res, "server_metrics_note",
+                            json_string("latency = client-side, request sent to response read, loopback"));
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (out) {
+        FILE *o = fopen(out, "w");
+        if (!o) {
+            perror(out);
+            return 1;
+        }
+        fprintf(o, "%s\n", s);
+        fclose(o);
+    } else {
+        printf("%s\n", s);
+    }
+    free(s);
+    json_decref(doc);
+    for (int t = 0; t < N_TYPES; t++)
+        free(body[t]);
+    return 0;
+}

@@ -1,0 +1,375 @@
+/*
+ * test_scheduler.c - the batching scheduler in-process, with a fake backend.
+ *
+ * The fake backend writes logits that are a pure function of each row's ids
+ * (so a result routed to the wrong request, row or slot is caught), records
+ * how many rows each forward saw (so batching across requests is observable),
+ * can sleep (deadlines, overload, shutdown) and fails any forward that
+ * contains a "poison" row (the one-by-one retry). Requests are real ones
+ * (request_parse on the tiny checkpoint).
+ */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/checkpoint.h"
+#include "model/request.h"
+#include "server/metrics.h"
+#include "server/scheduler.h"
+
+static laya_checkpoint ck;
+
+typedef struct fake {
+    laya_backend base;
+    int sleep_us;
+    int poison_len;
+    _Atomic int calls, max_n, failed_calls;
+} fake;
+
+static float f_logit(const laya_row *r, int m)
+{
+    long s = 0;
+    for (int t = 0; t < r->len; t++)
+        s += (long)r->ids[t] * (t + 1);
+    return (float)((s * (m + 3)) % 997) / 10.0f;
+}
+
+static int fake_forward(laya_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
+                        layad_error *err)
+{
+    fake *f = (fake *)b;
+    atomic_fetch_add(&f->calls, 1);
+    int mx = atomic_load(&f->max_n);
+    while (n > mx && !atomic_compare_exchange_weak(&f->max_n, &mx, n))
+        ;
+    if (f->sleep_us)
+        usleep((useconds_t)f->sleep_us);
+    for (int i = 0; i < n; i++)
+        if (rows[i].len == f->poison_len) {
+            atomic_fetch_add(&f->failed_calls, 1);
+            return layad_fail(err, 500, "poison row (len %d)", rows[i].len);
+        }
+    for (int i = 0; i < n; i++) {
+        if (rows[i].n_markers > K)
+            return layad_fail(err, 500, "K too small");
+        for (int m = 0; m < K; m++)
+            logits[i * K + m] = m < rows[i].n_markers ? f_logit(&rows[i], m) : LAYA_MASK_FILL;
+        act[i * 2] = (float)rows[i].len;
+        act[i * 2 + 1] = -1.0f;
+    }
+    return 0;
+}
+
+static void fake_destroy(laya_backend *b)
+{
+    free(b);
+}
+
+static const laya_backend_ops fake_ops = {"fake", fake_forward, fake_destroy};
+
+/* ---- harness ------------------------------------------------------------------- */
+
+typedef struct harness {
+    scheduler *s;
+    fake *f;
+    pthread_t loop;
+    uv_async_t stop;
+    double grace;
+    _Atomic int done, status_count[600];
+} harness;
+
+static harness H;
+
+static void *loop_main(void *arg)
+{
+    scheduler_run(arg);
+    return NULL;
+}
+
+static void on_stop(uv_async_t *a)
+{
+    scheduler_shutdown(H.s, H.grace);
+    uv_close((uv_handle_t *)a, NULL);
+}
+
+static void start(int max_queue, int window_us, int max_rows, double timeout_s, int sleep_us, int poison_len)
+{
+    memset(&H, 0, sizeof H);
+    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255};
+    layad_error err;
+    H.s = scheduler_create(&o, &err);
+    ck_assert_ptr_nonnull(H.s);
+    H.f = calloc(1, sizeof *H.f);
+    H.f->base.ops = &fake_ops;
+    H.f->sleep_us = sleep_us;
+    H.f->poison_len = poison_len;
+    ck_assert_int_eq(scheduler_add_worker(H.s, &H.f->base, 0, &err), 0);
+    ck_assert_int_eq(uv_async_init(scheduler_loop(H.s), &H.stop, on_stop), 0);
+    ck_assert_int_eq(pthread_create(&H.loop, NULL, loop_main, H.s), 0);
+}
+
+static void stop(double grace)
+{
+    H.grace = grace;
+    uv_async_send(&H.stop);
+    pthread_join(H.loop, NULL);
+    scheduler_destroy(H.s);
+}
+
+static void on_done(serve_job *j)
+{
+    atomic_fetch_add(&H.status_count[j->status < 600 ? j->status : 0], 1);
+    atomic_fetch_add(&H.done, 1);
+}
+
+static laya_request *parse(int words, int nq)
+{
+    char body[8192];
+    size_t n = (size_t)snprintf(body, sizeof body, "{\"state\": \"");
+    for (int i = 0; i < words; i++)
+        n += (size_t)snprintf(body + n, sizeof body - n, "%sw%d", i ? " " : "", i % 13);
+    n += (size_t)snprintf(body + n, sizeof body - n, "\", \"questions\": {");
+    for (int q = 0; q < nq; q++)
+        n += (size_t)snprintf(body + n, sizeof body - n,
+                              "%s\"q%d\": {\"type\": \"choice\", \"instructions\": \"pick %d\", \"criteria\": "
+                              "[\"a\", \"b\", \"c%d\"]}",
+                              q ? ", " : "", q, q, q);
+    n += (size_t)snprintf(body + n, sizeof body - n, "}}");
+    decide_opts o;
+    decide_opts_default(&o);
+    laya_request *r = NULL;
+    layad_error err;
+    ck_assert_msg(request_parse(&ck, body, n, &o, &r, &err) == 0, "parse: %s", err.msg);
+    return r;
+}
+
+static int results_ok(serve_job *j)
+{
+    for (int i = 0; i < j->n_rows; i++) {
+        const float *lg = request_row_logits(j->req, i);
+        for (int m = 0; m < j->rows[i].n_markers; m++)
+            if (lg[m] != f_logit(&j->rows[i], m))
+                return 0;
+        if (request_row_act(j->req, i)[0] != (float)j->rows[i].len)
+            return 0;
+    }
+    return 1;
+}
+
+static void wait_done(int n, double timeout_s)
+{
+    double end = sched_now() + timeout_s;
+    while (atomic_load(&H.done) < n && sched_now() < end)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&H.done), n);
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(rows_of_many_requests_share_batches)
+{
+    start(1024, 20000, 64, 30, 0, -1);
+    enum { N = 40 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(3 + i % 17, 1 + i % 4), on_done, NULL);
+        int reason;
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+    }
+    wait_done(N, 30);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i]->status, 200);
+        ck_assert_msg(results_ok(jobs[i]), "job %d got someone else's logits", i);
+        ck_assert(jobs[i]->queue_s >= 0 && jobs[i]->infer_s >= 0);
+        job_unref(jobs[i]);
+    }
+    ck_assert_msg(atomic_load(&H.f->max_n) > 4, "no forward carried rows of several requests (max %d rows)",
+                  atomic_load(&H.f->max_n));
+    stop(5);
+}
+END_TEST
+
+START_TEST(big_request_split_over_batches)
+{
+    start(1024, 0, 8, 30, 0, -1); /* 8 rows per batch, a request of 30 rows */
+    serve_job *j = job_create(parse(5, 30), on_done, NULL);
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+    wait_done(1, 30);
+    ck_assert_int_eq(j->status, 200);
+    ck_assert(results_ok(j));
+    ck_assert_int_ge(atomic_load(&H.f->calls), 4);
+    ck_assert_int_le(atomic_load(&H.f->max_n), 8);
+    job_unref(j);
+    stop(5);
+}
+END_TEST
+
+START_TEST(failed_batch_retried_one_by_one)
+{
+    laya_request *p = parse(40, 1);
+    int poison = request_rows(p)[0].len;
+    start(1024, 30000, 64, 30, 0, poison);
+    enum { N = 12 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(i == 5 ? p : parse(3 + i, 2), on_done, NULL);
+        int reason;
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+    }
+    wait_done(N, 30);
+    for (int i = 0; i < N; i++) {
+        if (i == 5) {
+            ck_assert_int_eq(jobs[i]->status, 500);
+        } else {
+            ck_assert_msg(jobs[i]->status == 200, "neighbour %d failed with %d", i, jobs[i]->status);
+            ck_assert(results_ok(jobs[i]));
+        }
+        job_unref(jobs[i]);
+    }
+    ck_assert_int_ge(atomic_load(&H.f->failed_calls), 2); /* the batch, then the poison alone */
+    stop(5);
+}
+END_TEST
+
+START_TEST(deadline_504_late_result_dropped)
+{
+    start(1024, 0, 64, 0.05, 300000, -1); /* each forward 300 ms, deadline 50 ms */
+    serve_job *a = job_create(parse(4, 1), on_done, NULL), *b = job_create(parse(6, 1), on_done, NULL);
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, a, &reason), 0);
+    usleep(20000);
+    ck_assert_int_eq(scheduler_submit(H.s, b, &reason), 0); /* queued behind a */
+    wait_done(2, 5);
+    ck_assert_int_eq(a->status, 504); /* in flight past its deadline */
+    ck_assert_int_eq(b->status, 504); /* expired in the queue */
+    job_unref(a);
+    job_unref(b);
+    stop(5); /* the late batch returns and is dropped; LSan checks nothing leaks */
+}
+END_TEST
+
+START_TEST(queue_full_rejects_at_once)
+{
+    start(2, 0, 64, 30, 100000, -1);
+    enum { N = 8 };
+    serve_job *jobs[N];
+    int accepted = 0, full = 0;
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(4, 1), on_done, NULL);
+        int reason = 0;
+        if (scheduler_submit(H.s, jobs[i], &reason) == 0) {
+            accepted++;
+        } else {
+            ck_assert_int_eq(reason, REJ_QUEUE_FULL);
+            full++;
+            job_unref(jobs[i]);
+            jobs[i] = NULL;
+        }
+    }
+    ck_assert_int_gt(full, 0);
+    wait_done(accepted, 30);
+    for (int i = 0; i < N; i++)
+        if (jobs[i]) {
+            ck_assert_int_eq(jobs[i]->status, 200);
+            ck_assert(results_ok(jobs[i]));
+            job_unref(jobs[i]);
+        }
+    stop(5);
+}
+END_TEST
+
+START_TEST(shutdown_finishes_then_503)
+{
+    /* Generous grace: everything queued completes. */
+    start(1024, 0, 2, 30, 20000, -1);
+    enum { N = 10 };
+    serve_job *jobs[N];
+    int reason;
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(4, 2), on_done, NULL);
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+    }
+    stop(10);
+    ck_assert_int_eq(atomic_load(&H.done), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i]->status, 200);
+        job_unref(jobs[i]);
+    }
+    /* Tiny grace with slow forwards: the rest is answered 503, nothing hangs. */
+    start(1024, 0, 2, 30, 200000, -1);
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(4, 2), on_done, NULL);
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+    }
+    usleep(50000);
+    stop(0.05);
+    ck_assert_int_eq(atomic_load(&H.done), N);
+    ck_assert_int_gt(atomic_load(&H.status_count[503]), 0);
+    for (int i = 0; i < N; i++) {
+        ck_assert(jobs[i]->status == 200 || jobs[i]->status == 503);
+        job_unref(jobs[i]);
+    }
+}
+END_TEST
+
+START_TEST(drain_rejects_new_work)
+{
+    start(1024, 0, 64, 30, 0, -1);
+    scheduler_drain(H.s);
+    ck_assert(scheduler_draining(H.s));
+    serve_job *j = job_create(parse(4, 1), on_done, NULL);
+    int reason = 0;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), -1);
+    ck_assert_int_eq(reason, REJ_DRAINING);
+    job_unref(j);
+    stop(1);
+}
+END_TEST
+
+static void setup(void)
+{
+    const char *tiny = getenv("LAYAD_TINY");
+    layad_error err;
+    if (checkpoint_open(&ck, tiny && *tiny ? tiny : "build/tiny", &err)) {
+        fprintf(stderr, "tiny checkpoint: %s\n", err.msg);
+        exit(1);
+    }
+    metrics_init();
+}
+
+static void teardown(void)
+{
+    checkpoint_close(&ck);
+}
+
+Suite *suite(void)
+{
+    Suite *s = suite_create("scheduler");
+    TCase *tc = tcase_create("scheduler");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, rows_of_many_requests_share_batches);
+    tcase_add_test(tc, big_request_split_over_batches);
+    tcase_add_test(tc, failed_batch_retried_one_by_one);
+    tcase_add_test(tc, deadline_504_late_result_dropped);
+    tcase_add_test(tc, queue_full_rejects_at_once);
+    tcase_add_test(tc, shutdown_finishes_then_503);
+    tcase_add_test(tc, drain_rejects_new_work);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
