@@ -14,8 +14,12 @@
  *     visibility rule above, per (i, j). A skipped tile and a tile with no
  *     visible key for query i leave that query's state untouched, so padding
  *     (a larger L) never changes a result.
- *   - Online softmax per query in fp32: s_j = (q . k_j) * 0.125 (dot product in
- *     d order); per tile m' = max(m, max_j s_j); alpha = exp(m - m') (0 while m is
+ *   - Scores of a (query tile, key tile) pair are computed as one small block,
+ *     S = Q K^T * 0.125, in 3 x 4 register micro-tiles (partial micro-tiles read
+ *     clamped rows and discard them); each dot product is 8 lane partial sums
+ *     over d = l mod 8, reduced lane 0..7, so a score does not depend on the
+ *     tile it was computed in.
+ *   - Online softmax per query in fp32: per tile m' = max(m, max_j s_j); alpha = exp(m - m') (0 while m is
  *     -inf); l = l * alpha + sum_j exp(s_j - m'); acc = acc * alpha +
  *     sum_j exp(s_j - m') v_j (j ascending). At the end out = acc / l, or 0 when
  *     l == 0: a query with no visible key (every query of a row with lens[b] == 0,
@@ -26,12 +30,29 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels/cpu.h"
 
 #define ATT_TQ 64 /* queries per work item */
 #define ATT_TK 64 /* keys per tile */
 #define ATT_SCALE 0.125f
+#define ATT_VL 8 /* fp32 lanes of the dot-product partial sums */
+
+typedef float v8f __attribute__((vector_size(ATT_VL * sizeof(float))));
+#define LOAD8(dst, p) memcpy(&(dst), (p), sizeof(v8f))
+#define STORE8(p, src) memcpy((p), &(src), sizeof(v8f))
+
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define ATT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ATT_CLONES
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define ATT_CONTRACT __attribute__((optimize("fp-contract=fast"))) /* FMA in the clones */
+#else
+#define ATT_CONTRACT
+#endif
 
 typedef struct att_args {
     const float *qkv;
@@ -43,14 +64,51 @@ typedef struct att_args {
     int nq;              /* queries per row */
 } att_args;
 
+/* S[t][c] = (q_t . k_c) * 0.125 for a 3 x 4 micro-tile of (query, key) pairs:
+ * each dot is 8 lane partial sums (lane l sums d = l mod 8) reduced lane 0..7,
+ * so a pair's score never depends on which other pairs share its micro-tile. */
+static inline void scores_3x4(const float *const qr[3], const float *const kr[4], float out[3][4])
+{
+    const v8f zero = {0};
+    v8f c[3][4];
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; i++)
+        c[i / 4][i % 4] = zero;
+    for (int d = 0; d < KN_HEAD_DIM; d += ATT_VL) {
+        v8f a0, a1, a2;
+        LOAD8(a0, qr[0] + d);
+        LOAD8(a1, qr[1] + d);
+        LOAD8(a2, qr[2] + d);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            v8f b;
+            LOAD8(b, kr[j] + d);
+            c[0][j] += a0 * b;
+            c[1][j] += a1 * b;
+            c[2][j] += a2 * b;
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; i++) {
+        const v8f v = c[i / 4][i % 4];
+        float sum = v[0];
+#pragma GCC unroll 8
+        for (int l = 1; l < ATT_VL; l++)
+            sum += v[l];
+        out[i / 4][i % 4] = sum * ATT_SCALE;
+    }
+}
+
 /* One (b, h, query tile) work item. */
-static void att_item(const att_args *a, int b, int h, int t0)
+ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, int b, int h, int t0)
 {
     const int D3 = 3 * a->D;
     const int len = a->lens[b] < a->L ? a->lens[b] : a->L;
     const int tq = a->nq - t0 < ATT_TQ ? a->nq - t0 : ATT_TQ;
     const float *base = a->qkv + (size_t)b * a->L * D3;
-    float m[ATT_TQ], l[ATT_TQ], acc[ATT_TQ][KN_HEAD_DIM];
+    const float *qbase = base + (size_t)h * KN_HEAD_DIM;
+    const float *kbase = qbase + a->D, *vbase = qbase + 2 * (size_t)a->D;
+    float m[ATT_TQ], l[ATT_TQ], acc[ATT_TQ][KN_HEAD_DIM], S[ATT_TQ][ATT_TK];
     int qi[ATT_TQ];
     int qmin = 0x7fffffff, qmax = -1;
     for (int t = 0; t < tq; t++) {
@@ -59,8 +117,7 @@ static void att_item(const att_args *a, int b, int h, int t0)
         qmax = qi[t] > qmax ? qi[t] : qmax;
         m[t] = -INFINITY;
         l[t] = 0.0f;
-        for (int d = 0; d < KN_HEAD_DIM; d++)
-            acc[t][d] = 0.0f;
+        memset(acc[t], 0, sizeof acc[t]);
     }
     /* Key range any query of this tile can see. */
     int jlo = 0, jhi = len;
@@ -68,12 +125,28 @@ static void att_item(const att_args *a, int b, int h, int t0)
         jlo = qmin - a->window > 0 ? qmin - a->window : 0;
         jhi = qmax + a->window + 1 < len ? qmax + a->window + 1 : len;
     }
-    float s[ATT_TK];
     for (int j0 = (jlo / ATT_TK) * ATT_TK; j0 < jhi; j0 += ATT_TK) {
         const int j1 = j0 + ATT_TK < len ? j0 + ATT_TK : len;
+        const int tk = j1 - j0;
+        /* Scores of the whole tile (partial micro-tiles read clamped rows). */
+        for (int t = 0; t < tq; t += 3) {
+            const float *qr[3];
+            for (int i = 0; i < 3; i++)
+                qr[i] = qbase + (size_t)qi[t + i < tq ? t + i : tq - 1] * D3;
+            for (int c = 0; c < tk; c += 4) {
+                const float *kr[4];
+                for (int j = 0; j < 4; j++)
+                    kr[j] = kbase + (size_t)(j0 + (c + j < tk ? c + j : tk - 1)) * D3;
+                float o[3][4];
+                scores_3x4(qr, kr, o);
+                for (int i = 0; i < 3 && t + i < tq; i++)
+                    for (int j = 0; j < 4 && c + j < tk; j++)
+                        S[t + i][c + j] = o[i][j];
+            }
+        }
+        /* Per query: mask, online softmax update, P.V with the output row in registers. */
         for (int t = 0; t < tq; t++) {
             const int i = qi[t];
-            const float *q = base + (size_t)i * D3 + (size_t)h * KN_HEAD_DIM;
             int lo = j0, hi = j1;
             if (a->window >= 0) {
                 lo = i - a->window > lo ? i - a->window : lo;
@@ -81,28 +154,36 @@ static void att_item(const att_args *a, int b, int h, int t0)
             }
             if (lo >= hi)
                 continue; /* nothing visible in this tile for query i */
+            float *st = S[t] - j0;
             float mt = -INFINITY;
-            for (int j = lo; j < hi; j++) {
-                const float *k = base + (size_t)j * D3 + a->D + (size_t)h * KN_HEAD_DIM;
-                float dot = 0.0f;
-                for (int d = 0; d < KN_HEAD_DIM; d++)
-                    dot += q[d] * k[d];
-                s[j - j0] = dot * ATT_SCALE;
-                mt = s[j - j0] > mt ? s[j - j0] : mt;
-            }
+            for (int j = lo; j < hi; j++)
+                mt = st[j] > mt ? st[j] : mt;
             const float mn = mt > m[t] ? mt : m[t];
             const float alpha = m[t] == -INFINITY ? 0.0f : expf(m[t] - mn);
             float psum = 0.0f;
-            float *o = acc[t];
-            for (int d = 0; d < KN_HEAD_DIM; d++)
-                o[d] *= alpha;
-            for (int j = lo; j < hi; j++) {
-                const float p = expf(s[j - j0] - mn);
-                const float *v = base + (size_t)j * D3 + 2 * (size_t)a->D + (size_t)h * KN_HEAD_DIM;
-                psum += p;
-                for (int d = 0; d < KN_HEAD_DIM; d++)
-                    o[d] += p * v[d];
+            for (int j = lo; j < hi; j++) { /* scores -> probabilities, in place */
+                st[j] = expf(st[j] - mn);
+                psum += st[j];
             }
+            v8f o[KN_HEAD_DIM / ATT_VL];
+#pragma GCC unroll 8
+            for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
+                LOAD8(o[c], acc[t] + c * ATT_VL);
+                o[c] *= alpha;
+            }
+            for (int j = lo; j < hi; j++) {
+                const float p = st[j];
+                const float *v = vbase + (size_t)j * D3;
+#pragma GCC unroll 8
+                for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
+                    v8f vv;
+                    LOAD8(vv, v + c * ATT_VL);
+                    o[c] += p * vv;
+                }
+            }
+#pragma GCC unroll 8
+            for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++)
+                STORE8(acc[t] + c * ATT_VL, o[c]);
             l[t] = l[t] * alpha + psum;
             m[t] = mn;
         }
