@@ -395,7 +395,7 @@ def cmd_corpus(family, tok_path, full_path, fixture_path, n, variant=None):
             chosen.append((cat, s, i))
         if cat == "big" and per_cat.get("big_cut", 0) < 1 and not small:
             # one slice of a 100 KB string, re-encoded on its own
-            cut = s[:20000]
+            cut = s[:6000]
             per_cat["big_cut"] = 1
             chosen.append(("big", cut, tok.encode(cut, add_special_tokens=False).ids))
     with open(fixture_path, "w", encoding="utf-8") as f:
