@@ -1,7 +1,11 @@
 /*
  * backend_cpu.c - the fp32 forward on the CPU kernels (laya-model.md §3, §5).
  *
- * Per chunk of B rows right-padded to L tokens (M = B*L token rows):
+ * Rows are taken in order into chunks of B rows right-padded to L tokens
+ * (M = B*L token rows); a chunk closes when the arena is full or when padding
+ * would exceed 25% of its real tokens (unless it is small, <= 256 tokens;
+ * cpu_backend_set_max_padding changes the 25%).
+ * Per chunk:
  *
  *   encoder   h = LN(E[ids]); for each layer i:
  *               a = i ? LN_attn(h += pending) : h          (layer 0 has no attn_norm)
@@ -35,6 +39,7 @@
 #include "model/backend_cpu.h"
 
 #define ACT_HIDDEN 256 /* act_head.0 width */
+#define CHUNK_SMALL 256 /* padded tokens below which rows always share a chunk */
 
 typedef struct cpu_enc_layer {
     const float *attn_norm; /* NULL on layer 0 */
@@ -53,6 +58,7 @@ typedef struct cpu_backend {
     int D, F, V, NL, HL, n_act, window, threads, pad_id;
     float eps;
     int max_rows;   /* rows per chunk */
+    double max_pad; /* padded / real tokens a chunk may reach (beyond CHUNK_SMALL) */
     long T;         /* token slots per chunk */
     long R;         /* selection rows: T + max_rows */
     int rope_len;   /* positions covered by the RoPE tables */
@@ -210,6 +216,7 @@ laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int th
     cb->pad_id = c->pad_id >= 0 && c->pad_id < c->vocab ? c->pad_id : 0; /* pads are masked anyway */
     cb->threads = threads;
     cb->max_rows = max_rows;
+    cb->max_pad = 1.25;
     cb->T = (long)max_rows * c->max_len;
     cb->R = cb->T + max_rows;
     cb->rope_len = cb->T < c->max_position ? (int)cb->T : c->max_position;
@@ -340,6 +347,11 @@ static void head(cpu_backend *cb, const laya_row *rows, int B, int L, int Kc)
     kn_cpu_gemm(cb->act_hid, cb->act2_w, cb->act2_b, cb->act_out, B, cb->n_act, ACT_HIDDEN, KN_EPI_NONE);
 }
 
+void cpu_backend_set_max_padding(laya_backend *b, double ratio)
+{
+    ((cpu_backend *)b)->max_pad = ratio;
+}
+
 static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
                        float *logits, float *act, layad_error *err)
 {
@@ -353,13 +365,21 @@ static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
         omp_set_num_threads(cb->threads);
 
     for (int s = 0; s < n;) {
-        /* Grow the chunk while rows x longest row fits the arena. */
+        /* Grow the chunk while rows x longest row fits the arena and padding
+         * stays cheap: every op but attention pays for pad tokens, and a row's
+         * results do not depend on its chunk, so unequal rows may as well run
+         * apart (small chunks still batch: below CHUNK_SMALL tokens the GEMMs
+         * gain more from extra rows than padding costs). */
         int e = s, L = 0;
+        long real = 0;
         while (e < n && e - s < cb->max_rows) {
-            int l2 = rows[e].len > L ? rows[e].len : L;
-            if ((long)(e - s + 1) * l2 > cb->T)
+            const int l2 = rows[e].len > L ? rows[e].len : L;
+            const long padded = (long)(e - s + 1) * l2;
+            if (padded > cb->T ||
+                (e > s && padded > CHUNK_SMALL && (double)padded > cb->max_pad * (double)(real + rows[e].len)))
                 break;
             L = l2;
+            real += rows[e].len;
             e++;
         }
         const int B = e - s;

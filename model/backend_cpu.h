@@ -6,8 +6,9 @@
  * built for both thetas, and one activation arena is sized for max_rows rows of
  * cfg.max_len tokens (T = max_rows * max_len token slots). forward() walks the
  * rows in order, in chunks of at most max_rows rows whose right-padded size
- * (rows x longest row) fits T; a single row may use all T slots. Nothing is
- * allocated on the request path.
+ * (rows x longest row) fits T and whose padding stays within 25% of the real
+ * tokens (chunks up to 256 padded tokens are exempt); a single row may use all
+ * T slots. Nothing is allocated on the request path.
  *
  * Results do not depend on the batch: every kernel computes a row's outputs
  * from that row alone in a fixed order, so a row's logits are bit-identical
@@ -27,5 +28,9 @@
  * the backend copies what it needs). Returns NULL with err set on failure
  * (max_rows < 1, out of memory, unsupported geometry). */
 laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int threads, layad_error *err);
+
+/* Lets a chunk grow while padded tokens <= ratio x real tokens (default 1.25;
+ * HUGE_VAL: fill chunks by capacity only). Results do not change, only speed. */
+void cpu_backend_set_max_padding(laya_backend *b, double ratio);
 
 #endif

@@ -11,8 +11,9 @@
  *       --in tests/fixtures/cpu-forward-tiny.json --out tests/fixtures/cpu-forward-tiny.json
  *
  * Tolerance: |ours - ref| <= max(1e-4, 1e-5 |ref|) on every logit and act logit.
- * Beyond the oracle: a row's outputs are bit-identical alone, batched, in any
- * order, chunked (max_rows 2), and with 1 or 2 threads; unused slots hold
+ * Beyond the oracle: a row's outputs are bit-identical alone, batched (one
+ * chunk padded to the longest row, or the default padding-bounded chunks), in
+ * any order, chunked by max_rows 2 or 1, and with 1 or 2 threads; unused slots hold
  * exactly -1e4; bad rows fail with an error instead of reading out of bounds.
  */
 #include <check.h>
@@ -123,6 +124,7 @@ static int identity[MAXR];
 START_TEST(test_matches_official_batched)
 {
     laya_backend *b = mk(8, 0);
+    cpu_backend_set_max_padding(b, HUGE_VAL); /* one chunk: every row padded to 318 */
     for (int i = 0; i < n_rows; i++)
         identity[i] = i;
     float lg[MAXR * MAXK], act[MAXR * 2];
@@ -166,7 +168,8 @@ END_TEST
 
 START_TEST(test_order_chunks_threads_independent)
 {
-    laya_backend *b8 = mk(8, 0), *b2 = mk(2, 1), *b1 = mk(1, 2);
+    laya_backend *b8 = mk(8, 0), *b2 = mk(2, 1), *b1 = mk(1, 2), *bp = mk(8, 0);
+    cpu_backend_set_max_padding(bp, HUGE_VAL);
     for (int i = 0; i < n_rows; i++)
         identity[i] = i;
     int rev[MAXR];
@@ -182,6 +185,9 @@ START_TEST(test_order_chunks_threads_independent)
         ck_assert(memcmp(act + i * 2, actr + j * 2, sizeof(float) * 2) == 0);
         ck_assert(lg[i * K + K - 1] == -1e4f && lg[i * K + K - 2] == -1e4f);
     }
+    fwd(bp, identity, n_rows, K, lgr, actr); /* one padded chunk vs default chunking */
+    ck_assert(memcmp(lg, lgr, sizeof(float) * n_rows * K) == 0);
+    ck_assert(memcmp(act, actr, sizeof(float) * n_rows * 2) == 0);
     fwd(b2, identity, n_rows, K, lgr, actr); /* chunks of 2 rows, 1 thread */
     ck_assert(memcmp(lg, lgr, sizeof(float) * n_rows * K) == 0);
     ck_assert(memcmp(act, actr, sizeof(float) * n_rows * 2) == 0);
@@ -191,6 +197,7 @@ START_TEST(test_order_chunks_threads_independent)
     b8->ops->destroy(b8);
     b2->ops->destroy(b2);
     b1->ops->destroy(b1);
+    bp->ops->destroy(bp);
 }
 END_TEST
 
