@@ -136,9 +136,6 @@ int cmd_bench_cpu(int argc, char **argv)
         fprintf(stderr, "bench-cpu: %s\n", err.msg);
         goto out_rows;
     }
-    int maxlen = 1;
-    for (int i = 0; i < n; i++)
-        maxlen = rows[i].len > maxlen ? rows[i].len : maxlen;
     if (max_rows < 1)
         max_rows = n; /* one chunk holding every row, padded to the longest */
     if (!(be = cpu_backend_create(&ck, max_rows, threads, &err))) {
@@ -181,7 +178,6 @@ int cmd_bench_cpu(int argc, char **argv)
     json_object_set_new(o, "max_rows", json_integer(max_rows));
     json_object_set_new(o, "rows", json_integer(n));
     json_object_set_new(o, "tokens", json_integer(tokens));
-    json_object_set_new(o, "padded_tokens", json_integer((long)n * maxlen));
     json_object_set_new(o, "load_s", json_real(load_s));
     json_object_set_new(o, "times_s", jt);
     json_object_set_new(o, "cpu_times_s", jc); /* process CPU time (all threads) per call */
