@@ -29,7 +29,6 @@
  * plus one CLS slot per row for the head's selection), both owned by the
  * backend and freed by destroy.
  */
-#include <errno.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
