@@ -65,7 +65,7 @@ static const opt_def opts[] = {
     {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch, microseconds"},
     {"max_batch_rows", I(max_batch_rows), "64", 1, 65536, "rows per batch"},
     {"max_batch_tokens", I(max_batch_tokens), "32768", 1, 1 << 30, "real tokens per batch"},
-    {"request_timeout_s", D(request_timeout_s), "30", 0.001, 86400, "deadline from arrival; past it: 504 and the late result is dropped"},
+    {"request_timeout_s", D(request_timeout_s), "30", 0.001, 86400, "deadline from admission to the queue; past it: 504 and the late result is dropped"},
     {"shutdown_grace_s", D(shutdown_grace_s), "20", 0, 3600, "on SIGTERM/SIGINT: time to finish queued work before answering the rest 503"},
     {"log_file", S(log_file), "", 0, 0, "log file (empty: stderr); reopened on SIGHUP"},
     {"log_format", S(log_format), "text", 0, 0, "log line format: text or json"},

@@ -240,6 +240,32 @@ START_TEST(config_precedence_and_help)
 }
 END_TEST
 
+START_TEST(api_key_file)
+{
+    char keyf[128];
+    snprintf(keyf, sizeof keyf, "/tmp/layad-test-key-%d", (int)getpid());
+    FILE *f = fopen(keyf, "w");
+    fprintf(f, "k3y-from-file\n");
+    fclose(f);
+    daemon_proc d;
+    const char *args[] = {"--api-key-file", keyf, NULL};
+    ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
+    td_resp r;
+    ck_assert_int_eq(td_request(d.port, "POST", "/decide", NULL, BODY, strlen(BODY), &r), 0);
+    ck_assert_int_eq(r.status, 401);
+    td_resp_free(&r);
+    ck_assert_int_eq(td_request(d.port, "POST", "/decide", "Authorization: Bearer k3y-from-file\r\n", BODY,
+                                strlen(BODY), &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    td_resp_free(&r);
+    ck_assert_int_eq(td_request(d.port, "POST", "/drain", NULL, "", 0, &r), 0); /* key applies to /drain too */
+    ck_assert_int_eq(r.status, 401);
+    td_resp_free(&r);
+    ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
+    unlink(keyf);
+}
+END_TEST
+
 START_TEST(bad_model_fails_start)
 {
     daemon_proc d;
@@ -262,11 +288,11 @@ START_TEST(install_and_unit_verify)
     ck_assert_ptr_nonnull(slash);
     *slash = 0;
     snprintf(cmd, sizeof cmd,
-             "rm -rf %s && make --no-print-directory -s install BUILD=%s DESTDIR=%s PREFIX=/opt/layad >/dev/null 2>&1 && "
+             "rm -rf %s && make --no-print-directory -s -o %s/layad install BUILD=%s DESTDIR=%s PREFIX=/opt/layad >/dev/null 2>&1 && "
              "test -x %s/opt/layad/bin/layad && test -f %s/etc/layad/layad.conf && test -f %s/etc/default/layad && "
              "test -f %s/opt/layad/share/doc/layad/README.md && "
              "grep -q '^ExecStart=/opt/layad/bin/layad serve' %s/opt/layad/lib/systemd/system/layad.service",
-             root, build, root, root, root, root, root, root);
+             root, build, build, root, root, root, root, root, root);
     ck_assert_msg(system(cmd) == 0, "make install DESTDIR/PREFIX layout wrong: %s", cmd);
     if (access("/usr/bin/systemd-analyze", X_OK) != 0) {
         printf("SKIP systemd-analyze verify: not installed\n");
@@ -307,6 +333,7 @@ Suite *suite(void)
     tcase_add_test(tc, drain_then_sigterm);
     tcase_add_test(tc, sighup_reopens_log_json);
     tcase_add_test(tc, config_precedence_and_help);
+    tcase_add_test(tc, api_key_file);
     tcase_add_test(tc, bad_model_fails_start);
     tcase_add_test(tc, install_and_unit_verify);
     suite_add_tcase(s, tc);
