@@ -165,6 +165,8 @@ def main():
     ap.add_argument("--groups", type=int, default=5)
     ap.add_argument("--per-group", type=int, default=30)
     ap.add_argument("--compile", default="default", help="torch.compile mode, or 'off'")
+    ap.add_argument("--compile-shapes", default="", help="shapes that also get the torch.compile "
+                    "variant (default: all; each new shape costs a compilation)")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -188,6 +190,9 @@ def main():
 
     variants = [("eager", model)]
     if args.compile != "off":
+        import torch._dynamo
+        torch._dynamo.config.automatic_dynamic_shapes = False  # one static graph per shape
+        torch._dynamo.config.cache_size_limit = 64
         variants.append(("compile", torch.compile(model, mode=None if args.compile == "default" else args.compile)))
     out = {"run": {"tool": "pytorch", "label": args.label, "model_source": source, "dtype": args.dtype,
                    "torch": torch.__version__, "device": torch.cuda.get_device_name(),
@@ -200,6 +205,8 @@ def main():
         sets = [make_inputs(ecfg, rows, tokens, 100 * rows + tokens + k) for k in range(3)]
         entry = {"rows": rows, "tokens": tokens}
         for name, m in variants:
+            if name == "compile" and args.compile_shapes and spec not in args.compile_shapes.split(","):
+                continue
             fn = forward(m)
             t0 = time.perf_counter()
             fn(sets[0])  # compile (or first call) outside the timing
