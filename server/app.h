@@ -32,7 +32,8 @@ typedef struct serve_app {
     char name_store[APP_MAX_NAMES][128];
     const char *names[APP_MAX_NAMES + 1]; /* accepted "model" values, NULL-terminated */
     char device_kind[16];         /* "cpu" or "cuda" */
-    char device_desc[256];        /* e.g. "cpu (2 threads)", "cuda:0 NVIDIA H200" */
+    char device_desc[256];        /* e.g. "cpu (2 threads)", "cuda:0 NVIDIA H200" (logs, sd_notify) */
+    char devices_json[4096];      /* JSON array, one object per worker's device (/health) */
     char dtype[16];               /* "fp32", "fp16", "bf16" */
     double start_time;            /* sched_now() at start */
     char key[256];                /* bearer key ("" = none) */

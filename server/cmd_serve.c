@@ -12,6 +12,7 @@
  * The scheduler loop runs on the main thread, so signals, the watchdog and
  * batch completion are all serialized there; HTTP runs on MHD's pool.
  */
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -138,79 +139,119 @@ static int parse_devices(const char *s, int count, int *out, layad_error *err)
     return n;
 }
 
-/* Creates the backends and their workers. */
-static int build_backends(serve_state *st, const laya_checkpoint *ck, layad_error *err)
+static char g_labels[MAX_DEVICES][16]; /* device labels of the metrics (live for the process) */
+
+/* One CUDA backend + worker per selected device; appends each to devices. */
+static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, json_t *devices, const char **lab,
+                      int *nlab, layad_error *err)
 {
     serve_app *app = st->app;
     const serve_config *cfg = st->cfg;
-    int ncuda = cuda_device_count();
-    int use_cuda = !strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && ncuda > 0);
-    static char labels[MAX_DEVICES][16];
-    const char *lab[MAX_DEVICES];
-    int nlab = 0;
-    if (use_cuda) {
-        if (ncuda == 0)
-            return layad_fail(err, 500, "device = cuda but no CUDA device is visible%s",
-                              LAYAD_CUDA ? "" : " (this build has no CUDA)");
-        int devs[MAX_DEVICES];
-        int n = parse_devices(cfg->devices, ncuda, devs, err);
-        if (n < 0)
-            return -1;
-        cuda_bucket warm[CUDA_MAX_WARM];
-        int nwarm = cfg->warm[0] ? cuda_bucket_list_parse(cfg->warm, warm, CUDA_MAX_WARM, err) : 0;
-        if (nwarm < 0)
-            return -1;
-        size_t off = 0;
-        for (int i = 0; i < n; i++) {
-            cuda_backend_opts o;
-            cuda_backend_opts_default(&o);
-            o.device = devs[i];
-            if (cuda_dtype_parse(cfg->dtype, &o.dtype))
-                return layad_fail(err, 500, "dtype '%s'", cfg->dtype);
-            o.max_batch_rows = cfg->max_batch_rows;
-            o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
-            o.warm = warm;
-            o.n_warm = nwarm;
-            o.graph_cache = cfg->graph_cache;
-            log_msg("info", "cuda:%d: uploading weights (%s), capturing %d warm-up graphs", devs[i], cfg->dtype,
-                    nwarm);
-            laya_backend *b = cuda_backend_create(ck, &o, err);
-            if (!b || warm_backend(b, ck, err)) {
-                if (b)
-                    b->ops->destroy(b);
-                return -1;
-            }
-            snprintf(labels[nlab], sizeof labels[nlab], "%d", devs[i]);
-            lab[nlab] = labels[nlab];
-            if (scheduler_add_worker(app->sched, b, nlab, err))
-                return -1;
-            nlab++;
-            cuda_backend_info info;
-            if (!cuda_backend_info_get(b, &info, err))
-                off += (size_t)snprintf(app->device_desc + off, sizeof app->device_desc - off, "%scuda:%d %s",
-                                        i ? ", " : "", devs[i], info.name);
-            if (off >= sizeof app->device_desc)
-                off = sizeof app->device_desc - 1;
-        }
-        st->n_cuda = n;
-        snprintf(app->device_kind, sizeof app->device_kind, "cuda");
-        snprintf(app->dtype, sizeof app->dtype, "%s", cfg->dtype);
-    } else {
-        int threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, threads, err);
+    if (ncuda == 0)
+        return layad_fail(err, 500, "device = cuda but no CUDA device is visible%s",
+                          LAYAD_CUDA ? "" : " (this build has no CUDA)");
+    int devs[MAX_DEVICES];
+    int n = parse_devices(cfg->devices, ncuda, devs, err);
+    if (n < 0)
+        return -1;
+    cuda_bucket warm[CUDA_MAX_WARM];
+    int nwarm = cfg->warm[0] ? cuda_bucket_list_parse(cfg->warm, warm, CUDA_MAX_WARM, err) : 0;
+    if (nwarm < 0)
+        return -1;
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        cuda_backend_opts o;
+        cuda_backend_opts_default(&o);
+        o.device = devs[i];
+        if (cuda_dtype_parse(cfg->dtype, &o.dtype))
+            return layad_fail(err, 500, "dtype '%s'", cfg->dtype);
+        o.max_batch_rows = cfg->max_batch_rows;
+        o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
+        o.warm = warm;
+        o.n_warm = nwarm;
+        o.graph_cache = cfg->graph_cache;
+        log_msg("info", "cuda:%d: uploading weights (%s), capturing %d warm-up graphs", devs[i], cfg->dtype, nwarm);
+        laya_backend *b = cuda_backend_create(ck, &o, err);
         if (!b || warm_backend(b, ck, err)) {
             if (b)
                 b->ops->destroy(b);
             return -1;
         }
-        snprintf(labels[0], sizeof labels[0], "cpu");
-        lab[nlab++] = labels[0];
-        if (scheduler_add_worker(app->sched, b, 0, err))
+        cuda_backend_info info;
+        int have_info = cuda_backend_info_get(b, &info, err) == 0;
+        snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "%d", devs[i]);
+        lab[*nlab] = g_labels[*nlab];
+        if (scheduler_add_worker(app->sched, b, *nlab, err))
             return -1;
-        snprintf(app->device_kind, sizeof app->device_kind, "cpu");
-        snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d threads)", threads);
-        snprintf(app->dtype, sizeof app->dtype, "fp32");
+        (*nlab)++;
+        if (have_info) {
+            off += (size_t)snprintf(app->device_desc + off, sizeof app->device_desc - off, "%scuda:%d %s",
+                                    i ? ", " : "", devs[i], info.name);
+            if (off >= sizeof app->device_desc)
+                off = sizeof app->device_desc - 1;
+            json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:s,s:i,s:I,s:I,s:I}", "index", devs[i], "kind",
+                                                     "cuda", "name", info.name, "pci_bus_id", info.pci_bus_id,
+                                                     "sm_count", info.sm_count, "memory_total_bytes",
+                                                     (json_int_t)info.mem_total, "weight_bytes",
+                                                     (json_int_t)info.weight_bytes, "activation_bytes",
+                                                     (json_int_t)info.act_bytes));
+        } else {
+            json_array_append_new(devices, json_pack("{s:i,s:s}", "index", devs[i], "kind", "cuda"));
+        }
     }
+    st->n_cuda = n;
+    snprintf(app->device_kind, sizeof app->device_kind, "cuda");
+    snprintf(app->dtype, sizeof app->dtype, "%s", cfg->dtype);
+    return 0;
+}
+
+/* The fp32 CPU backend and its worker. */
+static int build_cpu(serve_state *st, const laya_checkpoint *ck, json_t *devices, const char **lab, int *nlab,
+                     layad_error *err)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    int threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, threads, err);
+    if (!b || warm_backend(b, ck, err)) {
+        if (b)
+            b->ops->destroy(b);
+        return -1;
+    }
+    snprintf(g_labels[0], sizeof g_labels[0], "cpu");
+    lab[(*nlab)++] = g_labels[0];
+    if (scheduler_add_worker(app->sched, b, 0, err))
+        return -1;
+    snprintf(app->device_kind, sizeof app->device_kind, "cpu");
+    snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d threads)", threads);
+    snprintf(app->dtype, sizeof app->dtype, "fp32");
+    json_array_append_new(devices, json_pack("{s:s,s:s,s:i}", "kind", "cpu", "name", "cpu fp32", "threads", threads));
+    return 0;
+}
+
+/* Creates the backends and their workers, publishes the model/device labels. */
+static int build_backends(serve_state *st, const laya_checkpoint *ck, layad_error *err)
+{
+    serve_app *app = st->app;
+    int ncuda = cuda_device_count();
+    int use_cuda = !strcmp(st->cfg->device, "cuda") || (!strcmp(st->cfg->device, "auto") && ncuda > 0);
+    const char *lab[MAX_DEVICES];
+    int nlab = 0;
+    json_t *devices = json_array();
+    if (!devices)
+        return layad_fail(err, 500, "out of memory");
+    int rc = use_cuda ? build_cuda(st, ck, ncuda, devices, lab, &nlab, err)
+                      : build_cpu(st, ck, devices, lab, &nlab, err);
+    char *dj = rc ? NULL : json_dumps(devices, JSON_COMPACT);
+    json_decref(devices);
+    if (rc)
+        return -1;
+    if (!dj || strlen(dj) >= sizeof app->devices_json) {
+        free(dj);
+        return layad_fail(err, 500, "device list too long");
+    }
+    memcpy(app->devices_json, dj, strlen(dj) + 1);
+    free(dj);
     metrics_set_model(app->served_name, ck->sha256, app->dtype, app->device_kind, nlab, lab);
     return 0;
 }

@@ -166,7 +166,8 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
         }
         if (h) {
             json_object_set_new(h, "device", json_string(app->device_kind));
-            json_object_set_new(h, "devices", json_string(app->device_desc));
+            json_t *devs = json_loads(app->devices_json, 0, NULL);
+            json_object_set_new(h, "devices", devs ? devs : json_array());
             json_object_set_new(h, "dtype", json_string(app->dtype));
             json_object_set_new(h, "queue_depth", json_integer(scheduler_depth(app->sched)));
         }

@@ -168,6 +168,7 @@ START_TEST(probes_and_info)
     ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ready");
     ck_assert_int_eq((int)strlen(json_string_value(json_object_get(j, "sha256"))), 64);
     ck_assert_str_eq(json_string_value(json_object_get(j, "device")), "cpu");
+    ck_assert_int_eq((int)json_array_size(json_object_get(j, "devices")), 1); /* one entry per worker's device */
     ck_assert(json_is_string(json_object_get(j, "model")));
     ck_assert(json_is_string(json_object_get(j, "checkpoint")));
     ck_assert(json_is_string(json_object_get(j, "dtype")));

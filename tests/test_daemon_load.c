@@ -20,6 +20,19 @@
 
 #include "tests/lib/daemon.h"
 
+/* Under ASan+UBSan (make test-asan) the fp32 forward is ~50x slower, so the
+ * concurrency test keeps its 64 clients but sends 4 requests each there; the
+ * full 64 x 50 runs in the plain pass. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PER_CLIENT 4
+#else
+#define PER_CLIENT 50
+#endif
+
+/* Deadline for the load tests' daemons: correctness under load is what they
+ * check; slow shared CI machines must not turn into 504s (deadline_504 checks those). */
+#define SLOW_OK "--request-timeout-s", "900"
+
 #define N_SHAPES 8
 static char *BODY[N_SHAPES];
 static const char *PATH[N_SHAPES];
@@ -177,7 +190,8 @@ static void run_clients(int port, int n_threads, int per_thread, double seconds,
 START_TEST(concurrent_64x50_equal_single)
 {
     daemon_proc d;
-    ck_assert_int_eq(td_start(&d, NULL, NULL, 1), 0);
+    const char *args[] = {SLOW_OK, NULL};
+    ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
     /* Single requests first: each shape alone equals the CLI. */
     for (int s = 0; s < N_SHAPES; s++) {
         td_resp r;
@@ -187,13 +201,14 @@ START_TEST(concurrent_64x50_equal_single)
     }
     tally t = {0};
     double t0 = td_now();
-    run_clients(d.port, 64, 50, 0, 0, &t, NULL, NULL);
-    printf("64 clients x 50 requests: %d ok, %d rejected, %d wrong, %d failed in %.2f s\n", t.ok, t.rejected, t.wrong,
+    run_clients(d.port, 64, PER_CLIENT, 0, 0, &t, NULL, NULL);
+    printf("64 clients x %d requests:", PER_CLIENT);
+    printf(" %d ok, %d rejected, %d wrong, %d failed in %.2f s\n", t.ok, t.rejected, t.wrong,
            t.failed, td_now() - t0);
     ck_assert_int_eq(t.wrong, 0);
     ck_assert_int_eq(t.failed, 0);
     ck_assert_int_eq(t.rejected, 0);
-    ck_assert_int_eq(t.ok, 64 * 50);
+    ck_assert_int_eq(t.ok, 64 * PER_CLIENT);
     ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
 }
 END_TEST
@@ -201,7 +216,7 @@ END_TEST
 START_TEST(overload_small_queue)
 {
     daemon_proc d;
-    const char *args[] = {"--max-queue", "2", "--batch-window-us", "3000", "--max-batch-rows", "8", NULL};
+    const char *args[] = {"--max-queue", "2", "--batch-window-us", "3000", "--max-batch-rows", "8", SLOW_OK, NULL};
     const char *env[] = {"ASAN_OPTIONS=quarantine_size_mb=4:malloc_context_size=4", NULL};
     ck_assert_int_eq(td_start(&d, args, env, 1), 0);
     long rss[4] = {0};
@@ -236,7 +251,7 @@ END_TEST
 START_TEST(slow_clients_hold_no_slot)
 {
     daemon_proc d;
-    const char *args[] = {"--max-queue", "1", "--http-threads", "2", "--connection-timeout-s", "20", NULL};
+    const char *args[] = {"--max-queue", "1", "--http-threads", "2", "--connection-timeout-s", "60", SLOW_OK, NULL};
     ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
     int slow[16];
     for (int i = 0; i < 16; i++) {
@@ -269,7 +284,8 @@ START_TEST(slow_clients_hold_no_slot)
     }
     double dt = td_now() - t0;
     printf("20 requests behind 16 stalled uploads + 8 deaf readers: %.3f s\n", dt);
-    ck_assert_msg(dt < 10.0, "slow clients slowed the others down: %.2f s", dt);
+    /* Had a stalled client held a slot, these would wait for its 60 s timeout. */
+    ck_assert_msg(dt < 30.0, "slow clients held the others up: %.2f s", dt);
     for (int i = 0; i < 16; i++)
         close(slow[i]);
     for (int i = 0; i < 8; i++)
@@ -317,7 +333,7 @@ static void term_after_1s(void *arg)
 START_TEST(sigterm_under_load)
 {
     daemon_proc d;
-    const char *args[] = {"--shutdown-grace-s", "30", NULL};
+    const char *args[] = {"--shutdown-grace-s", "120", SLOW_OK, NULL};
     ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
     g_term_d = &d;
     tally t = {0};
@@ -328,7 +344,7 @@ START_TEST(sigterm_under_load)
     ck_assert_int_eq(t.unanswered, 0);
     ck_assert_int_gt(t.ok, 0);
     /* Exit 0 once everything accepted was answered. */
-    double end = td_now() + 30;
+    double end = td_now() + 120;
     while (td_alive(&d) && td_now() < end)
         usleep(10000);
     int st = td_stop(&d, 0, 1);
@@ -342,7 +358,7 @@ Suite *suite(void)
     Suite *s = suite_create("daemon_load");
     TCase *tc = tcase_create("load");
     tcase_add_unchecked_fixture(tc, build_shapes, NULL);
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, 1200); /* two shared cores under ASan can be slow; the work is fixed */
     tcase_add_test(tc, concurrent_64x50_equal_single);
     tcase_add_test(tc, overload_small_queue);
     tcase_add_test(tc, slow_clients_hold_no_slot);
