@@ -7,7 +7,10 @@
  * requested period, STOPPING=1 on SIGTERM). The unit file goes through
  * `systemd-analyze verify` after `make install DESTDIR=... PREFIX=...`.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -266,6 +269,51 @@ START_TEST(api_key_file)
 }
 END_TEST
 
+/* /drain without a key is for loopback only: from another address it is 403. */
+START_TEST(drain_remote_forbidden)
+{
+    struct ifaddrs *ifs = NULL, *i;
+    char ip[64] = "";
+    if (getifaddrs(&ifs) == 0)
+        for (i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+                struct sockaddr_in *a = (struct sockaddr_in *)i->ifa_addr;
+                if ((ntohl(a->sin_addr.s_addr) >> 24) != 127) {
+                    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+                    break;
+                }
+            }
+    freeifaddrs(ifs);
+    if (!ip[0]) {
+        printf("SKIP drain_remote_forbidden: no non-loopback IPv4 address\n");
+        return;
+    }
+    daemon_proc d;
+    const char *args[] = {"--bind", ip, NULL};
+    ck_assert_int_eq(td_start(&d, args, NULL, 0), 0);
+    int fd = -1;
+    for (int k = 0; k < 600 && fd < 0; k++) { /* wait for the listener on ip */
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d.port)};
+        inet_pton(AF_INET, ip, &a.sin_addr);
+        if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+            close(fd);
+            fd = -1;
+            usleep(50000);
+        }
+    }
+    ck_assert_int_ge(fd, 0);
+    const char *req = "POST /drain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq((int)send(fd, req, strlen(req), MSG_NOSIGNAL), (int)strlen(req));
+    td_resp r;
+    ck_assert_int_eq(td_read_response(fd, &r), 0);
+    ck_assert_int_eq(r.status, 403);
+    td_resp_free(&r);
+    close(fd);
+    ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
+}
+END_TEST
+
 START_TEST(bad_model_fails_start)
 {
     daemon_proc d;
@@ -334,6 +382,7 @@ Suite *suite(void)
     tcase_add_test(tc, sighup_reopens_log_json);
     tcase_add_test(tc, config_precedence_and_help);
     tcase_add_test(tc, api_key_file);
+    tcase_add_test(tc, drain_remote_forbidden);
     tcase_add_test(tc, bad_model_fails_start);
     tcase_add_test(tc, install_and_unit_verify);
     suite_add_tcase(s, tc);
