@@ -12,16 +12,20 @@
  *     next tile loads while this one computes); keys at or past lens[b] are
  *     zero-filled, so garbage in padded V rows cannot reach an output through a
  *     zero weight (0 * NaN).
- *   - S = Q K^T from register fragments (Q loaded once), scaled by 1/8 (folded
- *     with log2 e into exp2), masked per element by j < len && (window < 0 ||
- *     |i - j| <= window), then the online softmax in fp32: m' = max(m, max_j s),
- *     alpha = 2^(m - m') (0 while m = -inf), l = l alpha + sum p, O = O alpha +
- *     P V. P is rounded to the 16-bit dtype for the P V product (the
- *     accumulator stays fp32), the usual flash-attention trade.
+ *   - S = Q K^T from register fragments (Q loaded once), masked per element by
+ *     j < len && (window < 0 || |i - j| <= window), then the online softmax in
+ *     fp32 with the scale 1/8 folded with log2 e into the exponent: m' =
+ *     max(m, max_j s), alpha = 2^((m - m') c) (exactly 1 when m did not move, 0
+ *     while m = -inf), p = 2^(s c - m' c) (one FMA and ex2.approx), l = l alpha +
+ *     sum p, O = O alpha + P V. P is rounded to the 16-bit dtype for the P V
+ *     product (the accumulator stays fp32), the usual flash-attention trade.
  *   - At the end O / l, or zeros where l == 0 (a query that saw no key): all
  *     outputs finite. Rows past L (or past the selection) are not written.
- * V fragments come from shared memory through ldmatrix.trans; K fragments are
- * plain 32-bit shared loads on rows padded to 72 elements (conflict-free).
+ * K fragments come from shared memory through ldmatrix, V fragments through
+ * ldmatrix.trans, on rows padded to 72 elements (conflict-free); 128 registers
+ * at most, so 4 blocks (16 warps) share an SM. Measured against the previous
+ * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
+ * the H200: 1.13-1.26x faster (bench/results/kernels-h200.md).
  * The selection variant (kn_attention_select) is the same kernel with query
  * positions read from qsel and outputs packed per row: the last head layer
  * needs only CLS and the markers while keys and values span the row.
@@ -53,6 +57,23 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *sme
                  : "r"(s));
 }
 
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *smem)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+}
+
+/* 2^x by the special-function unit alone (ex2.approx.ftz: relative error ~2^-22, results
+ * below 2^-126 flushed to 0, 2^-inf = 0); exp2f adds a denormal-range fix-up around it. */
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* c += a (16x16, row) . b (16x8, col), fp32 accumulators. */
 template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
 template <> __device__ __forceinline__ void mma16816<__half>(float c[4], const uint32_t a[4], const uint32_t b[2])
@@ -79,22 +100,30 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float 
 
 __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_cast<const uint32_t *>(p); }
 
-/* Stages keys [j0, j0 + 64) of row b, head h (block = 0: K, 1: V) into s;
- * keys >= len are zero-filled. */
+/* Stages keys [j0, j0 + 64) of one head's K and V columns (ksrc = row 0 of the
+ * batch row at the head's K column; V is D columns further) into ks and vs; keys
+ * >= len are zero-filled. Thread x copies 16 bytes at column 8 (x % 8) of keys
+ * x / 8 + 16 k, k < 4 (unrolled), from one running pointer (few registers: the
+ * kernel is capped at 128 for 4 blocks per SM). */
 template <typename T>
-__device__ __forceinline__ void att_stage(T (*s)[ATT_LD], const T *row0, int D3, int off, int j0, int len)
+__device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], const T *ksrc, int D, int D3,
+                                          int j0, int len)
 {
-    for (int e = threadIdx.x; e < ATT_TK * (KN_HEAD_DIM / 8); e += ATT_THREADS) {
-        const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
-        const int j = j0 + r;
-        const bool ok = j < len;
-        const T *src = ok ? row0 + (size_t)j * D3 + off + c : row0;
-        cp_async16(&s[r][c], src, ok);
+    constexpr int RSTEP = ATT_THREADS / 8;
+    const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 8;
+    const T *p = ksrc + (size_t)(j0 + r) * D3 + c;
+#pragma unroll
+    for (int k = 0; k < ATT_TK / RSTEP; k++) {
+        const int rr = r + k * RSTEP;
+        const bool ok = j0 + rr < len;
+        cp_async16(&ks[rr][c], ok ? p : ksrc, ok);
+        cp_async16(&vs[rr][c], ok ? p + D : ksrc, ok);
+        p += (size_t)RSTEP * D3;
     }
 }
 
 template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS)
+__global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
                  const int32_t *__restrict__ lens, int window, const int32_t *__restrict__ qsel, int NQ)
 {
@@ -141,11 +170,11 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
     if (qmax < 0)
         jhi = jlo; /* no query in this tile */
     const int tfirst = jlo / ATT_TK;
+    const T *ksrc = row0 + D + h * KN_HEAD_DIM;
     const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
 
     if (tfirst < tend) {
-        att_stage<T>(ks[0], row0, D3, D + h * KN_HEAD_DIM, tfirst * ATT_TK, len);
-        att_stage<T>(vs[0], row0, D3, 2 * D + h * KN_HEAD_DIM, tfirst * ATT_TK, len);
+        att_stage<T>(ks[0], vs[0], ksrc, D, D3, tfirst * ATT_TK, len);
     }
     cp_async_commit();
     cp_async_wait<1>(); /* Q has landed */
@@ -172,27 +201,29 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
     for (int t = tfirst; t < tend; t++) {
         const int buf = (t - tfirst) & 1;
         if (t + 1 < tend) {
-            att_stage<T>(ks[buf ^ 1], row0, D3, D + h * KN_HEAD_DIM, (t + 1) * ATT_TK, len);
-            att_stage<T>(vs[buf ^ 1], row0, D3, 2 * D + h * KN_HEAD_DIM, (t + 1) * ATT_TK, len);
+            att_stage<T>(ks[buf ^ 1], vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
         }
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
 
-        /* S = Q K^T for this warp's 16 rows x 64 keys. */
+        /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
+         * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
+         * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
         float sc[8][4];
 #pragma unroll
         for (int n = 0; n < 8; n++) {
             sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
 #pragma unroll
-            for (int s = 0; s < 4; s++) {
-                uint32_t kb[2];
-                kb[0] = lds32(&ks[buf][8 * n + g][16 * s + 2 * c4]);
-                kb[1] = lds32(&ks[buf][8 * n + g][16 * s + 8 + 2 * c4]);
-                mma16816<T>(sc[n], qa[s], kb);
+            for (int sp = 0; sp < 2; sp++) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, &ks[buf][8 * n + (lane % 8)][32 * sp + 8 * (lane / 8)]);
+                mma16816<T>(sc[n], qa[2 * sp], kb);
+                mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
             }
         }
-        /* Mask (only where the tile is not wholly visible to the block), scale. */
+        /* Mask (only where the tile is not wholly visible to the block); scores stay
+         * unscaled, the scale is applied inside the exponent below. */
         const int j0 = t * ATT_TK;
         const bool full = j0 + ATT_TK <= len &&
                           (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
@@ -203,7 +234,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
             for (int e = 0; e < 4; e++) {
                 const int j = j0 + 8 * n + 2 * c4 + (e & 1);
                 const int i = e < 2 ? i0 : i1;
-                float v = sc[n][e] * sl2;
+                float v = sc[n][e];
                 if (!full) {
                     const int dd = i - j;
                     const bool vis = i >= 0 && j < len && (window < 0 || (dd <= window && -dd <= window));
@@ -220,16 +251,21 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
             tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
             tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
         }
+        /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
+         * move (a tile with nothing visible for the row leaves its state bit for bit) and
+         * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
         const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
         const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
-        const float a0 = exp2f(m0 - mu0), a1 = exp2f(m1 - mu1); /* 0 while m = -inf */
+        const float a0 = m0 == mn0 ? 1.0f : ex2((m0 - mu0) * sl2);
+        const float a1 = m1 == mn1 ? 1.0f : ex2((m1 - mu1) * sl2);
+        const float nb0 = -mu0 * sl2, nb1 = -mu1 * sl2;
         m0 = mn0, m1 = mn1;
         float ps0 = 0.0f, ps1 = 0.0f;
         uint32_t pa[4][4];
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-            const float p0 = exp2f(sc[n][0] - mu0), p1 = exp2f(sc[n][1] - mu0);
-            const float p2 = exp2f(sc[n][2] - mu1), p3 = exp2f(sc[n][3] - mu1);
+            const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
+            const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
             ps0 += p0 + p1;
             ps1 += p2 + p3;
             pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);

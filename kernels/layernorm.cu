@@ -7,19 +7,24 @@
  * sums squared deviations from the mean (two passes, never E[x^2] - mean^2,
  * which cancels when the residual reaches 1e4 and beyond); pass 3 normalizes.
  * The residual update is a plain fp32 add, exactly the CPU's (and PyTorch's)
- * `h = h + o`. The two sums and the element-wise normalization run in double,
- * as on the CPU: a residual row near 1e4 loses ~1e-3 of its mean in fp32 sums,
- * which a unit-variance output would see; in double the GPU's fp32 output
- * differs from the CPU's only by summation order (~1e-7). The H200 runs double
- * at half the fp32 rate, and the kernel is bound by memory, not arithmetic.
+ * `h = h + o`. The row sum runs in double, as on the CPU: a residual row near
+ * 1e4 loses ~1e-3 of its mean in fp32 sums, which a unit-variance output would
+ * see. The scalar path also forms the deviations and the output in double. The
+ * fast path forms each deviation in fp32 against the mean split into two floats
+ * (mean = mh + ml, r - mh - ml: within ~2 fp32 ulps of the deviation itself, for
+ * rows near 1e4 too), sums their squares per 4-column chunk in fp32 and across
+ * chunks in double, and scales in fp32: ~1e-7 relative from the CPU's double
+ * output, against the 1e-5 tolerance; the row then stays in 32 registers
+ * (no spills) and most of the arithmetic leaves the slower double unit.
  *
  * One warp per row, 8 rows per 256-thread block: at D = 768..1024 a row is 24-32
  * values per lane, held in registers, so r and x are read once and r written
  * once. Fast path (D % 128 == 0, D <= 1536, 16-byte aligned buffers): lane l
- * owns columns 4l + 128c with 16-byte fp32 and 8-byte 16-bit accesses. Any other
- * D runs the same three passes over global memory with one column per lane per
- * step (every element is read and written by the same lane, so y may alias r
- * or x).
+ * owns columns 4l + 128c with 16-byte fp32 and 8-byte 16-bit accesses, and all
+ * of a row's loads are issued before its first store (one memory round trip per
+ * row; D = 768 and 1024 are unrolled at compile time). Any other D runs the
+ * same three passes over global memory with one column per lane per step
+ * (every element is read and written by the same lane, so y may alias r or x).
  */
 #include "kernels/cuda_util.cuh"
 
@@ -59,8 +64,21 @@ template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
     *reinterpret_cast<uint2 *>(p) = u;
 }
 
-template <typename TX, typename TY, int MODE, bool VEC>
-__global__ void __launch_bounds__(32 * LN_ROWS)
+/* Blocks per SM the unrolled kernels are register-capped for: 2 x 256 threads (<= 128
+ * registers). A cap of 3 (<= 80) spills at D = 1024 (nvcc 13.0 -Xptxas -v); 16 rows in
+ * flight per SM already hold ~96 KB of loads, about twice what the copy rate needs. */
+#define LN_MIN_BLOCKS(NC) ((NC) > 0 ? 2 : 1)
+
+/*
+ * NC > 0: the row is exactly NC chunks of 128 columns (compile-time: D = 768 and 1024);
+ * NC == 0 with VEC: D / 128 <= LN_MAXC chunks, predicated; !VEC: the scalar path.
+ * Fast path order: every load of the row (r, x or the table row) is issued before the
+ * first store, then add + store + sum, so a row costs one trip to memory instead of one
+ * per chunk (r and x are not __restrict__: y32 may alias r, and without this order the
+ * compiler cannot hoist a chunk's loads above the previous chunk's store).
+ */
+template <typename TX, typename TY, int MODE, bool VEC, int NC>
+__global__ void __launch_bounds__(32 * LN_ROWS, LN_MIN_BLOCKS(NC))
 layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
                  int M, int D, float eps)
@@ -72,47 +90,56 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
     const TX *xx = MODE == LN_RESID ? x + (size_t)m * D : MODE == LN_EMBED ? x + (size_t)ids[m] * D : NULL;
     const double inv_d = 1.0 / (double)D;
     if (VEC) {
-        const int nc = D / 128;
-        float4 v[LN_MAXC];
-        double sum = 0.0;
+        constexpr int CAP = NC > 0 ? NC : LN_MAXC;
+        const int nc = NC > 0 ? NC : D / 128;
+        float4 v[CAP], a[CAP];
 #pragma unroll
-        for (int c = 0; c < LN_MAXC; c++)
+        for (int c = 0; c < CAP; c++)
             if (c < nc) {
                 const int d = 4 * lane + 128 * c;
                 if (MODE == LN_EMBED) {
                     v[c] = ln_load4(xx + d);
                 } else {
                     v[c] = *reinterpret_cast<const float4 *>(rr + d);
-                    if (MODE == LN_RESID) {
-                        float4 a = ln_load4(xx + d);
-                        v[c].x += a.x, v[c].y += a.y, v[c].z += a.z, v[c].w += a.w;
-                    }
+                    if (MODE == LN_RESID)
+                        a[c] = ln_load4(xx + d);
                 }
+            }
+        double sum = 0.0;
+#pragma unroll
+        for (int c = 0; c < CAP; c++)
+            if (c < nc) {
+                if (MODE == LN_RESID)
+                    v[c].x += a[c].x, v[c].y += a[c].y, v[c].z += a[c].z, v[c].w += a[c].w;
                 if (MODE != LN_PLAIN)
-                    *reinterpret_cast<float4 *>(rr + d) = v[c];
+                    *reinterpret_cast<float4 *>(rr + 4 * lane + 128 * c) = v[c];
                 sum += ((double)v[c].x + (double)v[c].y) + ((double)v[c].z + (double)v[c].w);
             }
+        /* The deviation in fp32 against mean = mh + ml (mh the nearest float, ml the rest):
+         * r - mh rounds once and ml is below half an ulp of mh, so the deviation is within ~2
+         * fp32 ulps of its own size even for rows near 1e4; the row stays in 32 registers and
+         * the squares and the scaling below run in fp32 (sums of squares in double per chunk). */
         const double mean = warp_sum(sum) * inv_d;
+        const float mh = (float)mean, ml = (float)(mean - (double)mh);
         double ss = 0.0;
 #pragma unroll
-        for (int c = 0; c < LN_MAXC; c++)
+        for (int c = 0; c < CAP; c++)
             if (c < nc) {
-                double a = v[c].x - mean, bb = v[c].y - mean, cc = v[c].z - mean, dd = v[c].w - mean;
-                ss += (a * a + bb * bb) + (cc * cc + dd * dd);
+                v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
+                ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
             }
-        const double rstd = 1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps);
+        const float rstd = (float)(1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps));
 #pragma unroll
-        for (int c = 0; c < LN_MAXC; c++)
+        for (int c = 0; c < CAP; c++)
             if (c < nc) {
                 const int d = 4 * lane + 128 * c;
                 const float4 ww = *reinterpret_cast<const float4 *>(w + d);
-                double ox = (v[c].x - mean) * rstd * ww.x, oy = (v[c].y - mean) * rstd * ww.y;
-                double oz = (v[c].z - mean) * rstd * ww.z, ow = (v[c].w - mean) * rstd * ww.w;
+                float4 o = make_float4(v[c].x * rstd * ww.x, v[c].y * rstd * ww.y, v[c].z * rstd * ww.z,
+                                       v[c].w * rstd * ww.w);
                 if (b) {
                     const float4 bb = *reinterpret_cast<const float4 *>(b + d);
-                    ox += bb.x, oy += bb.y, oz += bb.z, ow += bb.w;
+                    o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
                 }
-                const float4 o = make_float4((float)ox, (float)oy, (float)oz, (float)ow);
                 if (y16)
                     ln_store4(y16 + (size_t)m * D + d, o);
                 if (y32)
@@ -148,6 +175,16 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
     }
 }
 
+template <typename TX, typename TY, int MODE, bool VEC, int NC>
+static void ln_go(cudaStream_t s, unsigned blocks, float *r, const void *x, const int32_t *ids, const float *w,
+                  const float *b, void *y16, float *y32, int M, int D, float eps)
+{
+    layernorm_kernel<TX, TY, MODE, VEC, NC><<<blocks, 32 * LN_ROWS, 0, s>>>(r, (const TX *)x, ids, w, b, (TY *)y16,
+                                                                            y32, M, D, eps);
+}
+
+/* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of
+ * 128 the predicated one, anything else the scalar one. */
 template <typename TX, int MODE>
 static void ln_launch(cudaStream_t s, float *r, const void *x, const int32_t *ids, const float *w,
                       const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
@@ -155,12 +192,14 @@ static void ln_launch(cudaStream_t s, float *r, const void *x, const int32_t *id
 {
     const unsigned blocks = (unsigned)((M + LN_ROWS - 1) / LN_ROWS);
     KN_DISPATCH16(ydt, TY,
-        if (vec)
-            layernorm_kernel<TX, TY, MODE, true><<<blocks, 32 * LN_ROWS, 0, s>>>(
-                r, (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
+        if (vec && D == 1024)
+            ln_go<TX, TY, MODE, true, 8>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+        else if (vec && D == 768)
+            ln_go<TX, TY, MODE, true, 6>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+        else if (vec)
+            ln_go<TX, TY, MODE, true, 0>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
         else
-            layernorm_kernel<TX, TY, MODE, false><<<blocks, 32 * LN_ROWS, 0, s>>>(
-                r, (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps));
+            ln_go<TX, TY, MODE, false, 0>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps));
 }
 
 static bool ln_vec(const void *x, const float *r, const float *w, const float *b, const void *y16,

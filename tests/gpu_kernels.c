@@ -302,10 +302,13 @@ END_TEST
 START_TEST(test_geglu)
 {
     const kn_dtype dt = DTS[_i];
-    const int shapes[][2] = {{33, 264}, {17, 37}, {1, 2624}};
+    /* 1000 x 2624 and 500 x 2624 run the 4- and 2-vector-per-thread paths (>= 2 blocks per SM
+     * on 132 SMs) with a partial last block; the small ones one vector per thread or the
+     * scalar path (F % 8 != 0). */
+    const int shapes[][2] = {{33, 264}, {17, 37}, {1, 2624}, {1000, 2624}, {500, 2624}};
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < 5; s++) {
             const int M = shapes[s][0], F = shapes[s][1];
             float *U = hrand(&r, (size_t)M * 2 * F, -4, 4);
             void *dU = upload(U, (size_t)M * 2 * F, dt);
@@ -373,7 +376,9 @@ START_TEST(test_layernorm)
                 run_ln_case(dt, 13, 200, xmode, has_b, 0.0f, &r);  /* general path */
             }
         run_ln_case(dt, 29, 768, 1, 0, 1e4f, &r);
+        run_ln_case(dt, 29, 768, 2, 1, 3e4f, &r);  /* D 768 and 1024: unrolled fast paths */
         run_ln_case(dt, 29, 1024, 2, 1, 3e4f, &r);
+        run_ln_case(dt, 19, 512, 1, 1, 1e4f, &r);  /* other multiples of 128: predicated path */
         run_ln_case(dt, 11, 100, 1, 1, 1e5f, &r);
         dfree_all();
     }
@@ -383,10 +388,10 @@ END_TEST
 START_TEST(test_embed_layernorm)
 {
     const kn_dtype dt = DTS[_i];
-    const int V = 50, shapes[][2] = {{29, 256}, {7, 100}};
+    const int V = 50, shapes[][2] = {{29, 256}, {7, 100}, {9, 1024}, {9, 768}};
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < 4; s++) {
             const int M = shapes[s][0], D = shapes[s][1];
             float *T = hrand(&r, (size_t)V * D, -1, 1), *w = hrand(&r, D, 0.5f, 1.5f);
             int32_t *ids = malloc(sizeof(int32_t) * M);
