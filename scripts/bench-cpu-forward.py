@@ -160,7 +160,12 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="interleaved rounds (one timed call each side)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "cpu-forward.json"))
+    ap.add_argument("--omp-wait-policy", default="PASSIVE",
+                    help="OMP_WAIT_POLICY for both sides (PASSIVE suits a shared machine: spinning "
+                         "threads steal the cores the other threads need; measured 7.8 -> 5.0 s wall "
+                         "for layad on one 128-token row at load ~8)")
     args = ap.parse_args()
+    os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy  # read when libgomp loads: before torch, layad
     ref.ensure_venv()
     os.nice(10)
 
@@ -197,6 +202,7 @@ def main():
                        "config": {k: ecfg.get(k) for k in ("hidden_size", "num_hidden_layers", "intermediate_size",
                                                             "vocab_size")}},
         "threads": args.threads,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "rounds": args.reps,
         "pytorch_versions": versions,
         "padding": "PyTorch pads every row to the longest (laya collate_items); layad pads within a chunk "
