@@ -191,6 +191,25 @@ int main(int argc, char **argv)
     }
     stats lng = summarize(long_us, LONG_REPS);
 
+    /* the same text through the Gemma-like (Metaspace, byte fallback) fixture */
+    double gemma_med = -1;
+    size_t gemma_tokens = 0;
+    tokenizer *g = tokenizer_load("tests/fixtures/tokenizer/gemma-like.json", &err);
+    if (g) {
+        static double g_us[ENCODES];
+        for (int i = 0; i < ENCODES; i++) {
+            ids.n = 0;
+            double c0 = cpu_us();
+            int rc = tokenizer_encode(g, state, len, &ids, &err);
+            g_us[i] = cpu_us() - c0;
+            if (rc != 0)
+                return 1;
+            gemma_tokens = ids.n;
+        }
+        gemma_med = summarize(g_us, ENCODES).median;
+        tokenizer_free(g);
+    }
+
     char commit[128], cpu[256], host[256], file_sha[128], cmd[1024], loadavg[128];
     run_line("cut -d' ' -f1-3 /proc/loadavg", loadavg, sizeof loadavg);
     run_line("git rev-parse HEAD 2>/dev/null", commit, sizeof commit);
@@ -219,14 +238,15 @@ int main(int argc, char **argv)
              "  \"encode_state\": {\"tokens\": %zu, \"bytes\": %zu, \"text_sha256\": \"%s\",\n"
              "                   \"median_us\": %.2f, \"min_us\": %.2f, \"p90_us\": %.2f, \"max_us\": %.2f, \"runs\": %d, \"target_us\": 50,\n"
              "                   \"cpu_median_us\": %.2f, \"cpu_min_us\": %.2f, \"cpu_p90_us\": %.2f},\n"
-             "  \"encode_100kb\": {\"bytes\": %zu, \"tokens\": %zu, \"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"runs\": %d}\n"
+             "  \"encode_100kb\": {\"bytes\": %zu, \"tokens\": %zu, \"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"runs\": %d},\n"
+             "  \"encode_state_gemma_like\": {\"file\": \"tests/fixtures/tokenizer/gemma-like.json\", \"tokens\": %zu, \"cpu_median_us\": %.2f}\n"
              "}\n",
              commit, cpu, host, sysconf(_SC_NPROCESSORS_ONLN), loadavg, path, file_sha,
              real ? "true" : "false", tokenizer_vocab_size(t), load.median / 1e3, load.min / 1e3,
              load.p90 / 1e3, load.max / 1e3, load.n, loadc.median / 1e3, loadc.min / 1e3, loadc.p90 / 1e3,
              n_tokens, len, state_sha, enc.median, enc.min, enc.p90, enc.max, enc.n, encc.median, encc.min,
              encc.p90, big_len, big_tokens, lng.median / 1e3,
-             lng.min / 1e3, lng.max / 1e3, lng.n);
+             lng.min / 1e3, lng.max / 1e3, lng.n, gemma_tokens, gemma_med);
     fputs(json, stdout);
     if (out_path) {
         FILE *f = fopen(out_path, "w");
