@@ -12,8 +12,8 @@
  *
  * Suspend/resume race: the scheduler may finish a job before the handler has
  * suspended the connection; a small per-connection mutex orders the two
- * (done() resumes only a suspended connection; a handler that finds the job
- * already done answers at once).
+ * (done() resumes only a suspended connection, after releasing the mutex; a
+ * handler that finds the job already done answers at once).
  */
 #include "server/http.h"
 
@@ -196,14 +196,17 @@ static enum MHD_Result refuse_streamed_body(conn_ctx *x)
 
 static void job_done(serve_job *j)
 {
+    /* Resume only after unlocking: once resumed, an HTTP thread may answer,
+     * complete and free x (and its mutex) before this thread runs again. */
     conn_ctx *x = j->user;
     pthread_mutex_lock(&x->lock);
     x->completed = 1;
-    if (x->suspended) {
-        x->suspended = 0;
-        MHD_resume_connection(x->conn);
-    }
+    int resume = x->suspended;
+    struct MHD_Connection *c = x->conn;
+    x->suspended = 0;
     pthread_mutex_unlock(&x->lock);
+    if (resume)
+        MHD_resume_connection(c); /* a suspended connection is never freed by MHD */
 }
 
 /* ---- MHD callbacks --------------------------------------------------------------- */
@@ -325,12 +328,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)c;
-    (void)toe;
     serve_app *app = cls;
     conn_ctx *x = *con_cls;
     if (!x)
         return;
     *con_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && x->status != 413) {
+        /* The answer did not reach the client (it hung up, timed out, or
+         * the daemon is stopping): the log says so instead of the status. */
+        static const char *why[] = {"completed", "error", "timeout", "daemon shutdown", "read error",
+                                    "client abort"};
+        snprintf(x->error, sizeof x->error, "connection ended before the response was sent (%s)",
+                 (unsigned)toe < sizeof why / sizeof why[0] ? why[toe] : "unknown");
+        x->status = 0;
+    }
     double total = sched_now() - x->t_start;
     metrics_request(x->endpoint, x->status, x->t_body > 0 ? sched_now() - x->t_body : total);
     if (app->cfg->log_requests) {

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+static int g_quiet; /* no diagnostics while polling for readiness */
+
 double td_now(void)
 {
     struct timespec t;
@@ -122,7 +124,10 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
         if (!td_alive(d))
             return -1;
         td_resp r;
-        if (td_request(d->port, "GET", "/readyz", NULL, NULL, 0, &r) == 0 && r.status == 200) {
+        g_quiet = 1;
+        int rc = td_request(d->port, "GET", "/readyz", NULL, NULL, 0, &r);
+        g_quiet = 0;
+        if (rc == 0 && r.status == 200) {
             td_resp_free(&r);
             return 0;
         }
@@ -264,6 +269,10 @@ int td_read_response(int fd, td_resp *r)
     }
     b[n] = 0;
     if (!head_end || (want >= 0 && n < head_end + (size_t)want) || strncmp(b, "HTTP/1.", 7)) {
+        int e = errno;
+        if (!g_quiet)
+            fprintf(stderr, "td_read_response: incomplete response (%zu bytes, errno %d %s): %.120s\n", n, e,
+                strerror(e), b);
         free(b);
         return -1;
     }
@@ -290,8 +299,11 @@ int td_request(int port, const char *method, const char *path, const char *extra
 {
     memset(r, 0, sizeof *r);
     int fd = td_connect(port);
-    if (fd < 0)
+    if (fd < 0) {
+        if (!g_quiet)
+            fprintf(stderr, "td_request: connect to port %d: %s\n", port, strerror(errno));
         return -1;
+    }
     char head[4096], clen[64] = "";
     if (body)
         snprintf(clen, sizeof clen, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
@@ -300,6 +312,8 @@ int td_request(int port, const char *method, const char *path, const char *extra
     int rc = -1;
     if (send_all(fd, head, (size_t)hn) == 0 && (!body || send_all(fd, body, len) == 0))
         rc = td_read_response(fd, r);
+    else
+        fprintf(stderr, "td_request: send: %s\n", strerror(errno));
     close(fd);
     return rc;
 }
