@@ -14,6 +14,7 @@
 #ifndef LAYAD_KERNELS_CPU_H
 #define LAYAD_KERNELS_CPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum kn_epilogue { KN_EPI_NONE = 0, KN_EPI_GELU = 1 /* exact erf GELU */, KN_EPI_RELU = 2 };
@@ -24,6 +25,18 @@ enum kn_epilogue { KN_EPI_NONE = 0, KN_EPI_GELU = 1 /* exact erf GELU */, KN_EPI
 /* Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]); bias may be NULL. Any M, N, K >= 0. */
 void kn_cpu_gemm(const float *X, const float *W, const float *bias, float *Y,
                  int M, int N, int K, int epi);
+
+/* The same GEMM over weights packed once at start-up (the CPU backend's path):
+ * kn_cpu_pack_weights lays W[N,K] out as panels of KN_PACK_NR columns, k-major
+ * (Wp[p][k][j] = W[p*16 + j][k], the last panel zero-padded), so the micro-
+ * kernel broadcasts X and streams contiguous W. Wp holds kn_cpu_packed_size(N, K)
+ * floats. kn_cpu_gemm_packed computes exactly what kn_cpu_gemm specifies (same
+ * epilogues, bias, any M, N, K), summing each output in k order. */
+#define KN_PACK_NR 16
+size_t kn_cpu_packed_size(int N, int K);
+void kn_cpu_pack_weights(const float *W, float *Wp, int N, int K);
+void kn_cpu_gemm_packed(const float *X, const float *Wp, const float *bias, float *Y,
+                        int M, int N, int K, int epi);
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F], U is [M, 2F]. */
 void kn_cpu_geglu(const float *U, float *out, int M, int F);

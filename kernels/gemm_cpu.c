@@ -26,6 +26,17 @@
  * The inner loop uses GCC vector extensions so it vectorizes for any ISA; an
  * AVX2+FMA clone is picked at run time (never -march=native). Only FMA
  * contraction differs between the clones (last-bit differences).
+ *
+ * Packed variant (kn_cpu_gemm_packed, what the CPU backend runs): weights are
+ * constant, so they are repacked once into k-major panels of 16 columns and the
+ * micro-kernel becomes the outer-product form: a 6 x 16 register tile (12
+ * 8-lane accumulators) takes per k one broadcast of each of 6 X values and two
+ * contiguous W vectors, with no lane reductions at the end. Each output is the
+ * sum over k in order (FMA in the AVX2 clone). Work items are (60-row block,
+ * panel), panel-fastest, split statically over threads; partial row blocks
+ * clamp rows and discard them, the last panel is zero-padded. Measured on one
+ * Zen 3 core (CPU time, M = 128..320, K = 1024..2624): 68-79 GFLOP/s against
+ * 54-63 for the 3 x 4 dot-product kernel.
  */
 #include <math.h>
 #include <string.h>
@@ -145,5 +156,86 @@ void kn_cpu_gemm(const float *X, const float *W, const float *bias, float *Y,
         int n0 = (int)(t / mt) * GEMM_TN;
         int m0 = (int)(t % mt) * GEMM_TM;
         gemm_tile(X, W, bias, Y, M, N, K, epi, m0, n0);
+    }
+}
+
+/* ---- packed weights ---- */
+
+#define PK_MR 6          /* micro-tile rows */
+#define PK_NR KN_PACK_NR /* panel width: two 8-lane vectors */
+#define PK_MB (10 * PK_MR) /* rows per work item */
+
+size_t kn_cpu_packed_size(int N, int K)
+{
+    return (size_t)((N + PK_NR - 1) / PK_NR) * PK_NR * (size_t)(K > 0 ? K : 0);
+}
+
+void kn_cpu_pack_weights(const float *W, float *Wp, int N, int K)
+{
+    const int P = (N + PK_NR - 1) / PK_NR;
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < P; p++)
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < PK_NR; j++) {
+                const int n = p * PK_NR + j;
+                Wp[((size_t)p * K + k) * PK_NR + j] = n < N ? W[(size_t)n * K + k] : 0.0f;
+            }
+}
+
+/* out[i][0..16) = sum_k xr[i][k] * panel[k][0..16) for a 6 x 16 micro-tile. */
+GEMM_CONTRACT GEMM_CLONES
+static void micro_packed(const float *const xr[PK_MR], const float *panel, int K, float out[PK_MR][PK_NR])
+{
+    const v8f zero = {0};
+    v8f c[PK_MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < 2 * PK_MR; i++)
+        c[i / 2][i % 2] = zero;
+    for (int k = 0; k < K; k++) {
+        v8f b0, b1;
+        LOAD8(b0, panel + (size_t)k * PK_NR);
+        LOAD8(b1, panel + (size_t)k * PK_NR + GEMM_VL);
+#pragma GCC unroll 6
+        for (int i = 0; i < PK_MR; i++) {
+            const float a = xr[i][k];
+            c[i][0] += a * b0;
+            c[i][1] += a * b1;
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < PK_MR; i++) {
+        memcpy(out[i], &c[i][0], sizeof(v8f));
+        memcpy(out[i] + GEMM_VL, &c[i][1], sizeof(v8f));
+    }
+}
+
+void kn_cpu_gemm_packed(const float *X, const float *Wp, const float *bias, float *Y,
+                        int M, int N, int K, int epi)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    const long P = (N + PK_NR - 1) / PK_NR;
+    const long MB = (M + PK_MB - 1) / PK_MB;
+#pragma omp parallel for schedule(static)
+    for (long t = 0; t < P * MB; t++) {
+        const int p = (int)(t % P), m0 = (int)(t / P) * PK_MB;
+        const int m1 = m0 + PK_MB < M ? m0 + PK_MB : M;
+        const int n0 = p * PK_NR;
+        for (int i0 = m0; i0 < m1; i0 += PK_MR) {
+            const float *xr[PK_MR];
+            for (int i = 0; i < PK_MR; i++) /* predicate: clamp, discard */
+                xr[i] = X + (size_t)(i0 + i < m1 ? i0 + i : m1 - 1) * K;
+            float o[PK_MR][PK_NR];
+            micro_packed(xr, Wp + (size_t)p * K * PK_NR, K, o);
+            for (int i = 0; i < PK_MR && i0 + i < m1; i++) {
+                float *y = Y + (size_t)(i0 + i) * N + n0;
+                for (int j = 0; j < PK_NR && n0 + j < N; j++) {
+                    float v = o[i][j];
+                    if (bias)
+                        v += bias[n0 + j];
+                    y[j] = epilogue(v, epi);
+                }
+            }
+        }
     }
 }

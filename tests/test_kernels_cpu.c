@@ -118,20 +118,31 @@ START_TEST(test_gemm_epilogues)
             const size_t guard = 37;
             float *Y = falloc((size_t)M * N + guard);
             double *R = malloc(sizeof(double) * (size_t)M * N);
+            const size_t np = kn_cpu_packed_size(N, K);
+            ck_assert(np >= (size_t)N * K && np % KN_PACK_NR == 0);
+            float *Wp = falloc(np);
+            poison(Wp, np);
+            kn_cpu_pack_weights(W, Wp, N, K);
+            for (size_t i = 0; i < np; i++)
+                ck_assert(!isnan(Wp[i])); /* every slot written, padding zeroed */
             for (int epi = 0; epi < 3; epi++)
-                for (int hb = 0; hb < 2; hb++) {
-                    poison(Y, (size_t)M * N);
-                    for (size_t g = 0; g < guard; g++)
-                        Y[(size_t)M * N + g] = 12345.0f;
-                    kn_cpu_gemm(X, W, hb ? bias : NULL, Y, M, N, K, epi);
-                    gemm_ref(X, W, hb ? bias : NULL, R, M, N, K, epi);
-                    double e = max_err(Y, R, (size_t)M * N);
-                    ck_assert_msg(e <= TOL, "gemm M=%d N=%d K=%d epi=%d bias=%d err %g",
-                                  M, N, K, epi, hb, e);
-                    for (size_t g = 0; g < guard; g++)
-                        ck_assert_msg(Y[(size_t)M * N + g] == 12345.0f, "gemm wrote past Y");
-                }
-            free(X), free(W), free(bias), free(Y), free(R);
+                for (int hb = 0; hb < 2; hb++)
+                    for (int packed = 0; packed < 2; packed++) {
+                        poison(Y, (size_t)M * N);
+                        for (size_t g = 0; g < guard; g++)
+                            Y[(size_t)M * N + g] = 12345.0f;
+                        if (packed)
+                            kn_cpu_gemm_packed(X, Wp, hb ? bias : NULL, Y, M, N, K, epi);
+                        else
+                            kn_cpu_gemm(X, W, hb ? bias : NULL, Y, M, N, K, epi);
+                        gemm_ref(X, W, hb ? bias : NULL, R, M, N, K, epi);
+                        double e = max_err(Y, R, (size_t)M * N);
+                        ck_assert_msg(e <= TOL, "gemm%s M=%d N=%d K=%d epi=%d bias=%d err %g",
+                                      packed ? "_packed" : "", M, N, K, epi, hb, e);
+                        for (size_t g = 0; g < guard; g++)
+                            ck_assert_msg(Y[(size_t)M * N + g] == 12345.0f, "gemm wrote past Y");
+                    }
+            free(X), free(W), free(Wp), free(bias), free(Y), free(R);
         }
     }
 }
@@ -152,6 +163,14 @@ START_TEST(test_gemm_k0_and_empty)
     kn_cpu_gemm(X, W, bias, Y, 0, 3, 2, KN_EPI_NONE); /* M = 0 writes nothing */
     for (int i = 0; i < 6; i++)
         ck_assert(isnan(Y[i]));
+    float Wp[KN_PACK_NR];
+    ck_assert_uint_eq(kn_cpu_packed_size(3, 0), 0);
+    poison(Y, 6);
+    kn_cpu_gemm_packed(X, Wp, bias, Y, 2, 3, 0, KN_EPI_RELU); /* packed, K = 0 */
+    for (int m = 0; m < 2; m++) {
+        ck_assert_float_eq(Y[m * 3 + 0], 0.0f);
+        ck_assert_float_eq(Y[m * 3 + 2], 2.0f);
+    }
 }
 END_TEST
 
@@ -172,7 +191,18 @@ START_TEST(test_gemm_thread_independent)
         float *y1 = falloc(N);
         kn_cpu_gemm(X + (size_t)70 * K, W, bias, y1, 1, N, K, KN_EPI_GELU);
         ck_assert(memcmp(y1, Y1 + (size_t)70 * N, sizeof(float) * N) == 0);
-        free(X), free(W), free(bias), free(Y1), free(Y3), free(y1);
+        /* The same for the packed kernel. */
+        float *Wp = falloc(kn_cpu_packed_size(N, K));
+        kn_cpu_pack_weights(W, Wp, N, K);
+        omp_set_num_threads(1);
+        kn_cpu_gemm_packed(X, Wp, bias, Y1, M, N, K, KN_EPI_RELU);
+        omp_set_num_threads(3);
+        kn_cpu_gemm_packed(X, Wp, bias, Y3, M, N, K, KN_EPI_RELU);
+        omp_set_num_threads(saved);
+        ck_assert(memcmp(Y1, Y3, sizeof(float) * (size_t)M * N) == 0);
+        kn_cpu_gemm_packed(X + (size_t)70 * K, Wp, bias, y1, 1, N, K, KN_EPI_RELU);
+        ck_assert(memcmp(y1, Y1 + (size_t)70 * N, sizeof(float) * N) == 0);
+        free(X), free(W), free(Wp), free(bias), free(Y1), free(Y3), free(y1);
     }
 }
 END_TEST
