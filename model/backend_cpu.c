@@ -23,6 +23,7 @@
  *   scorer    logits = sc3 . GELU(sc1 LN_sc0(h_marker)) + b, unused slots -1e4
  *   act       feats from the uncalibrated logits; act = act2 GELU(act0 [h_cls, feats])
  *
+ * Every linear layer runs kn_cpu_gemm_packed over weights packed once at create.
  * Residual adds are fused into the LayerNorm that follows them (kn_cpu_layernorm
  * updates the fp32 residual in place with plain fp32 adds). Buffers: one fp32
  * weight arena, one activation arena with R = T + max_rows rows (T token slots
@@ -79,10 +80,14 @@ typedef struct cpu_backend {
 
 /* ---- create ---- */
 
-/* Bump allocator over one arena: first pass measures, second pass hands out. */
+/* Bump allocator over one arena: first pass measures, second pass hands out.
+ * scratch (second pass) holds one weight in fp32 row-major before packing;
+ * max_scratch (first pass) records the size it needs. */
 typedef struct bump {
     char *base;
     size_t off;
+    float *scratch;
+    size_t max_scratch;
 } bump;
 
 static void *bump_take(bump *b, size_t bytes)
@@ -100,7 +105,22 @@ static const float *wconv(bump *b, const st_tensor *t)
     return dst;
 }
 
-/* Converts (or, with b->base == NULL, measures) every weight. */
+/* A linear weight [N, K]: converted to fp32, then packed for kn_cpu_gemm_packed. */
+static const float *wpack(bump *b, const st_tensor *t)
+{
+    const int N = (int)t->shape[0], K = (int)t->shape[1];
+    float *dst = bump_take(b, sizeof(float) * kn_cpu_packed_size(N, K));
+    if ((size_t)t->numel > b->max_scratch)
+        b->max_scratch = (size_t)t->numel;
+    if (dst) {
+        st_to_f32(t, b->scratch);
+        kn_cpu_pack_weights(b->scratch, dst, N, K);
+    }
+    return dst;
+}
+
+/* Converts (or, with b->base == NULL, measures) every weight; GEMM weights are
+ * stored packed (kernels/cpu.h), the rest row-major. */
 static void take_weights(cpu_backend *cb, const laya_checkpoint *ck, bump *b)
 {
     const laya_weights *w = &ck->w;
@@ -111,32 +131,32 @@ static void take_weights(cpu_backend *cb, const laya_checkpoint *ck, bump *b)
         const laya_enc_layer *s = &w->enc[i];
         cpu_enc_layer *d = &cb->enc[i];
         d->attn_norm = s->attn_norm ? wconv(b, s->attn_norm) : NULL;
-        d->wqkv = wconv(b, s->wqkv);
-        d->wo = wconv(b, s->wo);
+        d->wqkv = wpack(b, s->wqkv);
+        d->wo = wpack(b, s->wo);
         d->mlp_norm = wconv(b, s->mlp_norm);
-        d->wi = wconv(b, s->wi);
-        d->mlp_wo = wconv(b, s->mlp_wo);
+        d->wi = wpack(b, s->wi);
+        d->mlp_wo = wpack(b, s->mlp_wo);
         d->global = ck->cfg.layer_global[i];
     }
     cb->type_emb = wconv(b, w->type_emb);
     for (int j = 0; j < cb->HL; j++) {
         const laya_head_layer *s = &w->head[j];
         cpu_head_layer *d = &cb->head[j];
-        d->in_w = wconv(b, s->in_w), d->in_b = wconv(b, s->in_b);
-        d->out_w = wconv(b, s->out_w), d->out_b = wconv(b, s->out_b);
-        d->l1_w = wconv(b, s->l1_w), d->l1_b = wconv(b, s->l1_b);
-        d->l2_w = wconv(b, s->l2_w), d->l2_b = wconv(b, s->l2_b);
+        d->in_w = wpack(b, s->in_w), d->in_b = wconv(b, s->in_b);
+        d->out_w = wpack(b, s->out_w), d->out_b = wconv(b, s->out_b);
+        d->l1_w = wpack(b, s->l1_w), d->l1_b = wconv(b, s->l1_b);
+        d->l2_w = wpack(b, s->l2_w), d->l2_b = wconv(b, s->l2_b);
         d->n1_w = wconv(b, s->n1_w), d->n1_b = wconv(b, s->n1_b);
         d->n2_w = wconv(b, s->n2_w), d->n2_b = wconv(b, s->n2_b);
     }
     cb->sc0_w = wconv(b, w->sc0_w), cb->sc0_b = wconv(b, w->sc0_b);
-    cb->sc1_w = wconv(b, w->sc1_w), cb->sc1_b = wconv(b, w->sc1_b);
+    cb->sc1_w = wpack(b, w->sc1_w), cb->sc1_b = wconv(b, w->sc1_b);
     cb->sc3_w = wconv(b, w->sc3_w);
     const float *sc3_b = wconv(b, w->sc3_b);
     if (sc3_b)
         cb->sc3_b = sc3_b[0];
-    cb->act0_w = wconv(b, w->act0_w), cb->act0_b = wconv(b, w->act0_b);
-    cb->act2_w = wconv(b, w->act2_w), cb->act2_b = wconv(b, w->act2_b);
+    cb->act0_w = wpack(b, w->act0_w), cb->act0_b = wconv(b, w->act0_b);
+    cb->act2_w = wpack(b, w->act2_w), cb->act2_b = wconv(b, w->act2_b);
     for (int t = 0; t < 2; t++) {
         cb->rope_cos[t] = bump_take(b, sizeof(float) * (size_t)cb->rope_len * KN_ROPE_HALF);
         cb->rope_sin[t] = bump_take(b, sizeof(float) * (size_t)cb->rope_len * KN_ROPE_HALF);
@@ -220,21 +240,24 @@ laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int th
     cb->R = cb->T + max_rows;
     cb->rope_len = cb->T < c->max_position ? (int)cb->T : c->max_position;
 
-    bump wb = {NULL, 0}, ab = {NULL, 0};
+    bump wb = {NULL, 0, NULL, 0}, ab = {NULL, 0, NULL, 0};
     take_weights(cb, ck, &wb);
     take_acts(cb, &ab);
     cb->warena = aligned_alloc(64, wb.off);
     cb->aarena = aligned_alloc(64, ab.off ? ab.off : 64);
-    if (!cb->warena || !cb->aarena) {
+    float *scratch = malloc(sizeof(float) * (wb.max_scratch ? wb.max_scratch : 1));
+    if (!cb->warena || !cb->aarena || !scratch) {
         layad_fail(err, 500, "cpu backend: out of memory (%zu MiB of weights, %zu MiB of activations)",
                    wb.off >> 20, ab.off >> 20);
+        free(scratch);
         cpu_destroy(&cb->base);
         return NULL;
     }
-    wb = (bump){(char *)cb->warena, 0};
-    ab = (bump){(char *)cb->aarena, 0};
+    wb = (bump){(char *)cb->warena, 0, scratch, 0};
+    ab = (bump){(char *)cb->aarena, 0, NULL, 0};
     take_weights(cb, ck, &wb);
     take_acts(cb, &ab);
+    free(scratch);
     kn_rope_tables(cb->rope_cos[0], cb->rope_sin[0], cb->rope_len, c->rope_theta_global);
     kn_rope_tables(cb->rope_cos[1], cb->rope_sin[1], cb->rope_len, c->rope_theta_local);
     return &cb->base;
@@ -276,14 +299,14 @@ static void encoder(cpu_backend *cb, int B, int L)
             a_in = cb->a;
         }
         const int t = ly->global ? 0 : 1;
-        kn_cpu_gemm(a_in, ly->wqkv, NULL, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(a_in, ly->wqkv, NULL, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
         kn_cpu_rope(cb->qkv, M, D, cb->pos, cb->rope_cos[t], cb->rope_sin[t]);
         kn_cpu_attention(cb->qkv, cb->ctx, B, L, D, cb->lens, ly->global ? -1 : cb->window);
-        kn_cpu_gemm(cb->ctx, ly->wo, NULL, cb->tmp, M, D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->ctx, ly->wo, NULL, cb->tmp, M, D, D, KN_EPI_NONE);
         kn_cpu_layernorm(cb->h, cb->tmp, ly->mlp_norm, NULL, cb->a, M, D, cb->eps);
-        kn_cpu_gemm(cb->a, ly->wi, NULL, cb->u, M, 2 * F, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->a, ly->wi, NULL, cb->u, M, 2 * F, D, KN_EPI_NONE);
         kn_cpu_geglu(cb->u, cb->g, M, F);
-        kn_cpu_gemm(cb->g, ly->mlp_wo, NULL, cb->tmp, M, D, F, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->g, ly->mlp_wo, NULL, cb->tmp, M, D, F, KN_EPI_NONE);
     }
     kn_cpu_layernorm(cb->h, cb->NL > 0 ? cb->tmp : NULL, cb->final_norm, NULL, cb->h, M, D, cb->eps);
 }
@@ -299,12 +322,12 @@ static void head(cpu_backend *cb, const laya_row *rows, int B, int L, int Kc)
     for (int j = 0; j + 1 < cb->HL; j++) {
         const cpu_head_layer *ly = &cb->head[j];
         kn_cpu_layernorm(cb->h, pending ? cb->tmp : NULL, ly->n1_w, ly->n1_b, cb->a, M, D, cb->eps);
-        kn_cpu_gemm(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
         kn_cpu_attention(cb->qkv, cb->ctx, B, L, D, cb->lens, -1);
-        kn_cpu_gemm(cb->ctx, ly->out_w, ly->out_b, cb->tmp, M, D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->ctx, ly->out_w, ly->out_b, cb->tmp, M, D, D, KN_EPI_NONE);
         kn_cpu_layernorm(cb->h, cb->tmp, ly->n2_w, ly->n2_b, cb->a, M, D, cb->eps);
-        kn_cpu_gemm(cb->a, ly->l1_w, ly->l1_b, cb->u, M, 4 * D, D, KN_EPI_RELU);
-        kn_cpu_gemm(cb->u, ly->l2_w, ly->l2_b, cb->tmp, M, D, 4 * D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->a, ly->l1_w, ly->l1_b, cb->u, M, 4 * D, D, KN_EPI_RELU);
+        kn_cpu_gemm_packed(cb->u, ly->l2_w, ly->l2_b, cb->tmp, M, D, 4 * D, KN_EPI_NONE);
         pending = 1;
     }
     /* Query rows the outputs need: CLS, then each marker slot (unused -> 0). */
@@ -320,20 +343,20 @@ static void head(cpu_backend *cb, const laya_row *rows, int B, int L, int Kc)
     if (cb->HL > 0) {
         const cpu_head_layer *ly = &cb->head[cb->HL - 1];
         kn_cpu_layernorm(cb->h, pending ? cb->tmp : NULL, ly->n1_w, ly->n1_b, cb->a, M, D, cb->eps);
-        kn_cpu_gemm(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
         kn_cpu_gather_rows(cb->h, cb->qsel, cb->sel, B, L, Q, D);
         kn_cpu_attention_select(cb->qkv, cb->ctx, B, L, D, cb->lens, -1, cb->qsel, Q);
-        kn_cpu_gemm(cb->ctx, ly->out_w, ly->out_b, cb->tmp, S, D, D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->ctx, ly->out_w, ly->out_b, cb->tmp, S, D, D, KN_EPI_NONE);
         kn_cpu_layernorm(cb->sel, cb->tmp, ly->n2_w, ly->n2_b, cb->a, S, D, cb->eps);
-        kn_cpu_gemm(cb->a, ly->l1_w, ly->l1_b, cb->u, S, 4 * D, D, KN_EPI_RELU);
-        kn_cpu_gemm(cb->u, ly->l2_w, ly->l2_b, cb->tmp, S, D, 4 * D, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->a, ly->l1_w, ly->l1_b, cb->u, S, 4 * D, D, KN_EPI_RELU);
+        kn_cpu_gemm_packed(cb->u, ly->l2_w, ly->l2_b, cb->tmp, S, D, 4 * D, KN_EPI_NONE);
         /* sel += FFN output (final residual), a = scorer LN of every selected row */
         kn_cpu_layernorm(cb->sel, cb->tmp, cb->sc0_w, cb->sc0_b, cb->a, S, D, cb->eps);
     } else {
         kn_cpu_gather_rows(cb->h, cb->qsel, cb->sel, B, L, Q, D);
         kn_cpu_layernorm(cb->sel, NULL, cb->sc0_w, cb->sc0_b, cb->a, S, D, cb->eps);
     }
-    kn_cpu_gemm(cb->a, cb->sc1_w, cb->sc1_b, cb->ctx, S, D, D, KN_EPI_GELU);
+    kn_cpu_gemm_packed(cb->a, cb->sc1_w, cb->sc1_b, cb->ctx, S, D, D, KN_EPI_GELU);
     kn_cpu_scorer_tail(cb->ctx, cb->sc3_w, cb->sc3_b, cb->mask_s, cb->lg_s, S, D);
     for (int b = 0; b < B; b++)
         for (int k = 0; k < Kc; k++) {
@@ -342,8 +365,8 @@ static void head(cpu_backend *cb, const laya_row *rows, int B, int L, int Kc)
         }
     kn_cpu_conf_features(cb->lg, cb->mask, cb->feats, B, Kc);
     kn_cpu_act_input(cb->sel, cb->feats, cb->act_in, B, Q, D); /* row b*Q is CLS */
-    kn_cpu_gemm(cb->act_in, cb->act0_w, cb->act0_b, cb->act_hid, B, ACT_HIDDEN, D + 4, KN_EPI_GELU);
-    kn_cpu_gemm(cb->act_hid, cb->act2_w, cb->act2_b, cb->act_out, B, cb->n_act, ACT_HIDDEN, KN_EPI_NONE);
+    kn_cpu_gemm_packed(cb->act_in, cb->act0_w, cb->act0_b, cb->act_hid, B, ACT_HIDDEN, D + 4, KN_EPI_GELU);
+    kn_cpu_gemm_packed(cb->act_hid, cb->act2_w, cb->act2_b, cb->act_out, B, cb->n_act, ACT_HIDDEN, KN_EPI_NONE);
 }
 
 void cpu_backend_set_max_padding(laya_backend *b, double ratio)
