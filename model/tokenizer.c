@@ -8,8 +8,16 @@
  * and freed when the thread exits (pthread key destructor) or on
  * tokenizer_thread_cleanup(). Buffers only grow, to the largest input the
  * thread has seen, so steady-state encodes allocate nothing except when the
- * caller's output buffer has to grow. The scratch holds no tokenizer state,
- * so one thread may use several tokenizers.
+ * caller's output buffer has to grow.
+ *
+ * Word cache: the scratch also holds a small direct-mapped cache of BPE results
+ * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
+ * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
+ * fixed size. Entries carry the serial of the tokenizer that made them, so one
+ * thread may use several tokenizers. Prompts repeat their question, option and
+ * JSON-key words on every request, which is what the cache is for; BPE of a
+ * word is a pure function of the tokenizer and the word, so a hit returns
+ * exactly what a miss computes (the parity corpora run with the cache on).
  */
 #include "model/tokenizer_internal.h"
 
@@ -44,11 +52,21 @@ static tok_scratch *scratch_get(void)
     if (!s)
         return NULL;
     s->md = pcre2_match_data_create(1, NULL);
-    if (!s->md || pthread_setspecific(scratch_key, s) != 0) {
+    s->cache = calloc(TOK_CACHE_SLOTS, sizeof *s->cache);
+    if (!s->md || !s->cache || pthread_setspecific(scratch_key, s) != 0) {
         tok_scratch_free(s);
         return NULL;
     }
     return s;
+}
+
+void tokenizer_thread_cache_clear(void)
+{
+    if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
+        return;
+    tok_scratch *s = pthread_getspecific(scratch_key);
+    if (s)
+        memset(s->cache, 0, TOK_CACHE_SLOTS * sizeof *s->cache);
 }
 
 void tokenizer_thread_cleanup(void)
@@ -79,6 +97,38 @@ static int emit(enc_ctx *c, int32_t id)
     return 0;
 }
 
+/* BPE of one word through this thread's word cache: a word of at most
+ * TOK_CACHE_WORD bytes whose ids fit an entry is looked up first and stored
+ * after a miss (replacing whatever held its slot). */
+static int bpe_cached(enc_ctx *c, const char *word, size_t len)
+{
+    tok_cache_entry *e = NULL;
+    if (len <= TOK_CACHE_WORD) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (size_t k = 0; k < len; k++)
+            h = (h ^ (unsigned char)word[k]) * 0x100000001b3ull;
+        e = &c->s->cache[(h ^ h >> 32) & (TOK_CACHE_SLOTS - 1)];
+        if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
+            for (size_t k = 0; k < e->n_ids; k++)
+                if (emit(c, e->ids[k]) != 0)
+                    return -1;
+            return 0;
+        }
+    }
+    size_t n0 = c->out->n;
+    if (tok_bpe_word(&c->t->bpe, c->s, word, len, c->out, c->err) != 0)
+        return -1;
+    size_t n = c->out->n - n0;
+    if (e && n <= TOK_CACHE_IDS) {
+        e->owner = c->t->serial;
+        e->len = (uint8_t)len;
+        e->n_ids = (uint8_t)n;
+        memcpy(e->word, word, len);
+        memcpy(e->ids, c->out->ids + n0, n * sizeof *e->ids);
+    }
+    return 0;
+}
+
 /* A piece of normalized text that holds no added token: pre-tokenize, BPE. */
 static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32_t id)
 {
@@ -91,7 +141,7 @@ static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32
     const tok_spans *w = &c->s->spans[which];
     for (size_t i = 0; i < w->n; i++) {
         const char *word = c->s->pre[which].p + w->v[i].off;
-        if (tok_bpe_word(&c->t->bpe, c->s, word, w->v[i].len, c->out, c->err) != 0)
+        if (bpe_cached(c, word, w->v[i].len) != 0)
             return -1;
     }
     return 0;

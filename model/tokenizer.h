@@ -11,7 +11,8 @@
  * Memory: an encode writes only into the caller's tok_ids and into a scratch
  * owned by the calling thread (created on its first encode, reused, grown only
  * for a larger input than before, freed at thread exit or by
- * tokenizer_thread_cleanup); there is no cache. Cost is linear in the input
+ * tokenizer_thread_cleanup). The scratch includes a fixed-size per-thread cache
+ * of short words' BPE results (see tokenizer.c). Cost is linear in the input
  * apart from BPE inside one word (O(n log n)).
  *
  * Implemented (everything else fails to load, naming what it met): normalizers
@@ -50,6 +51,9 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
 /* Frees the calling thread's encode scratch (buffers reused across encodes;
  * see tokenizer.c). Optional: a thread's scratch is also freed when it exits. */
 void tokenizer_thread_cleanup(void);
+
+/* Empties the calling thread's word cache (benchmarks use it to time cold encodes). */
+void tokenizer_thread_cache_clear(void);
 
 /* Id of a vocabulary or added token given its exact content, or -1. */
 int32_t tokenizer_token_id(const tokenizer *t, const char *content);

@@ -150,6 +150,7 @@ typedef struct tok_bpe {
 
 struct tokenizer {
     char name[256];
+    uint64_t serial;     /* unique per load in this process: keys the word caches */
 
     tok_norm *norms;     /* applied in order; n_norms == 0: no normalizer */
     size_t n_norms;
@@ -204,6 +205,21 @@ typedef struct tok_heap_item {
     int32_t new_id;
 } tok_heap_item;
 
+/* The per-thread word cache: BPE results of short words, direct-mapped, one
+ * cache line per entry. Valid when owner is the encoding tokenizer's serial
+ * (0 = empty), so tokenizers never see each other's words, even at a reused
+ * address. Bounded (TOK_CACHE_SLOTS entries) and never shared between threads. */
+#define TOK_CACHE_SLOTS 2048
+#define TOK_CACHE_WORD 26
+#define TOK_CACHE_IDS 6
+
+typedef struct tok_cache_entry {
+    uint64_t owner;
+    uint8_t len, n_ids;
+    char word[TOK_CACHE_WORD];
+    int32_t ids[TOK_CACHE_IDS];
+} tok_cache_entry;
+
 typedef struct tok_scratch {
     tok_buf norm[2];         /* normalizer ping-pong output */
     tok_buf prefixed;        /* ByteLevel add_prefix_space copy */
@@ -216,6 +232,7 @@ typedef struct tok_scratch {
     tok_heap_item *heap;
     size_t heap_cap;
     pcre2_match_data *md;
+    tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
 } tok_scratch;
 
 void tok_scratch_free(tok_scratch *s);

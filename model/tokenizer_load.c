@@ -16,6 +16,7 @@
 #include "model/tokenizer_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -559,6 +560,8 @@ tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, la
         return NULL;
     }
     snprintf(t->name, sizeof t->name, "%s", name ? name : "tokenizer.json");
+    static _Atomic uint64_t serials;
+    t->serial = atomic_fetch_add(&serials, 1) + 1;
     json_error_t jerr;
     root = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
     if (!root)

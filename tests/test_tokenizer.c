@@ -8,7 +8,8 @@
  * - invalid UTF-8 is a 400 and appends nothing; the empty string gives no ids;
  * - files with components or options we do not implement fail to load with an
  *   error naming them;
- * - threads share one tokenizer: concurrent encodes give the single-thread ids.
+ * - threads share one tokenizer: concurrent encodes give the single-thread ids;
+ *   the per-thread word cache keeps tokenizers apart.
  */
 #include <check.h>
 #include <pthread.h>
@@ -319,6 +320,54 @@ START_TEST(test_threads_share)
 }
 END_TEST
 
+/* ---- word cache ----------------------------------------------------------------- */
+
+static void encode_into(const tokenizer *t, const char *text, tok_ids *ids)
+{
+    layad_error err;
+    ids->n = 0;
+    ck_assert_int_eq(tokenizer_encode(t, text, strlen(text), ids, &err), 0);
+}
+
+START_TEST(test_cache_per_tokenizer)
+{
+    /* the same words through two tokenizers, alternately and through one freed and
+     * reloaded (likely at the same address): each must get its own ids, equal to
+     * what it computes with an empty cache */
+    static const char *text = "refund the customer today, refund the customer";
+    tok_ids a_cold = { 0 }, b_cold = { 0 }, got = { 0 };
+    tokenizer *a = load_or_die(TINY), *b = load_or_die(GEMMA);
+    tokenizer_thread_cache_clear();
+    encode_into(a, text, &a_cold);
+    tokenizer_thread_cache_clear();
+    encode_into(b, text, &b_cold);
+    ck_assert(a_cold.n != b_cold.n || memcmp(a_cold.ids, b_cold.ids, a_cold.n * sizeof(int32_t)) != 0);
+    for (int r = 0; r < 3; r++) {
+        encode_into(a, text, &got);
+        ck_assert_uint_eq(got.n, a_cold.n);
+        ck_assert_mem_eq(got.ids, a_cold.ids, got.n * sizeof(int32_t));
+        encode_into(b, text, &got);
+        ck_assert_uint_eq(got.n, b_cold.n);
+        ck_assert_mem_eq(got.ids, b_cold.ids, got.n * sizeof(int32_t));
+    }
+    tokenizer_free(a);
+    tokenizer *b2 = load_or_die(GEMMA);
+    encode_into(b2, text, &got);
+    ck_assert_uint_eq(got.n, b_cold.n);
+    ck_assert_mem_eq(got.ids, b_cold.ids, got.n * sizeof(int32_t));
+    tokenizer_free(b2);
+    a = load_or_die(TINY);
+    encode_into(a, text, &got);
+    ck_assert_uint_eq(got.n, a_cold.n);
+    ck_assert_mem_eq(got.ids, a_cold.ids, got.n * sizeof(int32_t));
+    free(a_cold.ids);
+    free(b_cold.ids);
+    free(got.ids);
+    tokenizer_free(a);
+    tokenizer_free(b);
+}
+END_TEST
+
 /* ---- long input ---------------------------------------------------------------- */
 
 START_TEST(test_long_inputs)
@@ -352,6 +401,7 @@ int main(void)
     tcase_add_test(tc, test_unsupported);
     tcase_add_test(tc, test_load_missing_file);
     tcase_add_test(tc, test_threads_share);
+    tcase_add_test(tc, test_cache_per_tokenizer);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
