@@ -45,6 +45,7 @@ struct scheduler {
     serve_worker *workers[MAX_WORKERS];
     serve_batch batches[MAX_WORKERS];
     int busy[MAX_WORKERS];
+    int buckets_seen[MAX_WORKERS]; /* buckets of the worker's batch already answered */
     unsigned long long seq;
 
     int shutting_down, grace_over, stopped;
@@ -324,6 +325,8 @@ static void dispatch(scheduler *s)
         metrics_observe(H_BATCH_TOKENS, (double)b->tokens);
         metrics_observe(H_PADDING_RATIO, b->tokens ? (double)b->padded_tokens / (double)b->tokens : 1.0);
         s->busy[w] = 1;
+        s->buckets_seen[w] = 0;
+        atomic_store_explicit(&b->buckets_done, 0, memory_order_relaxed);
         worker_submit(s->workers[w], b);
     }
 }
@@ -376,22 +379,11 @@ static void requeue_solo(scheduler *s, serve_job *j)
     uv_mutex_unlock(&s->lock);
 }
 
-static void complete_batch(scheduler *s, serve_batch *b)
+/* Copies the results of buckets [b->buckets_seen, done) into their requests
+ * and finishes the jobs whose rows are now all done (loop thread). */
+static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
 {
-    /* The distinct jobs of the batch: each was counted in_flight once. Their
-     * timing is updated before any of them is finished (done() hands the job
-     * to an HTTP thread). */
-    int nd = 0;
-    for (int i = 0; i < b->n_rows; i++) {
-        serve_job *j = b->ent[i].job;
-        if (j->seen_seq == b->seq)
-            continue;
-        j->seen_seq = b->seq;
-        if (!j->finished)
-            j->infer_s += b->infer_s;
-        s->scratch[nd++] = j;
-    }
-    for (int q = 0; q < b->n_buckets; q++) {
+    for (int q = *seen; q < done; q++) {
         int st = b->bucket_start[q], en = b->bucket_start[q + 1], K = b->bucket_k[q];
         const float *lg = b->logits + (size_t)st * (size_t)b->kmax;
         for (int i = st; i < en; i++) {
@@ -403,6 +395,7 @@ static void complete_batch(scheduler *s, serve_batch *b)
                     log_msg("error", "forward failed for a request run alone: %s", b->bucket_err[q].msg);
                     layad_error e = b->bucket_err[q];
                     e.status = 500;
+                    j->infer_s += b->bucket_t_end[q];
                     job_finish(s, j, 500, &e);
                 } else {
                     log_msg("warn", "batch forward failed (%s); retrying its requests one by one",
@@ -415,9 +408,33 @@ static void complete_batch(scheduler *s, serve_batch *b)
             memcpy(request_row_logits(j->req, row), lg + (size_t)(i - st) * (size_t)K,
                    (size_t)j->rows[row].n_markers * sizeof(float));
             memcpy(request_row_act(j->req, row), b->act + (size_t)i * LAYA_N_ACT, LAYA_N_ACT * sizeof(float));
-            if (++j->rows_done == j->n_rows)
+            j->pending_infer = b->bucket_t_end[q];
+            if (++j->rows_done == j->n_rows) {
+                j->infer_s += j->pending_infer; /* timing is final before done() hands j over */
+                j->pending_infer = 0;
                 job_finish(s, j, 200, NULL);
+            }
         }
+    }
+    *seen = done;
+}
+
+/* The whole batch is back: every job of it was counted in_flight once;
+ * unfinished ones keep this batch's forward time, then all are released. */
+static void complete_batch(scheduler *s, serve_batch *b, int *seen)
+{
+    complete_buckets(s, b, seen, b->n_buckets);
+    int nd = 0;
+    for (int i = 0; i < b->n_rows; i++) {
+        serve_job *j = b->ent[i].job;
+        if (j->seen_seq == b->seq)
+            continue;
+        j->seen_seq = b->seq;
+        if (!j->finished) {
+            j->infer_s += j->pending_infer;
+            j->pending_infer = 0;
+        }
+        s->scratch[nd++] = j;
     }
     for (int i = 0; i < nd; i++) {
         s->scratch[i]->in_flight--;
@@ -432,10 +449,16 @@ static void on_wake(uv_async_t *a)
 {
     scheduler *s = a->data;
     for (int w = 0; w < s->n_workers; w++) {
-        serve_batch *b = worker_take_done(s->workers[w]);
-        if (b) {
+        if (!s->busy[w])
+            continue;
+        serve_batch *b = &s->batches[w];
+        if (worker_take_done(s->workers[w])) {
             s->busy[w] = 0;
-            complete_batch(s, b);
+            complete_batch(s, b, &s->buckets_seen[w]);
+        } else {
+            int done = atomic_load_explicit(&b->buckets_done, memory_order_acquire);
+            if (done > s->buckets_seen[w])
+                complete_buckets(s, b, &s->buckets_seen[w], done);
         }
     }
     dispatch(s);

@@ -5,9 +5,10 @@
  * of many jobs for at most batch_window_us or until max_batch_rows /
  * max_batch_tokens is reached, sorts them by length, cuts them into buckets
  * (a small dynamic program over padded cost) and hands the batch to an idle
- * worker (one per device, the least loaded first: idle ones only). When a
- * batch returns, each row's logits are copied into its request, and a job
- * whose rows are all done is finished: its done() hook runs on the loop
+ * worker (one per device, the least loaded first: idle ones only). As each
+ * bucket of a batch completes, its rows' logits are copied into their
+ * requests, and a job whose rows are all done is finished at once (short
+ * buckets run first, so short requests do not wait for long ones): its done() hook runs on the loop
  * thread (the HTTP layer resumes the connection there; formatting happens
  * back on an HTTP thread).
  *
@@ -44,6 +45,7 @@ struct serve_job {
     serve_job *next;
     int next_row, rows_done, in_flight, epoch, solo, queued, finished;
     unsigned long long seen_seq;
+    double pending_infer; /* this batch's forward time up to the last bucket with its rows */
     double t_enqueue, deadline, t_dispatch;
     /* result: valid once done() ran */
     int status;           /* 200, or the error status */

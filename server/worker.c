@@ -39,8 +39,9 @@ int batch_alloc(serve_batch *b, int max_rows, int kmax)
     b->bucket_err = calloc((size_t)max_rows, sizeof *b->bucket_err);
     b->logits = calloc((size_t)max_rows * (size_t)kmax, sizeof *b->logits);
     b->act = calloc((size_t)max_rows * LAYA_N_ACT, sizeof *b->act);
+    b->bucket_t_end = calloc((size_t)max_rows, sizeof *b->bucket_t_end);
     if (!b->rows || !b->ent || !b->bucket_start || !b->bucket_k || !b->bucket_failed || !b->bucket_err ||
-        !b->logits || !b->act) {
+        !b->logits || !b->act || !b->bucket_t_end) {
         batch_free(b);
         return -1;
     }
@@ -57,6 +58,7 @@ void batch_free(serve_batch *b)
     free(b->bucket_err);
     free(b->logits);
     free(b->act);
+    free(b->bucket_t_end);
     memset(b, 0, sizeof *b);
 }
 
@@ -78,7 +80,12 @@ static void run_batch(serve_worker *w, serve_batch *b)
                                           b->logits + (size_t)s * (size_t)b->kmax,
                                           b->act + (size_t)s * LAYA_N_ACT, &b->bucket_err[k]);
         b->bucket_failed[k] = rc != 0;
-        metrics_inference(w->device, now_s() - f0);
+        double t1 = now_s();
+        metrics_inference(w->device, t1 - f0);
+        b->bucket_t_end[k] = t1 - t0;
+        atomic_store_explicit(&b->buckets_done, k + 1, memory_order_release);
+        if (k + 1 < b->n_buckets)
+            w->on_done(w->arg); /* let the loop answer this bucket's requests now */
     }
     b->infer_s = now_s() - t0;
 }

@@ -2,14 +2,17 @@
  * worker.h - one inference thread that owns one laya_backend (one device).
  *
  * The scheduler hands a worker a prepared batch (rows already sorted and cut
- * into buckets, output buffers reserved at start-up); the worker runs one
- * forward per bucket, records each bucket's status and time, and calls the
- * completion hook (which wakes the scheduler loop). It never parses,
+ * into buckets, shortest first; output buffers reserved at start-up); the
+ * worker runs one forward per bucket, records each bucket's status and time,
+ * publishes it (buckets_done) and calls the completion hook, which wakes the
+ * scheduler loop: short rows are answered while longer buckets still run. It never parses,
  * allocates or formats: everything it touches was allocated before serving.
  * One worker per device; the scheduler owns them all (issue 8).
  */
 #ifndef LAYAD_SERVER_WORKER_H
 #define LAYAD_SERVER_WORKER_H
+
+#include <stdatomic.h>
 
 #include "model/error.h"
 #include "model/rows.h"
@@ -36,6 +39,8 @@ typedef struct serve_batch {
     layad_error *bucket_err; /* [max_rows] */
     float *logits;         /* bucket b writes at logits + bucket_start[b] * kmax, row stride bucket_k[b] */
     float *act;            /* row i at act + i * LAYA_N_ACT */
+    double *bucket_t_end;  /* [max_rows]: seconds from the batch start to the end of bucket b */
+    _Atomic int buckets_done; /* buckets whose results are final (worker: release; loop: acquire) */
     double infer_s;        /* wall time of all forwards of the batch */
     long tokens, padded_tokens;
     unsigned long long seq; /* dispatch sequence number (scheduler's) */
@@ -51,7 +56,8 @@ typedef struct serve_worker serve_worker;
 serve_worker *worker_create(laya_backend *b, int device_index, void (*on_done)(void *), void *arg,
                             layad_error *err);
 
-/* Hands batch to an idle worker (the caller guarantees it is idle). */
+/* Hands batch to an idle worker (the caller guarantees it is idle). on_done
+ * runs after every bucket and once more when the whole batch is done. */
 void worker_submit(serve_worker *w, serve_batch *batch);
 
 /* Returns the finished batch and makes the worker idle again, or NULL while busy. */
