@@ -8,6 +8,8 @@
  */
 #include "server/gpu_snapshot.h"
 
+#include "model/pyfloat.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -241,6 +243,7 @@ void gpu_snapshot_render(FILE *f)
         fprintf(f, "laya_gpu_info{index=\"%d\",name=\"%s\",uuid=\"%s\",driver=\"%s\",pstate=\"%s\"} 1\n",
                 s->dev[i].index, name, uuid, drv, s->dev[i].pstate);
     }
+    char num[32]; /* shortest round-trip digits: 0.98, not 0.97999999999999998 */
 #define GAUGE(metric, help, have, field)                                                              \
     do {                                                                                              \
         int any = 0;                                                                                  \
@@ -251,7 +254,8 @@ void gpu_snapshot_render(FILE *f)
         fprintf(f, "# HELP " metric " " help "\n# TYPE " metric " gauge\n");                          \
         for (int i = 0; i < s->n; i++)                                                                \
             if (s->dev[i].have)                                                                       \
-                fprintf(f, metric "{index=\"%d\"} %.17g\n", s->dev[i].index, s->dev[i].field);        \
+                fprintf(f, metric "{index=\"%d\"} %s\n", s->dev[i].index,                        \
+                        (py_float_repr((double)s->dev[i].field, num), num));                          \
     } while (0)
     GAUGE("laya_gpu_utilization_ratio", "GPU busy fraction over the last sample period (NVML).", have_util,
           utilization_ratio);

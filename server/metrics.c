@@ -9,12 +9,14 @@
  */
 #include "server/metrics.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/pyfloat.h"
 #include "server/gpu_snapshot.h"
 
 #define MAX_BOUNDS 24
@@ -179,15 +181,27 @@ void metrics_graph_cache(long long hits, long long misses)
 
 /* ---- rendering (open_memstream: a FILE that grows a malloc'ed buffer) ---- */
 
-/* Prints a double the way Prometheus parses it (%.17g round-trips). */
+/* A sample value or bucket bound: the shortest digits that round-trip (Python's repr:
+ * "0.005", "1e-05", "0.98"), so the exposition reads like the configured numbers. */
+static const char *num(char buf[32], double x)
+{
+    if (isinf(x))
+        return x > 0 ? "+Inf" : "-Inf";
+    if (isnan(x))
+        return "NaN";
+    py_float_repr(x, buf);
+    return buf;
+}
+
 static void render_hist(FILE *b, const char *name, const char *labels, const hist *h)
 {
     uint64_t cum = 0;
+    char nb[32];
     const char *sep = labels[0] ? "," : "";
     for (int i = 0; i <= h->n; i++) {
         cum += atomic_load_explicit(&h->count[i], memory_order_relaxed);
         if (i < h->n)
-            fprintf(b, "%s_bucket{%s%sle=\"%.17g\"} %llu\n", name, labels, sep, h->bound[i],
+            fprintf(b, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep, num(nb, h->bound[i]),
                     (unsigned long long)cum);
         else
             fprintf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep, (unsigned long long)cum);
@@ -196,10 +210,10 @@ static void render_hist(FILE *b, const char *name, const char *labels, const his
     double sum;
     memcpy(&sum, &bits, sizeof sum);
     if (labels[0]) {
-        fprintf(b, "%s_sum{%s} %.17g\n", name, labels, sum);
+        fprintf(b, "%s_sum{%s} %s\n", name, labels, num(nb, sum));
         fprintf(b, "%s_count{%s} %llu\n", name, labels, (unsigned long long)cum);
     } else {
-        fprintf(b, "%s_sum %.17g\n%s_count %llu\n", name, sum, name, (unsigned long long)cum);
+        fprintf(b, "%s_sum %s\n%s_count %llu\n", name, num(nb, sum), name, (unsigned long long)cum);
     }
 }
 
