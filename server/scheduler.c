@@ -4,8 +4,9 @@
  * Threads: HTTP threads only touch the queue (under `lock`) and wake the loop
  * with uv_async_send; workers wake it the same way when a batch is done;
  * everything else runs on the loop thread. Batches are cut from the queue
- * head in FIFO order; a job larger than the budgets is split over several
- * batches (it stays at the head until all its rows are out).
+ * head in FIFO order and go to the least loaded idle worker (pick_worker);
+ * a job larger than the budgets is split over several batches (it stays at
+ * the head until all its rows are out).
  *
  * Bucket cutting: rows sorted by length; a bucket of n rows whose longest row
  * has L tokens costs pow2(n) * pad(L) + FORWARD_OVERHEAD_TOKENS (pad: a
@@ -46,6 +47,7 @@ struct scheduler {
     serve_batch batches[MAX_WORKERS];
     int busy[MAX_WORKERS];
     int buckets_seen[MAX_WORKERS]; /* buckets of the worker's batch already answered */
+    long long given_tokens[MAX_WORKERS]; /* padded tokens dispatched to each worker so far */
     unsigned long long seq;
 
     int shutting_down, grace_over, stopped;
@@ -285,12 +287,31 @@ static int take_rows(scheduler *s, serve_batch *b, double now)
 
 static void arm_window(scheduler *s, double remaining_s);
 
-static void dispatch(scheduler *s)
+/* The least loaded worker that can take a batch now, or -1. A worker holds
+ * at most one batch (its mailbox has depth one), so only idle workers (no
+ * rows in flight) qualify: a slow or busy device never gets a second batch
+ * while another is free, and the queue waits for whichever device frees
+ * first. Among idle workers, the one given the fewest padded tokens so far,
+ * then the lowest index, so that light load spreads over every device. */
+static int pick_worker(const scheduler *s)
 {
-    double now = sched_now();
+    int best = -1;
     for (int w = 0; w < s->n_workers; w++) {
         if (s->busy[w])
             continue;
+        if (best < 0 || s->given_tokens[w] < s->given_tokens[best])
+            best = w;
+    }
+    return best;
+}
+
+static void dispatch(scheduler *s)
+{
+    double now = sched_now();
+    for (;;) {
+        int w = pick_worker(s);
+        if (w < 0)
+            break;
         uv_mutex_lock(&s->lock);
         if (!s->head) {
             uv_mutex_unlock(&s->lock);
@@ -311,7 +332,6 @@ static void dispatch(scheduler *s)
             struct timespec ts = {0, (long)(rem * 1e9) + 1000};
             nanosleep(&ts, NULL);
             now = sched_now();
-            w--;
             continue;
         }
         serve_batch *b = &s->batches[w];
@@ -319,12 +339,13 @@ static void dispatch(scheduler *s)
         update_depth_metric(s);
         uv_mutex_unlock(&s->lock);
         if (n == 0)
-            continue;
+            continue; /* take_rows dropped an exhausted head job: the queue shrank */
         cut_buckets(s, b);
         metrics_observe(H_BATCH_ROWS, b->n_rows);
         metrics_observe(H_BATCH_TOKENS, (double)b->tokens);
         metrics_observe(H_PADDING_RATIO, b->tokens ? (double)b->padded_tokens / (double)b->tokens : 1.0);
         s->busy[w] = 1;
+        s->given_tokens[w] += b->padded_tokens;
         s->buckets_seen[w] = 0;
         atomic_store_explicit(&b->buckets_done, 0, memory_order_relaxed);
         worker_submit(s->workers[w], b);
@@ -651,6 +672,14 @@ int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_
 int scheduler_n_workers(const scheduler *s)
 {
     return s->n_workers;
+}
+
+int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out)
+{
+    if (i < 0 || i >= s->n_workers)
+        return -1;
+    worker_stats_get(s->workers[i], out);
+    return 0;
 }
 
 laya_backend *scheduler_backend(scheduler *s, int i)

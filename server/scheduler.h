@@ -4,8 +4,10 @@
  * HTTP threads submit jobs (a parsed request's rows); the loop gathers rows
  * of many jobs for at most batch_window_us or until max_batch_rows /
  * max_batch_tokens is reached, sorts them by length, cuts them into buckets
- * (a small dynamic program over padded cost) and hands the batch to an idle
- * worker (one per device, the least loaded first: idle ones only). As each
+ * (a small dynamic program over padded cost) and hands the batch to the
+ * least loaded worker (one per device): only an idle worker takes a batch,
+ * the one given the fewest tokens so far first, so a slow or busy device
+ * never holds work that another free device could run. As each
  * bucket of a batch completes, its rows' logits are copied into their
  * requests, and a job whose rows are all done is finished at once (short
  * buckets run first, so short requests do not wait for long ones): its done() hook runs on the loop
@@ -78,6 +80,9 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err);
 int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err);
 int scheduler_n_workers(const scheduler *s);
 laya_backend *scheduler_backend(scheduler *s, int i);
+/* Thread-safe: worker i's counters (workers are numbered in the order they
+ * were added). 0, or -1 when there is no worker i. */
+int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out);
 
 uv_loop_t *scheduler_loop(scheduler *s);
 

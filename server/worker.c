@@ -1,7 +1,8 @@
 /*
  * worker.c - see worker.h. A mutex + condition variable mailbox of depth one:
  * the scheduler only submits to an idle worker, so there is never a second
- * batch to hold. Per-forward time goes to laya_inference_seconds{device}.
+ * batch to hold. Per-forward time goes to laya_inference_seconds{device};
+ * the worker's own counters (worker_stats) are relaxed atomics.
  */
 #include "server/worker.h"
 
@@ -24,6 +25,8 @@ struct serve_worker {
     serve_batch *todo;  /* submitted, not started */
     serve_batch *done;  /* finished, not taken */
     int stop;
+    _Atomic long long n_batches, n_forwards, n_failed, n_rows, n_tokens;
+    _Atomic long long busy_ns;
 };
 
 int batch_alloc(serve_batch *b, int max_rows, int kmax)
@@ -82,12 +85,21 @@ static void run_batch(serve_worker *w, serve_batch *b)
         b->bucket_failed[k] = rc != 0;
         double t1 = now_s();
         metrics_inference(w->device, t1 - f0);
+        long long toks = 0;
+        for (int r = s; r < s + n; r++)
+            toks += b->rows[r].len;
+        atomic_fetch_add_explicit(&w->n_forwards, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->n_failed, rc != 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->n_rows, n, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->n_tokens, toks, memory_order_relaxed);
+        atomic_fetch_add_explicit(&w->busy_ns, (long long)((t1 - f0) * 1e9), memory_order_relaxed);
         b->bucket_t_end[k] = t1 - t0;
         atomic_store_explicit(&b->buckets_done, k + 1, memory_order_release);
         if (k + 1 < b->n_buckets)
             w->on_done(w->arg); /* let the loop answer this bucket's requests now */
     }
     b->infer_s = now_s() - t0;
+    atomic_fetch_add_explicit(&w->n_batches, 1, memory_order_relaxed);
 }
 
 static void *worker_main(void *arg)
@@ -155,6 +167,17 @@ serve_batch *worker_take_done(serve_worker *w)
     w->done = NULL;
     pthread_mutex_unlock(&w->lock);
     return b;
+}
+
+void worker_stats_get(const serve_worker *w, worker_stats *out)
+{
+    serve_worker *m = (serve_worker *)w; /* atomic loads of a const object */
+    out->batches = atomic_load_explicit(&m->n_batches, memory_order_relaxed);
+    out->forwards = atomic_load_explicit(&m->n_forwards, memory_order_relaxed);
+    out->failed_forwards = atomic_load_explicit(&m->n_failed, memory_order_relaxed);
+    out->rows = atomic_load_explicit(&m->n_rows, memory_order_relaxed);
+    out->tokens = atomic_load_explicit(&m->n_tokens, memory_order_relaxed);
+    out->busy_s = (double)atomic_load_explicit(&m->busy_ns, memory_order_relaxed) * 1e-9;
 }
 
 int worker_device_index(const serve_worker *w)

@@ -63,7 +63,19 @@ void worker_submit(serve_worker *w, serve_batch *batch);
 /* Returns the finished batch and makes the worker idle again, or NULL while busy. */
 serve_batch *worker_take_done(serve_worker *w);
 
-/* Forward counters for metrics (graph cache totals come from the backend when it has them). */
+/* Work done by one worker since start (relaxed atomics: any thread may read;
+ * /health shows them per device, the tests check where batches went). */
+typedef struct worker_stats {
+    long long batches;         /* batches run to the end */
+    long long forwards;        /* bucket forwards, failed ones included */
+    long long failed_forwards;
+    long long rows;            /* rows of all forwards */
+    long long tokens;          /* real tokens of all forwards */
+    double busy_s;             /* wall time spent in forwards */
+} worker_stats;
+
+void worker_stats_get(const serve_worker *w, worker_stats *out);
+
 int worker_device_index(const serve_worker *w);
 laya_backend *worker_backend(serve_worker *w);
 

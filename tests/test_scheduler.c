@@ -5,8 +5,10 @@
  * (so a result routed to the wrong request, row or slot is caught), records
  * how many rows each forward saw (so batching across requests is observable),
  * can sleep (deadlines, overload, shutdown) and fails any forward that
- * contains a "poison" row (the one-by-one retry). Requests are real ones
- * (request_parse on the tiny checkpoint).
+ * contains a "poison" row (the one-by-one retry) or, as a device fault, its
+ * next forwards whatever they hold. Requests are real ones (request_parse on
+ * the tiny checkpoint). Several fakes make several workers (one per device):
+ * where batches go, per-worker counters and answers across workers.
  */
 #include <check.h>
 #include <math.h>
@@ -28,6 +30,7 @@ typedef struct fake {
     laya_backend base;
     int sleep_us;
     int poison_len;
+    _Atomic int fail_next; /* fail this many forwards whatever their rows (a device fault) */
     _Atomic int calls, max_n, failed_calls;
 } fake;
 
@@ -49,6 +52,13 @@ static int fake_forward(laya_backend *b, const laya_row *rows, int n, int K, flo
         ;
     if (f->sleep_us)
         usleep((useconds_t)f->sleep_us);
+    int left = atomic_load(&f->fail_next);
+    while (left > 0 && !atomic_compare_exchange_weak(&f->fail_next, &left, left - 1))
+        ;
+    if (left > 0) {
+        atomic_fetch_add(&f->failed_calls, 1);
+        return layad_fail(err, 500, "device fault (fake)");
+    }
     for (int i = 0; i < n; i++)
         if (rows[i].len == f->poison_len) {
             atomic_fetch_add(&f->failed_calls, 1);
@@ -74,9 +84,13 @@ static const laya_backend_ops fake_ops = {"fake", fake_forward, fake_destroy};
 
 /* ---- harness ------------------------------------------------------------------- */
 
+#define MAX_FAKES 4
+
 typedef struct harness {
     scheduler *s;
-    fake *f;
+    fake *f;              /* worker 0's backend */
+    fake *fw[MAX_FAKES];  /* every worker's backend */
+    int n_workers;
     pthread_t loop;
     uv_async_t stop;
     double grace;
@@ -97,20 +111,34 @@ static void on_stop(uv_async_t *a)
     uv_close((uv_handle_t *)a, NULL);
 }
 
-static void start(int max_queue, int window_us, int max_rows, double timeout_s, int sleep_us, int poison_len)
+/* A scheduler with n_workers fake backends; worker w sleeps sleep_us[w] per forward. */
+static void start_n(int n_workers, int max_queue, int window_us, int max_rows, double timeout_s,
+                    const int *sleep_us, int poison_len)
 {
     memset(&H, 0, sizeof H);
     sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255};
     layad_error err;
     H.s = scheduler_create(&o, &err);
     ck_assert_ptr_nonnull(H.s);
-    H.f = calloc(1, sizeof *H.f);
-    H.f->base.ops = &fake_ops;
-    H.f->sleep_us = sleep_us;
-    H.f->poison_len = poison_len;
-    ck_assert_int_eq(scheduler_add_worker(H.s, &H.f->base, 0, &err), 0);
+    for (int w = 0; w < n_workers; w++) {
+        fake *f = calloc(1, sizeof *f);
+        ck_assert_ptr_nonnull(f);
+        f->base.ops = &fake_ops;
+        f->sleep_us = sleep_us[w];
+        f->poison_len = poison_len;
+        H.fw[w] = f;
+        ck_assert_int_eq(scheduler_add_worker(H.s, &f->base, w, &err), 0);
+    }
+    H.f = H.fw[0];
+    H.n_workers = n_workers;
+    ck_assert_int_eq(scheduler_n_workers(H.s), n_workers);
     ck_assert_int_eq(uv_async_init(scheduler_loop(H.s), &H.stop, on_stop), 0);
     ck_assert_int_eq(pthread_create(&H.loop, NULL, loop_main, H.s), 0);
+}
+
+static void start(int max_queue, int window_us, int max_rows, double timeout_s, int sleep_us, int poison_len)
+{
+    start_n(1, max_queue, window_us, max_rows, timeout_s, &sleep_us, poison_len);
 }
 
 static void stop(double grace)
@@ -332,6 +360,238 @@ START_TEST(drain_rejects_new_work)
 }
 END_TEST
 
+/* ---- several workers (one per device) --------------------------------------------- */
+
+static void submit_ok(serve_job *j)
+{
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+}
+
+/* Sums of the workers' counters. */
+static worker_stats stats_total(void)
+{
+    worker_stats t = {0};
+    for (int w = 0; w < H.n_workers; w++) {
+        worker_stats st;
+        ck_assert_int_eq(scheduler_worker_stats(H.s, w, &st), 0);
+        t.batches += st.batches;
+        t.forwards += st.forwards;
+        t.failed_forwards += st.failed_forwards;
+        t.rows += st.rows;
+        t.tokens += st.tokens;
+    }
+    return t;
+}
+
+static worker_stats stats_of(int w)
+{
+    worker_stats st;
+    ck_assert_int_eq(scheduler_worker_stats(H.s, w, &st), 0);
+    return st;
+}
+
+START_TEST(busy_worker_gets_no_batch_while_others_are_free)
+{
+    /* Worker 0 takes the first batch and stays on it for 1.5 s; 30 requests
+     * arriving meanwhile must all be answered by workers 1 and 2 before it is
+     * back (round-robin would hand every third one to worker 0 and make them
+     * wait for it). */
+    const int sleeps[3] = {1500000, 2000, 2000};
+    start_n(3, 1024, 0, 64, 30, sleeps, -1);
+    serve_job *first = job_create(parse(9, 2), on_done, NULL);
+    submit_ok(first);
+    double end = sched_now() + 5;
+    while (atomic_load(&H.fw[0]->calls) == 0 && sched_now() < end)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&H.fw[0]->calls), 1);
+    enum { N = 30 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(3 + i % 11, 1 + i % 3), on_done, NULL);
+        submit_ok(jobs[i]);
+        usleep(1000);
+    }
+    end = sched_now() + 5;
+    for (int i = 0; i < N; i++)
+        while (!jobs[i]->finished && sched_now() < end)
+            usleep(1000);
+    /* All N answered while worker 0 still runs the first batch. */
+    ck_assert_msg(!first->finished, "worker 0 finished its 1.5 s batch before the others were served");
+    ck_assert_int_eq(atomic_load(&H.fw[0]->calls), 1);
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(jobs[i]->finished && jobs[i]->status == 200, "job %d: finished %d status %d", i,
+                      jobs[i]->finished, jobs[i]->status);
+        ck_assert(results_ok(jobs[i]));
+    }
+    /* Both free workers were used (ties go to the one given fewer tokens). */
+    ck_assert_int_gt(stats_of(1).batches, 0);
+    ck_assert_int_gt(stats_of(2).batches, 0);
+    ck_assert_int_eq(stats_of(0).batches, 0); /* still running its first */
+    wait_done(N + 1, 10);
+    ck_assert_int_eq(first->status, 200);
+    ck_assert(results_ok(first));
+    ck_assert_int_eq(stats_of(0).batches, 1);
+    for (int i = 0; i < N; i++)
+        job_unref(jobs[i]);
+    job_unref(first);
+    stop(5);
+}
+END_TEST
+
+/* Runs the same N requests through n_workers workers (with the given
+ * per-forward sleeps) and returns every row's logits and activations, in
+ * job order, into out (malloc'ed). Checks the per-worker counters. */
+enum { SAME_N = 48 };
+
+static float *run_mix(int n_workers, const int *sleeps, size_t *n_out, int *workers_used)
+{
+    start_n(n_workers, 1024, 2000, 6, 30, sleeps, -1);
+    serve_job *jobs[SAME_N];
+    long long rows = 0, tokens = 0;
+    for (int i = 0; i < SAME_N; i++) {
+        jobs[i] = job_create(parse(2 + (i * 7) % 23, 1 + i % 5), on_done, NULL);
+        rows += jobs[i]->n_rows;
+        tokens += jobs[i]->n_tokens;
+    }
+    for (int i = 0; i < SAME_N; i++)
+        submit_ok(jobs[i]);
+    wait_done(SAME_N, 30);
+    size_t n = 0;
+    for (int i = 0; i < SAME_N; i++)
+        n += (size_t)jobs[i]->n_rows * (255 + LAYA_N_ACT);
+    float *out = calloc(n, sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    size_t k = 0;
+    for (int i = 0; i < SAME_N; i++) {
+        ck_assert_int_eq(jobs[i]->status, 200);
+        ck_assert(results_ok(jobs[i]));
+        for (int r = 0; r < jobs[i]->n_rows; r++) {
+            memcpy(out + k, request_row_logits(jobs[i]->req, r), (size_t)jobs[i]->rows[r].n_markers * sizeof(float));
+            k += 255;
+            memcpy(out + k, request_row_act(jobs[i]->req, r), LAYA_N_ACT * sizeof(float));
+            k += LAYA_N_ACT;
+        }
+    }
+    /* Counters: every row and token forwarded exactly once, by some worker. */
+    worker_stats t = stats_total();
+    ck_assert_int_eq(t.rows, rows);
+    ck_assert_int_eq(t.tokens, tokens);
+    ck_assert_int_eq(t.failed_forwards, 0);
+    ck_assert_int_ge(t.forwards, t.batches);
+    long long calls = 0;
+    *workers_used = 0;
+    for (int w = 0; w < n_workers; w++) {
+        worker_stats st = stats_of(w);
+        ck_assert_int_eq(st.forwards, atomic_load(&H.fw[w]->calls));
+        calls += st.forwards;
+        *workers_used += st.batches > 0;
+    }
+    ck_assert_int_eq(calls, t.forwards);
+    worker_stats none;
+    ck_assert_int_eq(scheduler_worker_stats(H.s, n_workers, &none), -1);
+    for (int i = 0; i < SAME_N; i++)
+        job_unref(jobs[i]);
+    stop(5);
+    *n_out = n;
+    return out;
+}
+
+START_TEST(answers_identical_whichever_worker)
+{
+    const int one[1] = {3000}, four[4] = {3000, 1000, 6000, 2000};
+    size_t n1, n4;
+    int used1, used4;
+    float *a = run_mix(1, one, &n1, &used1);
+    float *b = run_mix(4, four, &n4, &used4);
+    ck_assert_int_eq(used1, 1);
+    ck_assert_msg(used4 >= 3, "only %d of 4 workers got a batch", used4);
+    ck_assert_uint_eq(n1, n4);
+    ck_assert_msg(memcmp(a, b, n1 * sizeof *a) == 0, "answers differ between 1 and 4 workers");
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(failing_worker_batch_retried_alone)
+{
+    /* Worker 1 faults on its first forward (whatever the rows): the requests
+     * of that batch are retried one by one and answered; worker 0 and the
+     * requests it carried are untouched, and both keep serving afterwards. */
+    const int sleeps[2] = {100000, 1000};
+    start_n(2, 1024, 0, 64, 30, sleeps, -1);
+    atomic_store(&H.fw[1]->fail_next, 1);
+    serve_job *first = job_create(parse(5, 1), on_done, NULL);
+    submit_ok(first); /* -> worker 0 (tie: lowest index), busy for 100 ms */
+    double end = sched_now() + 5;
+    while (atomic_load(&H.fw[0]->calls) == 0 && sched_now() < end)
+        usleep(1000);
+    enum { N = 10 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++)
+        jobs[i] = job_create(parse(4 + i, 1 + i % 2), on_done, NULL);
+    for (int i = 0; i < N; i++)
+        submit_ok(jobs[i]); /* worker 1 is the free one: it takes the first of these and faults */
+    wait_done(N + 1, 30);
+    ck_assert_int_eq(first->status, 200);
+    ck_assert(results_ok(first));
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(jobs[i]->status == 200, "job %d: %d", i, jobs[i]->status);
+        ck_assert(results_ok(jobs[i]));
+    }
+    ck_assert_int_eq(stats_of(1).failed_forwards, 1);
+    ck_assert_int_eq(stats_of(0).failed_forwards, 0);
+    /* The faulted batch's rows ran again: more rows forwarded than submitted. */
+    long long rows = first->n_rows;
+    for (int i = 0; i < N; i++)
+        rows += jobs[i]->n_rows;
+    ck_assert_int_gt(stats_total().rows, rows);
+    /* Both workers still serve. */
+    serve_job *more[N];
+    for (int i = 0; i < N; i++) {
+        more[i] = job_create(parse(6 + i, 2), on_done, NULL);
+        submit_ok(more[i]);
+        usleep(3000);
+    }
+    wait_done(2 * N + 1, 30);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(more[i]->status, 200);
+        ck_assert(results_ok(more[i]));
+        job_unref(more[i]);
+        job_unref(jobs[i]);
+    }
+    ck_assert_int_gt(stats_of(0).batches, 1);
+    ck_assert_int_gt(stats_of(1).batches, 1);
+    job_unref(first);
+    stop(5);
+}
+END_TEST
+
+START_TEST(poison_row_fails_alone_with_several_workers)
+{
+    laya_request *p = parse(40, 1);
+    int poison = request_rows(p)[0].len;
+    const int sleeps[3] = {2000, 2000, 2000};
+    start_n(3, 1024, 5000, 8, 30, sleeps, poison);
+    enum { N = 24 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++)
+        jobs[i] = job_create(i == 7 ? p : parse(3 + i % 9, 1 + i % 3), on_done, NULL);
+    for (int i = 0; i < N; i++)
+        submit_ok(jobs[i]);
+    wait_done(N, 30);
+    for (int i = 0; i < N; i++) {
+        if (i == 7)
+            ck_assert_int_eq(jobs[i]->status, 500);
+        else
+            ck_assert_msg(jobs[i]->status == 200 && results_ok(jobs[i]), "neighbour %d: %d", i, jobs[i]->status);
+        job_unref(jobs[i]);
+    }
+    ck_assert_int_ge(stats_total().failed_forwards, 2); /* its batch, then itself alone */
+    stop(5);
+}
+END_TEST
+
 static void setup(void)
 {
     const char *tiny = getenv("LAYAD_TINY");
@@ -361,6 +621,10 @@ Suite *suite(void)
     tcase_add_test(tc, queue_full_rejects_at_once);
     tcase_add_test(tc, shutdown_finishes_then_503);
     tcase_add_test(tc, drain_rejects_new_work);
+    tcase_add_test(tc, busy_worker_gets_no_batch_while_others_are_free);
+    tcase_add_test(tc, answers_identical_whichever_worker);
+    tcase_add_test(tc, failing_worker_batch_retried_alone);
+    tcase_add_test(tc, poison_row_fails_alone_with_several_workers);
     suite_add_tcase(s, tc);
     return s;
 }
