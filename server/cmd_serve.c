@@ -2,7 +2,8 @@
  * cmd_serve.c - `layad serve`: the daemon's lifecycle.
  *
  *   config (defaults < file < env < flags) -> log -> listen (readiness 503)
- *   -> open + verify the checkpoint -> one backend per device (CPU: one)
+ *   -> open + verify the checkpoint -> one backend + worker per device
+ *      (CUDA: every visible ordinal, or --devices; CPU: cpu_workers of them)
  *   -> warm + verify each backend with a synthetic row (finite logits)
  *   -> READY=1, readiness 200 -> serve on the scheduler loop
  *   SIGTERM/SIGINT: readiness 503, intake stops, queued and in-flight work
@@ -117,6 +118,10 @@ static int warm_backend(laya_backend *b, const laya_checkpoint *ck, layad_error 
     return 0;
 }
 
+/* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals
+ * are the ones CUDA sees, i.e. after CUDA_VISIBLE_DEVICES renumbering; empty
+ * means every visible device. Returns the count, or -1 (out of range, not a
+ * number, a duplicate). */
 static int parse_devices(const char *s, int count, int *out, layad_error *err)
 {
     int n = 0;
@@ -131,6 +136,9 @@ static int parse_devices(const char *s, int count, int *out, layad_error *err)
         long d = strtol(p, &end, 10);
         if (end == p || d < 0 || d >= count || n >= MAX_DEVICES)
             return layad_fail(err, 500, "devices: '%s' is not a list of visible CUDA ordinals (0..%d)", s, count - 1);
+        for (int i = 0; i < n; i++)
+            if (out[i] == d) /* two workers on one device would only split its memory */
+                return layad_fail(err, 500, "devices: '%s' names device %ld twice", s, d);
         out[n++] = (int)d;
         p = end;
         while (*p == ',' || *p == ' ')
@@ -205,27 +213,43 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
     return 0;
 }
 
-/* The fp32 CPU backend and its worker. */
+/* The fp32 CPU backend: cpu_workers workers, each with its own backend (its
+ * own packed weights and arenas) and an equal share of cpu_threads. One
+ * worker is labelled "cpu"; several are "cpu0", "cpu1", ... (metrics, /health). */
 static int build_cpu(serve_state *st, const laya_checkpoint *ck, json_t *devices, const char **lab, int *nlab,
                      layad_error *err)
 {
     serve_app *app = st->app;
     const serve_config *cfg = st->cfg;
     int threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, threads, err);
-    if (!b || warm_backend(b, ck, err)) {
-        if (b)
-            b->ops->destroy(b);
-        return -1;
+    int nw = cfg->cpu_workers > 0 ? cfg->cpu_workers : 1;
+    if (nw > MAX_DEVICES)
+        return layad_fail(err, 500, "cpu_workers %d: at most %d", nw, MAX_DEVICES);
+    int per = threads / nw > 0 ? threads / nw : 1;
+    for (int i = 0; i < nw; i++) {
+        laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
+        if (!b || warm_backend(b, ck, err)) {
+            if (b)
+                b->ops->destroy(b);
+            return -1;
+        }
+        if (nw == 1)
+            snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu");
+        else
+            snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu%d", i);
+        lab[*nlab] = g_labels[*nlab];
+        if (scheduler_add_worker(app->sched, b, *nlab, err))
+            return -1;
+        (*nlab)++;
+        json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:i}", "index", i, "kind", "cpu", "name", "cpu fp32",
+                                                 "threads", per));
     }
-    snprintf(g_labels[0], sizeof g_labels[0], "cpu");
-    lab[(*nlab)++] = g_labels[0];
-    if (scheduler_add_worker(app->sched, b, 0, err))
-        return -1;
     snprintf(app->device_kind, sizeof app->device_kind, "cpu");
-    snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d threads)", threads);
+    if (nw == 1)
+        snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d threads)", per);
+    else
+        snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d workers x %d threads)", nw, per);
     snprintf(app->dtype, sizeof app->dtype, "fp32");
-    json_array_append_new(devices, json_pack("{s:s,s:s,s:i}", "kind", "cpu", "name", "cpu fp32", "threads", threads));
     return 0;
 }
 

@@ -27,7 +27,8 @@ typedef struct serve_config {
     char device[16];                 /* cpu | cuda | auto */
     char devices[SERVE_STR_MAX];     /* CUDA ordinals "0,1"; "" = every visible device */
     char dtype[8];                   /* fp16 | bf16 (GPU) */
-    int cpu_threads;                 /* CPU backend threads; 0 = all cores */
+    int cpu_threads;                 /* CPU backend threads, all workers; 0 = all cores */
+    int cpu_workers;                 /* CPU backend workers (each its own backend) */
     char warm[SERVE_STR_MAX];        /* GPU warm-up buckets "rows x tokens", comma list */
     int graph_cache;                 /* CUDA graphs kept (LRU) */
     /* model naming */

@@ -77,6 +77,26 @@ static void reply_static(http_reply *r, int status, const char *body)
     r->content_type = "application/json";
 }
 
+/* Adds each device's worker counters to its /health entry (entry i is
+ * worker i: both are created in the same order at start-up). */
+static void add_worker_stats(serve_app *app, json_t *devs)
+{
+    if (!devs || !app->sched)
+        return;
+    for (size_t i = 0; i < json_array_size(devs); i++) {
+        worker_stats st;
+        json_t *d = json_array_get(devs, i);
+        if (!json_is_object(d) || scheduler_worker_stats(app->sched, (int)i, &st))
+            continue;
+        json_object_set_new(d, "batches", json_integer(st.batches));
+        json_object_set_new(d, "forwards", json_integer(st.forwards));
+        json_object_set_new(d, "failed_forwards", json_integer(st.failed_forwards));
+        json_object_set_new(d, "rows", json_integer(st.rows));
+        json_object_set_new(d, "tokens", json_integer(st.tokens));
+        json_object_set_new(d, "busy_seconds", json_real(st.busy_s));
+    }
+}
+
 /* 503/504/529 are not internal failures: their message is meant for the
  * client (request_error_body hides every 5xx message as "internal error"). */
 static char *service_error_body(const layad_error *e, size_t *n)
@@ -167,6 +187,8 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
         if (h) {
             json_object_set_new(h, "device", json_string(app->device_kind));
             json_t *devs = json_loads(app->devices_json, 0, NULL);
+            if (loaded)
+                add_worker_stats(app, devs);
             json_object_set_new(h, "devices", devs ? devs : json_array());
             json_object_set_new(h, "dtype", json_string(app->dtype));
             json_object_set_new(h, "queue_depth", json_integer(scheduler_depth(app->sched)));
