@@ -189,6 +189,9 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
         int have_info = cuda_backend_info_get(b, &info, err) == 0;
         snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "%d", devs[i]);
         lab[*nlab] = g_labels[*nlab];
+        if (have_info && gpu_snapshot_label_device(info.pci_bus_id, g_labels[*nlab]) < 0)
+            log_msg("warn", "cuda:%d (%s): not found in NVML; its laya_gpu_* series carry no device label", devs[i],
+                    info.pci_bus_id);
         if (scheduler_add_worker(app->sched, b, *nlab, err))
             return -1;
         (*nlab)++;

@@ -51,6 +51,8 @@ static struct {
     nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+    nvmlReturn_t (*by_bus)(const char *, nvmlDevice_t *);
+    nvmlReturn_t (*index_of)(nvmlDevice_t, unsigned int *);
 
     pthread_t thread;
     int running;
@@ -58,6 +60,7 @@ static struct {
     pthread_cond_t wake;
     int stop;
     gpu_snapshot snap;
+    char label[GPU_SNAPSHOT_MAX][32]; /* layad device label by NVML index (guarded by lock) */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static void *sym(const char *a, const char *b)
@@ -83,6 +86,9 @@ static void refresh(gpu_snapshot *s)
         if (G.handle(i, &h))
             continue;
         d->index = (int)i;
+        pthread_mutex_lock(&G.lock);
+        memcpy(d->device, G.label[i], sizeof d->device);
+        pthread_mutex_unlock(&G.lock);
         if (G.name(h, d->name, sizeof d->name))
             snprintf(d->name, sizeof d->name, "unknown");
         if (G.uuid(h, d->uuid, sizeof d->uuid))
@@ -162,6 +168,8 @@ int gpu_snapshot_start(void)
     G.power = sym("nvmlDeviceGetPowerUsage", NULL);
     G.clock = sym("nvmlDeviceGetClockInfo", NULL);
     G.procs = sym("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2");
+    G.by_bus = sym("nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
+    G.index_of = sym("nvmlDeviceGetIndex", NULL);
     if (!G.init || !G.shutdown || !G.count || !G.handle || !G.name || !G.uuid || !G.driver || !G.pstate ||
         !G.util || !G.mem || !G.temp || !G.power || !G.clock) {
         log_msg("warn", "NVML found but a symbol is missing; GPU metrics disabled");
@@ -204,6 +212,26 @@ void gpu_snapshot_stop(void)
     dlclose(G.lib);
     G.lib = NULL;
     memset(&G.snap, 0, sizeof G.snap);
+    memset(G.label, 0, sizeof G.label);
+}
+
+int gpu_snapshot_label_device(const char *pci_bus_id, const char *label)
+{
+    if (!G.running)
+        return 1; /* no NVML: no GPU series to label */
+    if (!G.by_bus || !G.index_of)
+        return -1;
+    nvmlDevice_t h;
+    unsigned int idx;
+    if (G.by_bus(pci_bus_id, &h) || G.index_of(h, &idx) || idx >= GPU_SNAPSHOT_MAX)
+        return -1;
+    pthread_mutex_lock(&G.lock);
+    snprintf(G.label[idx], sizeof G.label[idx], "%s", label);
+    for (int i = 0; i < G.snap.n; i++) /* the current snapshot too, not only the next refresh */
+        if (G.snap.dev[i].index == (int)idx)
+            memcpy(G.snap.dev[i].device, G.label[idx], sizeof G.snap.dev[i].device);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
 }
 
 int gpu_snapshot_get(gpu_snapshot *out)
@@ -236,12 +264,22 @@ void gpu_snapshot_render(FILE *f)
     char drv[96];
     clean(drv, sizeof drv, s->driver);
     fprintf(f, "# HELP laya_gpu_info GPU identity from NVML (value is always 1).\n# TYPE laya_gpu_info gauge\n");
+    /* lab[i]: the series labels of GPU i: index="N", plus device="D" when layad serves on it. */
+    char lab[GPU_SNAPSHOT_MAX][80];
+    for (int i = 0; i < s->n; i++) {
+        char dev[32];
+        clean(dev, sizeof dev, s->dev[i].device);
+        if (dev[0])
+            snprintf(lab[i], sizeof lab[i], "index=\"%d\",device=\"%s\"", s->dev[i].index, dev);
+        else
+            snprintf(lab[i], sizeof lab[i], "index=\"%d\"", s->dev[i].index);
+    }
     for (int i = 0; i < s->n; i++) {
         char name[96], uuid[96];
         clean(name, sizeof name, s->dev[i].name);
         clean(uuid, sizeof uuid, s->dev[i].uuid);
-        fprintf(f, "laya_gpu_info{index=\"%d\",name=\"%s\",uuid=\"%s\",driver=\"%s\",pstate=\"%s\"} 1\n",
-                s->dev[i].index, name, uuid, drv, s->dev[i].pstate);
+        fprintf(f, "laya_gpu_info{%s,name=\"%s\",uuid=\"%s\",driver=\"%s\",pstate=\"%s\"} 1\n", lab[i], name,
+                uuid, drv, s->dev[i].pstate);
     }
     char num[32]; /* shortest round-trip digits: 0.98, not 0.97999999999999998 */
 #define GAUGE(metric, help, have, field)                                                              \
@@ -254,7 +292,7 @@ void gpu_snapshot_render(FILE *f)
         fprintf(f, "# HELP " metric " " help "\n# TYPE " metric " gauge\n");                          \
         for (int i = 0; i < s->n; i++)                                                                \
             if (s->dev[i].have)                                                                       \
-                fprintf(f, metric "{index=\"%d\"} %s\n", s->dev[i].index,                        \
+                fprintf(f, metric "{%s} %s\n", lab[i],                                                 \
                         (py_float_repr((double)s->dev[i].field, num), num));                          \
     } while (0)
     GAUGE("laya_gpu_utilization_ratio", "GPU busy fraction over the last sample period (NVML).", have_util,

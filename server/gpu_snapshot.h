@@ -15,7 +15,8 @@
 #define GPU_SNAPSHOT_MAX 16
 
 typedef struct gpu_dev_snapshot {
-    int index;
+    int index;                  /* NVML index (all GPUs of the host, whatever CUDA_VISIBLE_DEVICES says) */
+    char device[32];            /* layad's device label when this process serves on it, else "" */
     char name[96], uuid[96], pstate[8];
     int have_util, have_mem, have_temp, have_power, have_sm_clock, have_mem_clock, have_proc_mem;
     double utilization_ratio;   /* 0..1 */
@@ -37,6 +38,15 @@ typedef struct gpu_snapshot {
  * sees at least one GPU, 0 otherwise (not an error: the families stay off). */
 int gpu_snapshot_start(void);
 void gpu_snapshot_stop(void);
+
+/* Marks the GPU at PCI bus id pci_bus_id (as cudaDeviceGetPCIBusId writes
+ * it) as the one layad serves on under `label` (its CUDA ordinal, the
+ * device label of laya_inference_seconds): its laya_gpu_* series then carry
+ * device="label" as well as NVML's index, which differs from the CUDA
+ * ordinal under CUDA_VISIBLE_DEVICES. Call after gpu_snapshot_start, once
+ * per device. 0: labelled; 1: NVML is off (nothing exported to label);
+ * -1: NVML does not know the bus id. */
+int gpu_snapshot_label_device(const char *pci_bus_id, const char *label);
 
 /* Copies the latest snapshot; returns its valid flag. */
 int gpu_snapshot_get(gpu_snapshot *out);
