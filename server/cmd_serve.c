@@ -229,6 +229,8 @@ static int build_cpu(serve_state *st, const laya_checkpoint *ck, json_t *devices
     if (nw > MAX_DEVICES)
         return layad_fail(err, 500, "cpu_workers %d: at most %d", nw, MAX_DEVICES);
     int per = threads / nw > 0 ? threads / nw : 1;
+    if (cfg->devices[0])
+        log_msg("warn", "devices = %s ignored: the CPU backend runs cpu_workers = %d worker(s)", cfg->devices, nw);
     for (int i = 0; i < nw; i++) {
         laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
         if (!b || warm_backend(b, ck, err)) {

@@ -37,7 +37,7 @@ typedef struct opt_def {
 static const opt_def opts[] = {
     {"model", S(model), "", 0, 0, "checkpoint directory or org/name in the offline HF cache (required)"},
     {"device", S(device), "auto", 0, 0, "backend: cpu, cuda, or auto (cuda when a GPU is visible)"},
-    {"devices", S(devices), "", 0, 0, "CUDA device ordinals, e.g. 0,1 (empty: every visible device)"},
+    {"devices", S(devices), "", 0, 0, "CUDA device ordinals as numbered after CUDA_VISIBLE_DEVICES, one worker each, e.g. 0,1 (empty: every visible device)"},
     {"dtype", S(dtype), "fp16", 0, 0, "GPU weight/activation dtype: fp16 or bf16"},
     {"cpu_threads", I(cpu_threads), "0", 0, 4096, "CPU backend threads, all workers together (0: all cores)"},
     {"cpu_workers", I(cpu_workers), "1", 1, 16, "CPU backend workers, each with its own weights copy and cpu_threads/cpu_workers threads"},
