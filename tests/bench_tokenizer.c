@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "model/tokenizer.h"
+#include "tests/lib/testutil.h"
 
 static double clock_us(clockid_t c)
 {
@@ -146,9 +147,8 @@ static char *make_state(const tokenizer *t, size_t tokens, size_t *len_out)
 int main(int argc, char **argv)
 {
     const char *out_path = argc > 1 ? argv[1] : NULL;
-    const char *shared = getenv("LAYAD_SHARED");
     char path[512];
-    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", shared && *shared ? shared : "../shared");
+    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", tu_shared());
     FILE *probe = fopen(path, "r");
     bool real = probe != NULL;
     if (probe)

@@ -32,6 +32,7 @@
 #include "model/ckpt_round.h"
 #include "model/gpu_eval.h"
 #include "model/synth_rows.h"
+#include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;
 static int g_have;
@@ -39,8 +40,7 @@ static int g_have;
 static void setup(void)
 {
     layad_error err = {0};
-    const char *t = getenv("LAYAD_TINY");
-    g_have = cuda_device_count() > 0 && !checkpoint_open(&g_ck, t ? t : "build/tiny", &err);
+    g_have = cuda_device_count() > 0 && !checkpoint_open(&g_ck, tu_tiny(), &err);
     if (!g_have)
         printf("SKIP gpu_backend_cuda: %s\n", cuda_device_count() ? err.msg : "no CUDA device");
 }

@@ -25,6 +25,7 @@
 
 #include "model/backend_cpu.h"
 #include "model/checkpoint.h"
+#include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/cpu-forward-tiny.json"
 #define MAXR 16
@@ -80,7 +81,7 @@ static void load_fixture(void)
 
 static void setup(void)
 {
-    const char *tiny = getenv("LAYAD_TINY") ? getenv("LAYAD_TINY") : "build/tiny";
+    const char *tiny = tu_tiny();
     layad_error err;
     int rc = checkpoint_open(&g_ck, tiny, &err);
     ck_assert_msg(rc == 0, "checkpoint_open %s: %s", tiny, err.msg);
@@ -250,9 +251,5 @@ static Suite *backend_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(backend_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(backend_suite());
 }

@@ -20,12 +20,7 @@
 #include "model/checkpoint.h"
 #include "model/gpu_eval.h"
 #include "model/synth_rows.h"
-
-static const char *tiny_dir(void)
-{
-    const char *t = getenv("LAYAD_TINY");
-    return t ? t : "build/tiny";
-}
+#include "tests/lib/testutil.h"
 
 START_TEST(buckets)
 {
@@ -229,7 +224,7 @@ START_TEST(create_without_device)
     }
     laya_checkpoint ck;
     layad_error err = {0};
-    if (checkpoint_open(&ck, tiny_dir(), &err)) {
+    if (checkpoint_open(&ck, tu_tiny(), &err)) {
         printf("SKIP create_without_device: %s\n", err.msg);
         return;
     }
@@ -255,9 +250,5 @@ int main(void)
     tcase_add_test(t, work_counts);
     tcase_add_test(t, create_without_device);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed != 0;
+    return tu_run(s);
 }

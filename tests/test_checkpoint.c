@@ -14,16 +14,11 @@
 
 #include "model/checkpoint.h"
 #include "model/mkmodel.h"
+#include "tests/lib/testutil.h"
 
 /* sha256 of the tiny preset's model.safetensors with the default seed (1234). A change here
  * means mkmodel's output changed: regenerate fixtures that depend on the tiny model. */
 #define TINY_SHA256 "475740fff1203cea67d3971a5a496c6eb4741c445f32168ba3605ee525b9a4a0"
-
-static const char *tiny_dir(void)
-{
-    const char *d = getenv("LAYAD_TINY");
-    return d && *d ? d : "build/tiny";
-}
 
 static void run(const char *cmd)
 {
@@ -162,7 +157,7 @@ START_TEST(tiny_checkpoint)
 {
     laya_checkpoint ck;
     layad_error err = {0};
-    ck_assert_msg(checkpoint_open(&ck, tiny_dir(), &err) == 0, "%s", err.msg);
+    ck_assert_msg(checkpoint_open(&ck, tu_tiny(), &err) == 0, "%s", err.msg);
     const laya_config *c = &ck.cfg;
     ck_assert_int_eq(c->hidden, 128);
     ck_assert_int_eq(c->n_heads, 2);
@@ -302,9 +297,9 @@ END_TEST
 /* `layad info --json` reports the verified geometry, sha256 and effective temperatures. */
 START_TEST(info_command)
 {
-    const char *bin = getenv("LAYAD_BIN") ? getenv("LAYAD_BIN") : "build/layad";
+    const char *bin = tu_bin();
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s info --json --model %s", bin, tiny_dir());
+    snprintf(cmd, sizeof cmd, "%s info --json --model %s", bin, tu_tiny());
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     json_error_t je;
@@ -341,9 +336,5 @@ int main(void)
     tcase_add_test(tc, inventory_errors);
     tcase_add_test(tc, info_command);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

@@ -26,7 +26,7 @@ static void start_shared(void)
 {
     const char *args[] = {"--api-key", "s3cret-key", "--max-body-bytes", "65536", NULL};
     if (td_start(&D, args, NULL, 1)) {
-        fprintf(stderr, "cannot start %s\n", td_bin());
+        fprintf(stderr, "cannot start %s\n", tu_bin());
         exit(1);
     }
 }
@@ -439,9 +439,5 @@ Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(suite());
 }

@@ -144,7 +144,7 @@ START_TEST(sighup_reopens_log_json)
     ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
     /* The request line went to the new file, as one JSON object with the fields. */
     size_t n;
-    char *log = td_read_file(d.log_path, &n);
+    char *log = tu_read_file(d.log_path, &n);
     ck_assert_ptr_nonnull(log);
     int found = 0;
     for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
@@ -163,7 +163,7 @@ START_TEST(sighup_reopens_log_json)
     }
     ck_assert_msg(found, "request %s not logged in the reopened file", rid);
     free(log);
-    char *old = td_read_file(rotated, &n);
+    char *old = tu_read_file(rotated, &n);
     ck_assert_ptr_nonnull(strstr(old, "\"msg\":\"ready: serving"));
     free(old);
     unlink(rotated);
@@ -208,12 +208,12 @@ START_TEST(config_precedence_and_help)
     ck_assert_int_eq(td_stop(&d, 0, 20), 2);
     unlink(conf);
     /* --help lists every option, and config/layad.conf documents each of them. */
-    const char *argv[] = {td_bin(), "serve", "--help", NULL};
+    const char *argv[] = {tu_bin(), "serve", "--help", NULL};
     int st;
     size_t n;
     char *help = td_run_capture(argv, NULL, &n, &st);
     ck_assert_int_eq(st, 0);
-    char *conf_text = td_read_file("config/layad.conf", &n);
+    char *conf_text = tu_read_file("config/layad.conf", &n);
     ck_assert_ptr_nonnull(conf_text);
     int count = 0;
     for (char *p = help; (p = strstr(p, "\n  --")); p++) {
@@ -328,7 +328,7 @@ START_TEST(install_and_unit_verify)
 {
     char root[128], cmd[4096];
     snprintf(root, sizeof root, "/tmp/layad-install-%d", (int)getpid());
-    const char *bin = td_bin();
+    const char *bin = tu_bin();
     /* Install the binary under test (BUILD is its directory). */
     char build[256];
     snprintf(build, sizeof build, "%s", bin);
@@ -359,7 +359,7 @@ START_TEST(install_and_unit_verify)
     char *out = td_run_capture(argv, NULL, &n, &st);
     ck_assert_msg(st == 0 && n == 0, "systemd-analyze verify (status %d):\n%s", st, out);
     free(out);
-    char *unit = td_read_file("deploy/layad.service", &n);
+    char *unit = tu_read_file("deploy/layad.service", &n);
     const char *must[] = {"Type=notify", "NotifyAccess=main", "WatchdogSec=", "Restart=on-failure", "User=layad",
                           "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
                           "DevicePolicy=closed", "DeviceAllow=/dev/nvidiactl", "TimeoutStartSec="};
@@ -391,9 +391,5 @@ Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(suite());
 }

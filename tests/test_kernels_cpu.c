@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "kernels/cpu.h"
+#include "tests/lib/testutil.h"
 
 #define TOL 2e-5
 #define TOL_ROPE 2e-6
@@ -682,9 +683,5 @@ int main(void)
     g_seeds[1] = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
     printf("test_kernels_cpu: seeds 1234 and %llu (replay: KN_TEST_SEED=%llu)\n",
            (unsigned long long)g_seeds[1], (unsigned long long)g_seeds[1]);
-    SRunner *sr = srunner_create(kernels_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(kernels_suite());
 }

@@ -22,6 +22,7 @@
 #include "model/checkpoint.h"
 #include "model/pyjson.h"
 #include "model/request.h"
+#include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/parity/tiny.jsonl"
 
@@ -29,26 +30,11 @@ static laya_checkpoint g_ck;
 static char *g_text;
 static size_t g_len;
 
-static const char *tiny(void)
-{
-    const char *t = getenv("LAYAD_TINY");
-    return t && *t ? t : "build/tiny";
-}
-
 static void load(void)
 {
-    FILE *f = fopen(FIXTURE, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", FIXTURE);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    g_text = malloc((size_t)n + 1);
-    ck_assert(g_text && fread(g_text, 1, (size_t)n, f) == (size_t)n);
-    g_text[n] = 0;
-    g_len = (size_t)n;
-    fclose(f);
+    g_text = tu_read_fixture(FIXTURE, &g_len);
     layad_error err = {0};
-    ck_assert_msg(checkpoint_open(&g_ck, tiny(), &err) == 0, "%s: %s", tiny(), err.msg);
+    ck_assert_msg(checkpoint_open(&g_ck, tu_tiny(), &err) == 0, "%s: %s", tu_tiny(), err.msg);
 }
 
 static void unload(void)
@@ -187,9 +173,5 @@ int main(void)
     tcase_add_test(tc, rows_and_responses_match_the_package);
     tcase_add_test(tc, cpu_forward_matches_the_package);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

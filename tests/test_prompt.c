@@ -18,6 +18,7 @@
 #include "model/prompt.h"
 #include "model/pyjson.h"
 #include "model/request.h"
+#include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/pycases.json"
 
@@ -25,26 +26,11 @@ static pj_arena g_arena;
 static pj_value *g_root;
 static laya_checkpoint g_ck;
 
-static const char *tiny(void)
-{
-    const char *t = getenv("LAYAD_TINY");
-    return t && *t ? t : "build/tiny";
-}
-
 static void load(void)
 {
-    FILE *f = fopen(FIXTURE, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", FIXTURE);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n);
-    ck_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
     layad_error err = {0};
-    ck_assert_msg(pj_parse(&g_arena, buf, (size_t)n, &g_root, &err) == 0, "%s", err.msg);
-    free(buf);
-    ck_assert_msg(checkpoint_open(&g_ck, tiny(), &err) == 0, "%s: %s", tiny(), err.msg);
+    g_root = tu_load_json(&g_arena, FIXTURE);
+    ck_assert_msg(checkpoint_open(&g_ck, tu_tiny(), &err) == 0, "%s: %s", tu_tiny(), err.msg);
 }
 
 static void unload(void)
@@ -153,9 +139,5 @@ int main(void)
     tcase_add_test(tc, scrub_replaces_every_mask_string);
     tcase_add_test(tc, markers_are_exactly_the_mask_ids);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

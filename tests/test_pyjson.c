@@ -16,6 +16,7 @@
 
 #include "model/pyfloat.h"
 #include "model/pyjson.h"
+#include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/pycases.json"
 
@@ -24,17 +25,7 @@ static pj_value *g_root;
 
 static void load(void)
 {
-    FILE *f = fopen(FIXTURE, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", FIXTURE);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n);
-    ck_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    layad_error err = {0};
-    ck_assert_msg(pj_parse(&g_arena, buf, (size_t)n, &g_root, &err) == 0, "%s", err.msg);
-    free(buf);
+    g_root = tu_load_json(&g_arena, FIXTURE);
 }
 
 static void unload(void)
@@ -200,9 +191,5 @@ int main(void)
     tcase_add_test(tc, scalar_equality_is_python_dict_key_equality);
     tcase_add_test(tc, deep_nesting_is_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

@@ -11,19 +11,14 @@
 
 #include "model/checkpoint.h"
 #include "model/request.h"
+#include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;
-
-static const char *tiny(void)
-{
-    const char *t = getenv("LAYAD_TINY");
-    return t && *t ? t : "build/tiny";
-}
 
 static void load(void)
 {
     layad_error err = {0};
-    ck_assert_msg(checkpoint_open(&g_ck, tiny(), &err) == 0, "%s: %s", tiny(), err.msg);
+    ck_assert_msg(checkpoint_open(&g_ck, tu_tiny(), &err) == 0, "%s: %s", tu_tiny(), err.msg);
 }
 
 static void unload(void)
@@ -248,9 +243,5 @@ int main(void)
     tcase_add_test(tc, error_body_shape);
     tcase_add_test(tc, response_shapes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

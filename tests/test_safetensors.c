@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/safetensors.h"
+#include "tests/lib/testutil.h"
 
 /* Builds header-length + header + data into a fresh buffer. */
 static uint8_t *blob(const char *header, size_t data_len, size_t *size)
@@ -188,9 +189,5 @@ int main(void)
     tcase_add_test(tc, file_errors);
     tcase_add_test(tc, half_conversions);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(s);
 }

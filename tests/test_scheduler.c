@@ -23,6 +23,7 @@
 #include "model/request.h"
 #include "server/metrics.h"
 #include "server/scheduler.h"
+#include "tests/lib/testutil.h"
 
 static laya_checkpoint ck;
 
@@ -594,9 +595,8 @@ END_TEST
 
 static void setup(void)
 {
-    const char *tiny = getenv("LAYAD_TINY");
     layad_error err;
-    if (checkpoint_open(&ck, tiny && *tiny ? tiny : "build/tiny", &err)) {
+    if (checkpoint_open(&ck, tu_tiny(), &err)) {
         fprintf(stderr, "tiny checkpoint: %s\n", err.msg);
         exit(1);
     }
@@ -631,9 +631,5 @@ Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return tu_run(suite());
 }

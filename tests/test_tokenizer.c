@@ -19,15 +19,10 @@
 
 #include "model/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
+#include "tests/lib/testutil.h"
 
 #define GEMMA "tests/fixtures/tokenizer/gemma-like.json"
 #define TINY "config/tiny-tokenizer.json"
-
-static const char *shared_dir(void)
-{
-    const char *s = getenv("LAYAD_SHARED");
-    return s && *s ? s : "../shared";
-}
 
 static tokenizer *load_or_die(const char *path)
 {
@@ -51,7 +46,7 @@ START_TEST(test_fixtures)
             continue;
         char path[512];
         if (strncmp(tok, "$SHARED/", 8) == 0)
-            snprintf(path, sizeof path, "%s/%s", shared_dir(), tok + 8);
+            snprintf(path, sizeof path, "%s/%s", tu_shared(), tok + 8);
         else
             snprintf(path, sizeof path, "%s", tok);
         FILE *probe = fopen(path, "r");
@@ -118,7 +113,7 @@ END_TEST
 START_TEST(test_modernbert_specials)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", shared_dir());
+    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", tu_shared());
     FILE *probe = fopen(path, "r");
     if (!probe) {
         printf("SKIP modernbert specials: %s absent\n", path);
@@ -404,10 +399,7 @@ int main(void)
     tcase_add_test(tc, test_cache_per_tokenizer);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = tu_run(s);
     tokenizer_thread_cleanup();
-    return failed != 0;
+    return failed;
 }

@@ -28,18 +28,6 @@ double td_now(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-const char *td_bin(void)
-{
-    const char *b = getenv("LAYAD_BIN");
-    return b && b[0] ? b : "build/layad";
-}
-
-const char *td_tiny(void)
-{
-    const char *t = getenv("LAYAD_TINY");
-    return t && t[0] ? t : "build/tiny";
-}
-
 int td_free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -85,10 +73,10 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
     snprintf(port, sizeof port, "%d", d->port);
     const char *argv[96];
     int n = 0;
-    argv[n++] = td_bin();
+    argv[n++] = tu_bin();
     argv[n++] = "serve";
     argv[n++] = "--model";
-    argv[n++] = td_tiny();
+    argv[n++] = tu_tiny();
     argv[n++] = "--device";
     argv[n++] = "cpu";
     argv[n++] = "--bind";
@@ -325,35 +313,6 @@ void td_resp_free(td_resp *r)
     r->head = r->body = NULL;
 }
 
-char *td_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap + 1);
-    size_t k;
-    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(b, cap + 1);
-            if (!nb) {
-                free(b);
-                b = NULL;
-            }
-            b = nb;
-        }
-    }
-    fclose(f);
-    if (!b)
-        return NULL;
-    b[n] = 0;
-    if (len)
-        *len = n;
-    return b;
-}
-
 char *td_run_capture(const char *const *argv, const char *in_path, size_t *len, int *status)
 {
     int p[2];
@@ -406,7 +365,7 @@ char *td_decide_cli(const char *body, size_t len, const char *const *flags, size
         return NULL;
     fwrite(body, 1, len, f);
     fclose(f);
-    const char *argv[16] = {td_bin(), "decide", "--model", td_tiny(), "--request", path};
+    const char *argv[16] = {tu_bin(), "decide", "--model", tu_tiny(), "--request", path};
     int n = 6;
     for (int i = 0; flags && flags[i] && n < 15; i++)
         argv[n++] = flags[i];

@@ -11,15 +11,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "tests/lib/testutil.h" /* tu_bin, tu_tiny, tu_read_file */
+
 typedef struct daemon_proc {
     pid_t pid;
     int port;
     char log_path[256];
     int exited, status; /* set once the process was reaped (td_alive/td_stop) */
 } daemon_proc;
-
-const char *td_bin(void);   /* $LAYAD_BIN or build/layad */
-const char *td_tiny(void);  /* $LAYAD_TINY or build/tiny */
 
 /* A port that was free a moment ago (bind to 0, read, close). */
 int td_free_port(void);
@@ -61,9 +60,6 @@ const char *td_header(const td_resp *r, const char *name, char *buf, size_t cap)
 int td_connect(int port);
 /* Reads one complete response from fd (Content-Length or until EOF). */
 int td_read_response(int fd, td_resp *r);
-
-/* Whole file into a malloc'ed NUL-terminated buffer. */
-char *td_read_file(const char *path, size_t *len);
 
 /* Runs argv, stdin from in_path (or /dev/null), returns stdout (malloc'ed) and
  * sets *status to the exit status. */

@@ -1,0 +1,82 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "tests/lib/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *tu_env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : dflt;
+}
+
+const char *tu_bin(void)
+{
+    return tu_env_or("LAYAD_BIN", "build/layad");
+}
+
+const char *tu_tiny(void)
+{
+    return tu_env_or("LAYAD_TINY", "build/tiny");
+}
+
+const char *tu_shared(void)
+{
+    return tu_env_or("LAYAD_SHARED", "../shared");
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            cap *= 2;
+            char *nb = realloc(b, cap + 1);
+            if (!nb)
+                free(b);
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (!b)
+        return NULL;
+    b[n] = 0;
+    if (len)
+        *len = n;
+    return b;
+}
+
+char *tu_read_fixture(const char *path, size_t *len)
+{
+    char *text = tu_read_file(path, len);
+    ck_assert_msg(text != NULL, "cannot open %s", path);
+    return text;
+}
+
+pj_value *tu_load_json(pj_arena *a, const char *path)
+{
+    size_t n = 0;
+    char *buf = tu_read_fixture(path, &n);
+    pj_value *root = NULL;
+    layad_error err = {0};
+    ck_assert_msg(pj_parse(a, buf, n, &root, &err) == 0, "%s", err.msg);
+    free(buf);
+    return root;
+}
+
+int tu_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
