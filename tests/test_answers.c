@@ -35,22 +35,6 @@ static void unload(void)
     pj_arena_free(&g_arena);
 }
 
-static float hex32(const pj_value *v)
-{
-    uint32_t u = (uint32_t)strtoul(v->u.str.s, NULL, 16);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static double hex64(const pj_value *v)
-{
-    uint64_t u = strtoull(v->u.str.s, NULL, 16);
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 START_TEST(numbers_match_the_package_bit_for_bit)
 {
     const pj_value *cases = pj_get(g_root, "answers");
@@ -62,24 +46,24 @@ START_TEST(numbers_match_the_package_bit_for_bit)
         float logits[512], p[512];
         int order[512];
         for (int i = 0; i < k; i++)
-            logits[i] = hex32(jl->u.arr.items[i]);
+            logits[i] = tu_hex_f32(jl->u.arr.items[i]);
         if (jo->type == PJ_ARRAY)
             for (int i = 0; i < k; i++)
                 order[i] = atoi(jo->u.arr.items[i]->u.str.s);
-        answers_probs(logits, k, hex64(pj_get(x, "temperature")), jo->type == PJ_ARRAY ? order : NULL, p);
+        answers_probs(logits, k, tu_hex_f64(pj_get(x, "temperature")), jo->type == PJ_ARRAY ? order : NULL, p);
         for (int i = 0; i < k; i++)
-            ck_assert_msg(p[i] == hex32(jp->u.arr.items[i]), "case %zu k=%d p[%d]: %.9g vs %.9g", c, k, i, p[i],
-                          hex32(jp->u.arr.items[i]));
-        double conf = answers_entropy_confidence(p, k), want = hex64(pj_get(x, "entropy_confidence"));
+            ck_assert_msg(p[i] == tu_hex_f32(jp->u.arr.items[i]), "case %zu k=%d p[%d]: %.9g vs %.9g", c, k, i, p[i],
+                          tu_hex_f32(jp->u.arr.items[i]));
+        double conf = answers_entropy_confidence(p, k), want = tu_hex_f64(pj_get(x, "entropy_confidence"));
         ck_assert_msg(conf == want, "case %zu k=%d confidence %.17g vs %.17g", c, k, conf, want);
         double score = answers_expected_score(p, k);
-        ck_assert_msg(score == hex64(pj_get(x, "score")), "case %zu score %.17g vs %.17g", c, score,
-                      hex64(pj_get(x, "score")));
+        ck_assert_msg(score == tu_hex_f64(pj_get(x, "score")), "case %zu score %.17g vs %.17g", c, score,
+                      tu_hex_f64(pj_get(x, "score")));
         const pj_value *ja = pj_get(x, "act");
-        float act[2] = {hex32(ja->u.arr.items[0]), hex32(ja->u.arr.items[1])};
+        float act[2] = {tu_hex_f32(ja->u.arr.items[0]), tu_hex_f32(ja->u.arr.items[1])};
         float ap = answers_act_probability(act);
-        ck_assert_msg(ap == hex32(pj_get(x, "act_probability")), "case %zu act %.9g vs %.9g", c, ap,
-                      hex32(pj_get(x, "act_probability")));
+        ck_assert_msg(ap == tu_hex_f32(pj_get(x, "act_probability")), "case %zu act %.9g vs %.9g", c, ap,
+                      tu_hex_f32(pj_get(x, "act_probability")));
     }
 }
 END_TEST

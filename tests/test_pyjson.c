@@ -33,21 +33,13 @@ static void unload(void)
     pj_arena_free(&g_arena);
 }
 
-static double hex64(const pj_value *v)
-{
-    uint64_t u = strtoull(v->u.str.s, NULL, 16);
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 START_TEST(float_repr_matches_python)
 {
     const pj_value *cases = pj_get(g_root, "repr");
     ck_assert(cases && cases->u.arr.n > 500);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
-        double x = hex64(c->u.arr.items[0]);
+        double x = tu_hex_f64(c->u.arr.items[0]);
         char out[32];
         py_float_repr(x, out);
         ck_assert_msg(!strcmp(out, c->u.arr.items[1]->u.str.s), "repr(%.17g): got %s want %s", x, out,
@@ -62,7 +54,7 @@ START_TEST(round4_matches_python)
     ck_assert(cases && cases->u.arr.n > 500);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
-        double x = hex64(c->u.arr.items[0]), want = hex64(c->u.arr.items[1]);
+        double x = tu_hex_f64(c->u.arr.items[0]), want = tu_hex_f64(c->u.arr.items[1]);
         double got = py_round(x, 4);
         ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "round(%.17g, 4): got %.17g want %.17g", x, got, want);
     }

@@ -3,8 +3,10 @@
  */
 #include "tests/lib/testutil.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *tu_env_or(const char *name, const char *dflt)
 {
@@ -70,6 +72,22 @@ pj_value *tu_load_json(pj_arena *a, const char *path)
     ck_assert_msg(pj_parse(a, buf, n, &root, &err) == 0, "%s", err.msg);
     free(buf);
     return root;
+}
+
+float tu_hex_f32(const pj_value *v)
+{
+    uint32_t u = (uint32_t)strtoul(v->u.str.s, NULL, 16);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+double tu_hex_f64(const pj_value *v)
+{
+    uint64_t u = strtoull(v->u.str.s, NULL, 16);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
 }
 
 int tu_run(Suite *s)

@@ -31,6 +31,11 @@ char *tu_read_fixture(const char *path, size_t *len);
  * running test when it cannot be read or parsed. Returns the root value. */
 pj_value *tu_load_json(pj_arena *a, const char *path);
 
+/* The float / double whose IEEE-754 bits are the hex string v (a JSON string
+ * such as "3f800000", as scripts/gen-test-cases.py writes them). */
+float tu_hex_f32(const pj_value *v);
+double tu_hex_f64(const pj_value *v);
+
 /* Runs every test of s (CK_NORMAL output, Check's default fork mode), frees
  * the runner; returns main()'s exit status: 1 when a test failed, else 0. */
 int tu_run(Suite *s);
