@@ -114,60 +114,40 @@ float npy_logf(float x)
     return fmaf(exponent, loge2, poly);
 }
 
-/* NumPy's pairwise_sum: blocks of up to 128 with eight accumulators, halves above. */
+/* NumPy's pairwise_sum: blocks of up to 128 with eight accumulators, halves above.
+ * One algorithm for float and double: NPY_PAIRWISE_SUM defines it for element
+ * type T, accumulating in T as NumPy does. */
 #define PW_BLOCKSIZE 128
 
-float npy_sum_f32(const float *a, size_t n)
-{
-    if (n < 8) {
-        float res = 0.0f;
-        for (size_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
+#define NPY_PAIRWISE_SUM(name, T)                                                          \
+    T name(const T *a, size_t n)                                                           \
+    {                                                                                      \
+        if (n < 8) {                                                                       \
+            T res = 0;                                                                     \
+            for (size_t i = 0; i < n; i++)                                                 \
+                res += a[i];                                                               \
+            return res;                                                                    \
+        }                                                                                  \
+        if (n <= PW_BLOCKSIZE) {                                                           \
+            T r[8];                                                                        \
+            for (int j = 0; j < 8; j++)                                                    \
+                r[j] = a[j];                                                               \
+            size_t i;                                                                      \
+            for (i = 8; i < n - (n % 8); i += 8)                                           \
+                for (int j = 0; j < 8; j++)                                                \
+                    r[j] += a[i + j];                                                      \
+            T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));     \
+            for (; i < n; i++)                                                             \
+                res += a[i];                                                               \
+            return res;                                                                    \
+        }                                                                                  \
+        size_t n2 = n / 2;                                                                 \
+        n2 -= n2 % 8;                                                                      \
+        return name(a, n2) + name(a + n2, n - n2);                                         \
     }
-    if (n <= PW_BLOCKSIZE) {
-        float r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        size_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return npy_sum_f32(a, n2) + npy_sum_f32(a + n2, n - n2);
-}
 
-double npy_sum_f64(const double *a, size_t n)
-{
-    if (n < 8) {
-        double res = 0.0;
-        for (size_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    if (n <= PW_BLOCKSIZE) {
-        double r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        size_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return npy_sum_f64(a, n2) + npy_sum_f64(a + n2, n - n2);
-}
+NPY_PAIRWISE_SUM(npy_sum_f32, float)
+NPY_PAIRWISE_SUM(npy_sum_f64, double)
 
 /* SLEEF xexpf (the u10 float kernel PyTorch's Vectorized<float>::exp calls on AVX2):
  * Cody-Waite reduction by ln2 split in two, a degree-6 polynomial, ldexp in two halves. */
