@@ -20,24 +20,9 @@
 #include "model/rows.h"
 #include "tests/lib/testutil.h"
 
-#define FIXTURE "tests/fixtures/pycases.json"
-
-static pj_arena g_arena;
-static pj_value *g_root;
-
-static void load(void)
-{
-    g_root = tu_load_json(&g_arena, FIXTURE);
-}
-
-static void unload(void)
-{
-    pj_arena_free(&g_arena);
-}
-
 START_TEST(numbers_match_the_package_bit_for_bit)
 {
-    const pj_value *cases = pj_get(g_root, "answers");
+    const pj_value *cases = pj_get(tu_pycases(), "answers");
     ck_assert(cases && cases->u.arr.n >= 100);
     for (size_t c = 0; c < cases->u.arr.n; c++) {
         const pj_value *x = cases->u.arr.items[c];
@@ -163,7 +148,7 @@ int main(void)
 {
     Suite *s = suite_create("answers");
     TCase *tc = tcase_create("package");
-    tcase_add_unchecked_fixture(tc, load, unload);
+    tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, numbers_match_the_package_bit_for_bit);
     tcase_add_test(tc, answer_shapes);
     tcase_add_test(tc, option_order_unpermutes);

@@ -20,23 +20,19 @@
 #include "model/request.h"
 #include "tests/lib/testutil.h"
 
-#define FIXTURE "tests/fixtures/pycases.json"
-
-static pj_arena g_arena;
-static pj_value *g_root;
 static laya_checkpoint g_ck;
 
 static void load(void)
 {
     layad_error err = {0};
-    g_root = tu_load_json(&g_arena, FIXTURE);
+    tu_pycases_load();
     ck_assert_msg(checkpoint_open(&g_ck, tu_tiny(), &err) == 0, "%s: %s", tu_tiny(), err.msg);
 }
 
 static void unload(void)
 {
     checkpoint_close(&g_ck);
-    pj_arena_free(&g_arena);
+    tu_pycases_unload();
 }
 
 static int int_at(const pj_value *arr, size_t i)
@@ -46,7 +42,7 @@ static int int_at(const pj_value *arr, size_t i)
 
 START_TEST(rows_match_build_sequence)
 {
-    const pj_value *cases = pj_get(g_root, "prompt");
+    const pj_value *cases = pj_get(tu_pycases(), "prompt");
     ck_assert(cases && cases->u.arr.n >= 10);
     int errors = 0;
     for (size_t c = 0; c < cases->u.arr.n; c++) {

@@ -18,24 +18,9 @@
 #include "model/pyjson.h"
 #include "tests/lib/testutil.h"
 
-#define FIXTURE "tests/fixtures/pycases.json"
-
-static pj_arena g_arena;
-static pj_value *g_root;
-
-static void load(void)
-{
-    g_root = tu_load_json(&g_arena, FIXTURE);
-}
-
-static void unload(void)
-{
-    pj_arena_free(&g_arena);
-}
-
 START_TEST(float_repr_matches_python)
 {
-    const pj_value *cases = pj_get(g_root, "repr");
+    const pj_value *cases = pj_get(tu_pycases(), "repr");
     ck_assert(cases && cases->u.arr.n > 500);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
@@ -50,7 +35,7 @@ END_TEST
 
 START_TEST(round4_matches_python)
 {
-    const pj_value *cases = pj_get(g_root, "round4");
+    const pj_value *cases = pj_get(tu_pycases(), "round4");
     ck_assert(cases && cases->u.arr.n > 500);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
@@ -63,7 +48,7 @@ END_TEST
 
 START_TEST(dumps_matches_python)
 {
-    const pj_value *cases = pj_get(g_root, "dumps");
+    const pj_value *cases = pj_get(tu_pycases(), "dumps");
     ck_assert(cases && cases->u.arr.n >= 10);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
@@ -91,7 +76,7 @@ END_TEST
 
 START_TEST(bad_json_is_400)
 {
-    const pj_value *cases = pj_get(g_root, "bad_json");
+    const pj_value *cases = pj_get(tu_pycases(), "bad_json");
     ck_assert(cases && cases->u.arr.n >= 10);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *t = cases->u.arr.items[i];
@@ -174,7 +159,7 @@ int main(void)
 {
     Suite *s = suite_create("pyjson");
     TCase *tc = tcase_create("python");
-    tcase_add_unchecked_fixture(tc, load, unload);
+    tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, float_repr_matches_python);
     tcase_add_test(tc, round4_matches_python);
     tcase_add_test(tc, dumps_matches_python);

@@ -74,6 +74,25 @@ pj_value *tu_load_json(pj_arena *a, const char *path)
     return root;
 }
 
+static pj_arena g_pycases_arena;
+static pj_value *g_pycases;
+
+void tu_pycases_load(void)
+{
+    g_pycases = tu_load_json(&g_pycases_arena, "tests/fixtures/pycases.json");
+}
+
+void tu_pycases_unload(void)
+{
+    pj_arena_free(&g_pycases_arena);
+    g_pycases = NULL;
+}
+
+const pj_value *tu_pycases(void)
+{
+    return g_pycases;
+}
+
 float tu_hex_f32(const pj_value *v)
 {
     uint32_t u = (uint32_t)strtoul(v->u.str.s, NULL, 16);

@@ -31,6 +31,14 @@ char *tu_read_fixture(const char *path, size_t *len);
  * running test when it cannot be read or parsed. Returns the root value. */
 pj_value *tu_load_json(pj_arena *a, const char *path);
 
+/* tests/fixtures/pycases.json (written by scripts/gen-test-cases.py), the
+ * cases several suites check against Python: tu_pycases_load (an unchecked
+ * fixture: fails the test when unreadable) parses it once, tu_pycases() is
+ * its root (NULL before load and after unload), tu_pycases_unload frees it. */
+void tu_pycases_load(void);
+void tu_pycases_unload(void);
+const pj_value *tu_pycases(void);
+
 /* The float / double whose IEEE-754 bits are the hex string v (a JSON string
  * such as "3f800000", as scripts/gen-test-cases.py writes them). */
 float tu_hex_f32(const pj_value *v);
