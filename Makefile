@@ -52,6 +52,7 @@ GPU_TEST_BIN := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TINY     := $(BUILD)/tiny
 
 .PHONY: all run test test-cpu test-asan test-gpu deps clean install fuzz bench-kernels
+.SECONDARY: # keep test objects: make would otherwise delete them as intermediates and rebuild each time
 all: $(BUILD)/layad
 
 deps:
