@@ -408,6 +408,9 @@ int cmd_serve(int argc, char **argv)
              cfg->model_name[0] ? cfg->model_name : ck->cfg.model_name[0] ? ck->cfg.model_name : "laya-rl-agent");
     int nn = 0;
     add_names(app, &nn, app->served_name);
+    /* The name every response carries ("model": "laya-rl-agent", as the official package
+     * answers) must also be accepted back, for clients that echo it. */
+    add_names(app, &nn, cfg->model_name[0] ? cfg->model_name : "laya-rl-agent");
     add_names(app, &nn, cfg->model_aliases);
     decide_opts_default(&app->opts);
     app->opts.jev_strict = cfg->jev_strict;

@@ -200,6 +200,13 @@ START_TEST(unknown_model_422)
     ck_assert_int_eq(td_request(D.port, "POST", "/decide", AUTH, ok, strlen(ok), &r), 0);
     ck_assert_int_eq(r.status, 200);
     td_resp_free(&r);
+    /* the name responses carry is accepted back (clients that echo "model") */
+    const char *echo = "{\"model\": \"laya-rl-agent\", \"state\": \"x\", \"questions\": {\"q\": "
+                       "{\"type\": \"noul\", \"instructions\": \"y\"}}}";
+    ck_assert_int_eq(td_request(D.port, "POST", "/v1/systemone", AUTH, echo, strlen(echo), &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"model\": \"laya-rl-agent\""));
+    td_resp_free(&r);
 }
 END_TEST
 
