@@ -14,8 +14,25 @@
  * The CPU reference of a big checkpoint takes minutes; --ref FILE caches it,
  * keyed by the checkpoint's sha256 and the row set's hash, so it can be
  * computed once on any host and checked on the GPU machine.
- * Exit status: 0 all gates pass (or SKIP without a GPU), 1 a gate failed,
- * 2 usage or runtime error.
+ * Other implementations join the same sweep through two files (so their numbers
+ * come from the same delta_accum as layad's, on the same rows):
+ *   --dump-rows FILE writes the rows as JSON (format "layad-parity-rows/1"):
+ *     {"format", "model_sha256", "set_hash", "K", "pad_token_id", "cls_token_id",
+ *      "n", "rows": [{"ids": [...], "markers": [...], "qtype": 0|1|2 (choice,
+ *      score, noul), "state": s, "json_state": 0|1}, ...]}
+ *     A row's attention mask is all ones over its ids (rows carry no padding);
+ *     K is the widest row's marker count.
+ *   --external FILE[:LABEL] reads an external forward of those rows (format
+ *     "layad-external-logits/1"):
+ *     {"label", "set_hash" (optional, checked), "logits": [[...] per row, at
+ *      least the row's marker count and at most K values], "act_logits": [[a, b]
+ *      per row], ...} (non-finite numbers as the strings "NaN", "Infinity") and
+ *     reports it against the CPU fp32 reference under "external": {LABEL: ...};
+ *     informational, no gate. scripts/parity/torch_rows.py writes such a file
+ *     from the official PyTorch model.
+ * --dtype none runs no GPU forward (the CPU reference and externals only).
+ * Exit status: 0 all gates pass (or SKIP without a GPU, or --dtype none),
+ * 1 a gate failed, 2 usage or runtime error.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -41,12 +58,16 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: layad parity-fast --model DIR [options]\n"
-            "  --dtype LIST       GPU dtypes to check, comma list of fp16,bf16 (default both)\n"
+            "  --dtype LIST       GPU dtypes to check, comma list of fp16,bf16 (default both),\n"
+            "                     or none (CPU reference and --external only)\n"
             "  --out FILE         write the JSON report here\n"
             "  --ref FILE         CPU fp32 reference cache (read if it matches, else written)\n"
             "  --threads N        CPU reference threads (default: all cores)\n"
             "  --device N         CUDA device (default 0)\n"
-            "  --label NAME       name of this run in the report (default: the model dir)\n");
+            "  --label NAME       name of this run in the report (default: the model dir)\n"
+            "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
+            "  --external F[:L]   compare an external forward's logits (JSON, format in\n"
+            "                     cmd_parity.c) with the CPU reference, as label L; repeatable\n");
 }
 
 static int cpu_reference(const laya_checkpoint *ck, const synth_set *s, const char *ref,
@@ -211,6 +232,171 @@ out:
     return rc;
 }
 
+/* ---- rows out, external forwards in ---------------------------------------------------- */
+
+/* Writes the sweep's rows as "layad-parity-rows/1" JSON (format in the header). */
+static int dump_rows(const char *path, const laya_checkpoint *ck, const synth_set *s,
+                     layad_error *err)
+{
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(s));
+    json_t *rows = json_array();
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "format",
+                            "layad-parity-rows/1", "model_sha256", ck->sha256, "set_hash", hash,
+                            "K", s->max_markers, "pad_token_id", ck->cfg.pad_id, "cls_token_id",
+                            ck->cfg.cls_id, "n", s->n, "rows", rows);
+    if (!doc)
+        return layad_fail(err, 500, "dump-rows: out of memory");
+    for (int i = 0; i < s->n; i++) {
+        const laya_row *r = &s->rows[i];
+        json_t *ids = json_array(), *mk = json_array();
+        for (int t = 0; t < r->len; t++)
+            json_array_append_new(ids, json_integer(r->ids[t]));
+        for (int k = 0; k < r->n_markers; k++)
+            json_array_append_new(mk, json_integer(r->markers[k]));
+        json_array_append_new(rows, json_pack("{s:o, s:o, s:i, s:i, s:i}", "ids", ids, "markers",
+                                              mk, "qtype", r->qtype, "state", s->state[i],
+                                              "json_state", s->json_state[i]));
+    }
+    /* compact: 288 rows of up to 512 ids; indentation would triple the file */
+    int rc = json_dump_file(doc, path, JSON_COMPACT);
+    json_decref(doc);
+    if (rc)
+        return layad_fail(err, 500, "dump-rows: cannot write %s", path);
+    printf("rows: %d written to %s\n", s->n, path);
+    return 0;
+}
+
+/* A JSON number, or one of the strings "NaN", "Infinity", "-Infinity" (JSON has no
+ * spelling for them, and an fp16 forward may produce them). 0 or -1. */
+static int json_float(const json_t *v, float *out)
+{
+    if (json_is_number(v)) {
+        *out = (float)json_number_value(v);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        char *end;
+        const char *t = json_string_value(v);
+        double d = strtod(t, &end);
+        if (end != t && !*end) {
+            *out = (float)d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Reads one row of n_min..n_max floats from arr into dst, filling dst[n..fill) with pad. */
+static int json_row(const json_t *arr, int n_min, int n_max, float *dst, int fill, float pad)
+{
+    if (!json_is_array(arr))
+        return -1;
+    const int n = (int)json_array_size(arr);
+    if (n < n_min || n > n_max)
+        return -1;
+    for (int k = 0; k < n; k++)
+        if (json_float(json_array_get(arr, k), &dst[k]))
+            return -1;
+    for (int k = n; k < fill; k++)
+        dst[k] = pad;
+    return 0;
+}
+
+/* Loads an external forward of the sweep (format "layad-external-logits/1") into o
+ * (allocated here, s->n rows, K = s->max_markers); its "set_hash" and "model_sha256",
+ * when present, must name this sweep and checkpoint. *doc receives the parsed file
+ * (caller decrefs). 0 or -1 (err set). */
+static int external_load(const char *path, const synth_set *s, const char *sha256, fwd_out *o,
+                         json_t **doc, layad_error *err)
+{
+    json_error_t je;
+    *doc = json_load_file(path, 0, &je);
+    if (!*doc)
+        return layad_fail(err, 500, "external %s: %s (line %d)", path, je.text, je.line);
+    const json_t *lg = json_object_get(*doc, "logits"), *ac = json_object_get(*doc, "act_logits");
+    const json_t *h = json_object_get(*doc, "set_hash");
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(s));
+    if (h && (!json_is_string(h) || strcmp(json_string_value(h), hash)))
+        return layad_fail(err, 500, "external %s: rows of set %s, this sweep is %s", path,
+                          json_is_string(h) ? json_string_value(h) : "?", hash);
+    const json_t *m = json_object_get(*doc, "model_sha256");
+    if (m && (!json_is_string(m) || strcmp(json_string_value(m), sha256)))
+        return layad_fail(err, 500, "external %s: computed on checkpoint %.12s, this is %.12s",
+                          path, json_is_string(m) ? json_string_value(m) : "?", sha256);
+    if (!json_is_array(lg) || !json_is_array(ac) || (int)json_array_size(lg) != s->n ||
+        (int)json_array_size(ac) != s->n)
+        return layad_fail(err, 500, "external %s: need \"logits\" and \"act_logits\" arrays of "
+                          "%d rows", path, s->n);
+    if (fwd_out_alloc(o, s->n, s->max_markers, err))
+        return -1;
+    for (int i = 0; i < s->n; i++) {
+        if (json_row(json_array_get(lg, i), s->rows[i].n_markers, o->K, o->logits + (size_t)i * o->K,
+                     o->K, LAYA_MASK_FILL))
+            return layad_fail(err, 500, "external %s: logits row %d: need %d..%d numbers", path, i,
+                              s->rows[i].n_markers, o->K);
+        if (json_row(json_array_get(ac, i), LAYA_N_ACT, LAYA_N_ACT,
+                     o->act + (size_t)i * LAYA_N_ACT, LAYA_N_ACT, 0))
+            return layad_fail(err, 500, "external %s: act_logits row %d: need %d numbers", path,
+                              i, LAYA_N_ACT);
+    }
+    return 0;
+}
+
+/* One --external FILE[:LABEL] against the CPU fp32 reference (and, when rw is given, the
+ * CPU fp32 forward on bf16-rounded weights): adds rep["external"][label]. 0 or -1. */
+static int check_external(const char *spec, const laya_checkpoint *ck, const synth_set *s,
+                          const fwd_out *ref, const fwd_out *rw, json_t *rep, layad_error *err)
+{
+    char path[PATH_MAX], label[PATH_MAX] = "";
+    snprintf(path, sizeof path, "%s", spec);
+    char *colon = strrchr(path, ':');
+    if (colon && !strchr(colon, '/')) { /* FILE:LABEL (a ':' inside a directory name stays) */
+        *colon = 0;
+        snprintf(label, sizeof label, "%s", colon + 1);
+    }
+    fwd_out o = {0};
+    json_t *doc = NULL;
+    int rc = -1;
+    if (external_load(path, s, ck->sha256, &o, &doc, err))
+        goto out;
+    if (!*label) {
+        const char *l = json_string_value(json_object_get(doc, "label"));
+        const char *base = strrchr(path, '/');
+        snprintf(label, sizeof label, "%s", l ? l : base ? base + 1 : path);
+    }
+    delta_stats st[3] = {0}, all = {0};
+    delta_accum(st, &all, &ck->cfg, s->rows, ref, &o, MARGIN);
+    char what[PATH_MAX + 64];
+    snprintf(what, sizeof what, "%s vs cpu fp32", label);
+    printf("external %s (%s):\n", label, path);
+    print_stats(what, st, &all);
+    json_t *d = json_pack("{s:s, s:o}", "file", path, "vs_cpu_fp32", delta_json(st, &all));
+    /* what the external program says about itself (dtype, device, versions), kept as is */
+    json_t *meta = json_object_get(doc, "meta");
+    if (meta)
+        json_object_set(d, "meta", meta);
+    if (rw) {
+        delta_stats r[3] = {0}, rall = {0};
+        delta_accum(r, &rall, &ck->cfg, s->rows, rw, &o, MARGIN);
+        snprintf(what, sizeof what, "%s vs cpu fp32 bf16 weights", label);
+        print_stats(what, r, &rall);
+        json_object_set_new(d, "vs_cpu_fp32_bf16_rounded_weights", delta_json(r, &rall));
+    }
+    json_t *ext = json_object_get(rep, "external");
+    if (!ext) {
+        ext = json_object();
+        json_object_set_new(rep, "external", ext);
+    }
+    json_object_set_new(ext, label, d);
+    rc = 0;
+out:
+    fwd_out_free(&o);
+    json_decref(doc);
+    return rc;
+}
+
 int cmd_parity_fast(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -218,7 +404,11 @@ int cmd_parity_fast(int argc, char **argv)
         {"out", required_argument, 0, 'o'},   {"ref", required_argument, 0, 'r'},
         {"threads", required_argument, 0, 't'}, {"device", required_argument, 0, 'D'},
         {"label", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
+        {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
         {0, 0, 0, 0}};
+    enum { MAX_EXTERNAL = 8 };
+    const char *external[MAX_EXTERNAL], *dump = NULL;
+    int n_external = 0;
     const char *model = NULL, *dtypes = "fp16,bf16", *out = NULL, *ref = NULL, *label = NULL;
     int threads = 0, device = 0, c;
     optind = 1;
@@ -231,6 +421,14 @@ int cmd_parity_fast(int argc, char **argv)
         case 't': threads = atoi(optarg); break;
         case 'D': device = atoi(optarg); break;
         case 'l': label = optarg; break;
+        case 'R': dump = optarg; break;
+        case 'x':
+            if (n_external == MAX_EXTERNAL) {
+                fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
+                return 2;
+            }
+            external[n_external++] = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -244,6 +442,8 @@ int cmd_parity_fast(int argc, char **argv)
     snprintf(buf, sizeof buf, "%s", dtypes);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int dt;
+        if (!strcmp(t, "none"))
+            continue;
         if (cuda_dtype_parse(t, &dt)) {
             fprintf(stderr, "parity-fast: unknown dtype '%s'\n", t);
             return 2;
@@ -289,10 +489,21 @@ int cmd_parity_fast(int argc, char **argv)
                                   json_rows, "tokens", (json_int_t)s.tokens, "set_hash", hash, "seed",
                                   (json_int_t)PARITY_SEED, "types", "choice", types[0], "score",
                                   types[1], "noul", types[2]));
+    if (dump && dump_rows(dump, ck, &s, &err))
+        goto fail;
     if (cpu_reference(ck, &s, ref, threads, &ref_out, rep, &err))
         goto fail;
     if (want[CUDA_DT_BF16] && bf16_reference(ck, &s, ref, threads, &ref_out, &rw_out, rep, &err))
         goto fail;
+    for (int i = 0; i < n_external; i++)
+        if (check_external(external[i], ck, &s, &ref_out, want[CUDA_DT_BF16] ? &rw_out : NULL,
+                           rep, &err))
+            goto fail;
+    if (!want[CUDA_DT_FP16] && !want[CUDA_DT_BF16]) {
+        printf("parity-fast: no GPU dtype asked for (--dtype none)\n");
+        status = 0;
+        goto write;
+    }
     if (cuda_device_count() == 0) {
         printf("SKIP: no CUDA device (GPU parity not run)\n");
         json_object_set_new(rep, "skipped", json_string("no CUDA device"));
