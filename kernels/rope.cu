@@ -116,3 +116,66 @@ extern "C" int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, con
     KN_LAUNCHED();
     return 0;
 }
+
+/* kn_rope_f32in: reads fp32 qkv (a GEMM's fp32 output), writes the rotated Q
+ * and K and the unchanged V to out in dt: one rounding per element instead of
+ * the GEMM's rounding followed by kn_rope's. A thread takes 8 columns: a group
+ * of 8 frequencies of one Q or K head (both halves), or 8 V columns. */
+template <typename T>
+__global__ void rope_f32in_kernel(const float *__restrict__ in, T *__restrict__ out, int M, int D,
+                                  const int32_t *__restrict__ pos, const float *__restrict__ cos_tab,
+                                  const float *__restrict__ sin_tab)
+{
+    const int qk = 2 * D / KN_HEAD_DIM * (KN_ROPE_HALF / 8), per_row = qk + D / 8;
+    const size_t n = (size_t)M * per_row;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const size_t m = i / per_row;
+        const int t = (int)(i % per_row);
+        float x1[8], x2[8];
+        if (t >= qk) { /* V: convert */
+            const size_t off = m * 3 * (size_t)D + 2 * (size_t)D + (size_t)(t - qk) * 8;
+            *reinterpret_cast<float4 *>(x1) = *reinterpret_cast<const float4 *>(in + off);
+            *reinterpret_cast<float4 *>(x1 + 4) = *reinterpret_cast<const float4 *>(in + off + 4);
+            kn_store8(out + off, x1);
+            continue;
+        }
+        const int head = t / (KN_ROPE_HALF / 8), j = (t % (KN_ROPE_HALF / 8)) * 8;
+        const size_t off = m * 3 * (size_t)D + (size_t)head * KN_HEAD_DIM + j;
+        const float *c = cos_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
+        const float *sn = sin_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
+        float cc[8], ss[8], o1[8], o2[8];
+        *reinterpret_cast<float4 *>(x1) = *reinterpret_cast<const float4 *>(in + off);
+        *reinterpret_cast<float4 *>(x1 + 4) = *reinterpret_cast<const float4 *>(in + off + 4);
+        *reinterpret_cast<float4 *>(x2) = *reinterpret_cast<const float4 *>(in + off + KN_ROPE_HALF);
+        *reinterpret_cast<float4 *>(x2 + 4) = *reinterpret_cast<const float4 *>(in + off + KN_ROPE_HALF + 4);
+        *reinterpret_cast<float4 *>(cc) = *reinterpret_cast<const float4 *>(c);
+        *reinterpret_cast<float4 *>(cc + 4) = *reinterpret_cast<const float4 *>(c + 4);
+        *reinterpret_cast<float4 *>(ss) = *reinterpret_cast<const float4 *>(sn);
+        *reinterpret_cast<float4 *>(ss + 4) = *reinterpret_cast<const float4 *>(sn + 4);
+#pragma unroll
+        for (int k = 0; k < 8; k++) { /* the CPU's products and sums (kn_cpu_rope) */
+            o1[k] = __fsub_rn(__fmul_rn(x1[k], cc[k]), __fmul_rn(x2[k], ss[k]));
+            o2[k] = __fadd_rn(__fmul_rn(x2[k], cc[k]), __fmul_rn(x1[k], ss[k]));
+        }
+        kn_store8(out + off, o1);
+        kn_store8(out + off + KN_ROPE_HALF, o2);
+    }
+}
+
+extern "C" int kn_rope_f32in(cudaStream_t s, kn_dtype dt, const float *in, void *out, int M, int D,
+                             const int32_t *pos, const float *cos_tab, const float *sin_tab)
+{
+    KN_REQUIRE(kn_is16(dt), "RoPE output dtype must be fp16 or bf16");
+    KN_REQUIRE(M >= 0 && D > 0 && D % KN_HEAD_DIM == 0, "RoPE needs D a positive multiple of 64");
+    if (M == 0)
+        return 0;
+    KN_REQUIRE(in && out && pos && cos_tab && sin_tab, "NULL RoPE buffer");
+    KN_REQUIRE(kn_aligned16(in) && kn_aligned16(out) && kn_aligned16(cos_tab) && kn_aligned16(sin_tab),
+               "RoPE from fp32 needs 16-byte aligned buffers");
+    const size_t n = (size_t)M * (2 * (D / KN_HEAD_DIM) * (KN_ROPE_HALF / 8) + D / 8);
+    const unsigned blocks = kn_blocks(n, 256, 132 * 32);
+    KN_DISPATCH16(dt, T, rope_f32in_kernel<T><<<blocks, 256, 0, s>>>(in, (T *)out, M, D, pos, cos_tab, sin_tab));
+    KN_LAUNCHED();
+    return 0;
+}

@@ -5,11 +5,13 @@
  * 60 states, the three types, 1..40 options, string and JSON states, lengths
  * 10..max_len), runs it through the CPU fp32 backend (the reference) and, per
  * dtype, through the CUDA backend twice: eager launches and graph replay
- * (graphs captured on first use, then replayed again from the LRU). Reports
+ * (graphs captured on first use, then replayed again from the LRU), in buckets
+ * of up to 64 rows, then once more with every row alone in a one-row bucket
+ * (the daemon's common case, where the small-bucket paths run). Reports
  * per question type max |dlogit|, max |dp| (calibrated probabilities), the
  * same for the act head, and argmax agreement; the gates (issue 6):
  *   - argmax agrees wherever the fp32 top-2 probability margin exceeds 1e-2;
- *   - max |dp| <= 5e-3 in fp16, <= 2e-2 in bf16;
+ *   - max |dp| <= 5e-3 in fp16, <= 2e-2 in bf16 (batched and one-row passes);
  *   - graph replay bit-identical to eager launches.
  * The CPU reference of a big checkpoint takes minutes; --ref FILE caches it,
  * keyed by the checkpoint's sha256 and the row set's hash, so it can be
@@ -28,7 +30,7 @@
  *      least the row's marker count and at most K values], "act_logits": [[a, b]
  *      per row], ...} (non-finite numbers as the strings "NaN", "Infinity") and
  *     reports it against the CPU fp32 reference under "external": {LABEL: ...};
- *     informational, no gate. scripts/parity/torch_rows.py writes such a file
+ *     informational, no gate. scripts/torch_rows.py writes such a file
  *     from the official PyTorch model.
  * --dtype none runs no GPU forward (the CPU reference and externals only).
  * Exit status: 0 all gates pass (or SKIP without a GPU, or --dtype none),
@@ -66,6 +68,8 @@ static void usage(FILE *f)
             "  --device N         CUDA device (default 0)\n"
             "  --label NAME       name of this run in the report (default: the model dir)\n"
             "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
+            "  --precise-tokens N GPU backend's precise_tokens (default its own; backend_cuda.h)\n"
+            "  --skinny           GPU backend's skinny GEMM experiment on (backend_cuda.h)\n"
             "  --external F[:L]   compare an external forward's logits (JSON, format in\n"
             "                     cmd_parity.c) with the CPU reference, as label L; repeatable\n");
 }
@@ -164,12 +168,21 @@ static void print_stats(const char *what, const delta_stats st[3], const delta_s
 /* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error.
  * ref_rw (bf16 only, may be NULL): the CPU fp32 forward with bf16-rounded weights, which
  * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
+/* Backend choices the sweep can vary (backend_cuda.h); -1 keeps the default. */
+typedef struct gpu_knobs {
+    int precise_tokens, skinny;
+} gpu_knobs;
+
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
-                       const fwd_out *ref_rw, int dtype, int device, json_t *rep,
-                       layad_error *err)
+                       const fwd_out *ref_rw, int dtype, int device, const gpu_knobs *kn,
+                       json_t *rep, layad_error *err)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
+    if (kn->precise_tokens >= 0)
+        o.precise_tokens = kn->precise_tokens;
+    if (kn->skinny >= 0)
+        o.skinny = kn->skinny;
     o.device = device;
     o.dtype = dtype;
     o.max_batch_rows = 64;
@@ -178,34 +191,44 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
     laya_backend *b = cuda_backend_create(ck, &o, err);
     if (!b)
         return -1;
-    fwd_out eager = {0}, graph = {0}, replay = {0};
+    fwd_out eager = {0}, graph = {0}, replay = {0}, single = {0};
     int rc = -1;
     const int K = ref->K;
     if (fwd_out_alloc(&eager, s->n, K, err) || fwd_out_alloc(&graph, s->n, K, err) ||
-        fwd_out_alloc(&replay, s->n, K, err))
+        fwd_out_alloc(&replay, s->n, K, err) || fwd_out_alloc(&single, s->n, K, err))
         goto out;
     if (cuda_backend_forward_mode(b, s->rows, s->n, K, eager.logits, eager.act, 0, err) ||
         cuda_backend_forward_mode(b, s->rows, s->n, K, graph.logits, graph.act, 1, err) ||
         cuda_backend_forward_mode(b, s->rows, s->n, K, replay.logits, replay.act, 1, err))
         goto out;
+    /* The daemon's common case: each question alone in a one-row bucket (the batched
+     * pass above runs buckets of 64 rows, so it never reaches the small-bucket paths). */
+    for (int i = 0; i < s->n; i++)
+        if (cuda_backend_forward_mode(b, &s->rows[i], 1, K, single.logits + (size_t)i * K,
+                                      single.act + (size_t)i * LAYA_N_ACT, 1, err))
+            goto out;
     cuda_backend_stats cs;
     cuda_backend_stats_get(b, &cs);
     delta_stats st[3] = {0}, all = {0}, ge[3] = {0}, geall = {0};
     delta_accum(st, &all, &ck->cfg, s->rows, ref, &graph, MARGIN);
     delta_accum(ge, &geall, &ck->cfg, s->rows, &eager, &graph, MARGIN);
+    delta_stats s1[3] = {0}, s1all = {0};
+    delta_accum(s1, &s1all, &ck->cfg, s->rows, ref, &single, MARGIN);
     const int capture_identical = fwd_out_identical(&eager, &graph);
     const int replay_identical = fwd_out_identical(&eager, &replay);
     const double dp_gate = dtype == CUDA_DT_BF16 ? 2e-2 : 5e-3;
-    const int argmax_ok = all.n_gated_agree == all.n_gated;
-    const int dp_ok = all.max_dp <= dp_gate; /* false for NaN */
+    const int argmax_ok = all.n_gated_agree == all.n_gated && s1all.n_gated_agree == s1all.n_gated;
+    const int dp_ok = all.max_dp <= dp_gate && s1all.max_dp <= dp_gate; /* false for NaN */
     const int pass = argmax_ok && dp_ok && capture_identical && replay_identical;
     printf("%s: graphs captured %lld, replayed %lld\n", cuda_dtype_name(dtype), cs.graph_misses,
            cs.graph_hits);
     print_stats("gpu graph vs cpu fp32", st, &all);
     print_stats("gpu graph vs eager", ge, &geall);
-    printf("  gates: argmax (margin > %.0e) %d/%d %s; max|dp| %.3e <= %.0e %s; graph == eager "
-           "bitwise: first run %s, replay %s => %s\n",
-           MARGIN, all.n_gated_agree, all.n_gated, argmax_ok ? "ok" : "FAIL", all.max_dp, dp_gate,
+    print_stats("one row per forward", s1, &s1all);
+    printf("  gates: argmax (margin > %.0e) %d/%d + %d/%d %s; max|dp| %.3e / %.3e <= %.0e %s; "
+           "graph == eager bitwise: first run %s, replay %s => %s\n",
+           MARGIN, all.n_gated_agree, all.n_gated, s1all.n_gated_agree, s1all.n_gated,
+           argmax_ok ? "ok" : "FAIL", all.max_dp, s1all.max_dp, dp_gate,
            dp_ok ? "ok" : "FAIL", capture_identical ? "yes" : "NO", replay_identical ? "yes" : "NO",
            pass ? "PASS" : "FAIL");
     json_t *d = json_pack(
@@ -215,6 +238,9 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
         replay_identical, "gates", "max_dp_limit", dp_gate, "max_dp_ok", dp_ok, "argmax_ok",
         argmax_ok, "graph_identical_ok", capture_identical && replay_identical, "pass", pass,
         "graphs", "captured", (json_int_t)cs.graph_misses, "replayed", (json_int_t)cs.graph_hits);
+    json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(s1, &s1all));
+    json_object_set_new(d, "backend",
+                        json_pack("{s:i, s:b}", "precise_tokens", o.precise_tokens, "skinny", o.skinny));
     if (ref_rw) {
         delta_stats rw[3] = {0}, rwall = {0};
         delta_accum(rw, &rwall, &ck->cfg, s->rows, ref_rw, &graph, MARGIN);
@@ -228,6 +254,7 @@ out:
     fwd_out_free(&eager);
     fwd_out_free(&graph);
     fwd_out_free(&replay);
+    fwd_out_free(&single);
     b->ops->destroy(b);
     return rc;
 }
@@ -405,7 +432,9 @@ int cmd_parity_fast(int argc, char **argv)
         {"threads", required_argument, 0, 't'}, {"device", required_argument, 0, 'D'},
         {"label", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
         {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
+        {"precise-tokens", required_argument, 0, 'P'}, {"skinny", no_argument, 0, 'S'},
         {0, 0, 0, 0}};
+    gpu_knobs knobs = {-1, -1};
     enum { MAX_EXTERNAL = 8 };
     const char *external[MAX_EXTERNAL], *dump = NULL;
     int n_external = 0;
@@ -422,6 +451,8 @@ int cmd_parity_fast(int argc, char **argv)
         case 'D': device = atoi(optarg); break;
         case 'l': label = optarg; break;
         case 'R': dump = optarg; break;
+        case 'P': knobs.precise_tokens = atoi(optarg); break;
+        case 'S': knobs.skinny = 1; break;
         case 'x':
             if (n_external == MAX_EXTERNAL) {
                 fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
@@ -516,7 +547,7 @@ int cmd_parity_fast(int argc, char **argv)
         if (!want[dt])
             continue;
         int r = check_dtype(ck, &s, &ref_out, dt == CUDA_DT_BF16 ? &rw_out : NULL, dt, device,
-                            rep, &err);
+                            &knobs, rep, &err);
         if (r < 0)
             goto fail;
         all_pass &= r;
