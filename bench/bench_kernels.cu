@@ -4,7 +4,7 @@
  * then bench/bench_torch.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,skinny,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -256,60 +256,6 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
         CK(cudaFree(b));
 }
 
-/* The skinny GEMM (<= 128 rows) against what it replaces, at one question's
- * bucket: cuBLASLt alone (kn_gemm_ex, the forward's output dtype), cuBLASLt +
- * kn_rope / kn_geglu where the skinny kernel fuses them, and the skinny kernel
- * with the automatic K split and each forced split. */
-static void bench_skinny(kn_gemm_ctx *ctx, kn_dtype dt, int M, const char *op, int mode, int N, int K,
-                         float *cos_tab, float *sin_tab, int32_t *pos)
-{
-    const kn_dtype ydt = mode == 0 ? KN_F32 : dt; /* Wo / Wo2 write the fp32 residual branch */
-    const size_t xs = (size_t)M * K, ws = (size_t)N * K, ys = (size_t)M * N;
-    const int S = nsets(xs * 2 + ws * 2 + ys * 4);
-    std::vector<void *> X(S), W(S), Y(S), G(S);
-    for (int i = 0; i < S; i++) {
-        X[i] = rand_buf(xs, dt);
-        W[i] = rand_buf(ws, dt, -0.05f, 0.05f);
-        CK(cudaMalloc(&Y[i], ys * kn_dtype_size(ydt)));
-        CK(cudaMalloc(&G[i], ys * kn_dtype_size(dt)));
-    }
-    char shape[96];
-    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
-    const double flops = 2.0 * M * N * (double)K, bytes = (double)ws * 2;
-    auto lt = [&](int i) {
-        const int k = i % S;
-        KOK(kn_gemm_ex(ctx, g_s, X[k], dt, W[k], dt, NULL, dt, Y[k], ydt, M, N, K, KN_EPI_NONE));
-        if (mode == 1)
-            KOK(kn_rope(g_s, dt, Y[k], M, N / 3, pos, cos_tab, sin_tab));
-        else if (mode == 2)
-            KOK(kn_geglu(g_s, dt, Y[k], G[k], M, N / 2));
-    };
-    record("skinny_ref", op, dt, shape, time_it(lt), flops, bytes,
-           mode == 1 ? ", \"path\": \"cublaslt+rope\"" : mode == 2 ? ", \"path\": \"cublaslt+geglu\"" : ", \"path\": \"cublaslt\"");
-    for (int split : {0, 1, 2, 4, 8}) {
-        kn_gemm_skinny_force_split(split);
-        auto sk = [&](int i) {
-            const int k = i % S;
-            if (mode == 1)
-                KOK(kn_gemm_skinny_rope(g_s, dt, X[k], W[k], Y[k], M, N / 3, K, pos, cos_tab, sin_tab));
-            else if (mode == 2)
-                KOK(kn_gemm_skinny_geglu(g_s, dt, X[k], W[k], G[k], M, N / 2, K));
-            else
-                KOK(kn_gemm_skinny(g_s, dt, X[k], W[k], NULL, dt, Y[k], ydt, M, N, K, 0));
-        };
-        char extra[64];
-        snprintf(extra, sizeof extra, ", \"path\": \"skinny\", \"split\": %d", split);
-        record("skinny", op, dt, shape, time_it(sk), flops, bytes, extra);
-    }
-    kn_gemm_skinny_force_split(0);
-    for (int i = 0; i < S; i++) {
-        CK(cudaFree(X[i]));
-        CK(cudaFree(W[i]));
-        CK(cudaFree(Y[i]));
-        CK(cudaFree(G[i]));
-    }
-}
-
 /* ---- memory-bound kernels ------------------------------------------------------------ */
 
 static void bench_geglu(kn_dtype dt, int M, int F)
@@ -422,7 +368,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,skinny,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -503,28 +449,6 @@ int main(int argc, char **argv)
             bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, true);
             bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, false);
             bench_gemm(ctx, "head.in_proj", dt, 83, 3072, 1024, KN_EPI_NONE, true, false, true);
-        }
-        if (want("skinny")) {
-            const int max_pos = 8192;
-            std::vector<int32_t> ps(128);
-            for (int i = 0; i < 128; i++)
-                ps[i] = i;
-            float *dct, *dst;
-            int32_t *dps;
-            CK(cudaMalloc(&dct, (size_t)max_pos * KN_ROPE_HALF * 4));
-            CK(cudaMalloc(&dst, (size_t)max_pos * KN_ROPE_HALF * 4));
-            CK(cudaMalloc(&dps, 128 * 4));
-            KOK(kn_rope_tables_gpu(g_s, dct, dst, max_pos, 160000.0));
-            CK(cudaMemcpy(dps, ps.data(), 128 * 4, cudaMemcpyHostToDevice));
-            for (int m : {96, 128}) {
-                bench_skinny(ctx, dt, m, "en.Wqkv+rope", 1, 3072, 1024, dct, dst, dps);
-                bench_skinny(ctx, dt, m, "en.attn.Wo", 0, 1024, 1024, dct, dst, dps);
-                bench_skinny(ctx, dt, m, "en.mlp.Wi+geglu", 2, 5248, 1024, dct, dst, dps);
-                bench_skinny(ctx, dt, m, "en.mlp.Wo", 0, 1024, 2624, dct, dst, dps);
-            }
-            CK(cudaFree(dct));
-            CK(cudaFree(dst));
-            CK(cudaFree(dps));
         }
         for (int m : Ms) {
             if (want("geglu"))

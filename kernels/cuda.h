@@ -126,41 +126,11 @@ int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *
 int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                 const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi);
 
-/* ---- skinny GEMM (at most 128 rows), fused epilogues: kernels/gemm_skinny.cu ---- */
-
-/* Whether the skinny kernels take these arguments: 16-bit X and W of one dtype,
- * 1 <= M <= 128, K % 64 == 0, N % 64 == 0, 16-byte aligned X, W and Y. */
-int kn_gemm_skinny_ok(kn_dtype xdt, kn_dtype wdt, int M, int N, int K, const void *X,
-                      const void *W, const void *Y);
-
-/* For the benchmark only: forces the K split (cluster size, 1..8) of later
- * launches; 0 restores the automatic choice. Not thread-safe. */
-void kn_gemm_skinny_force_split(int S);
-
-/* Y[M,N] = X . W^T (+ bias in bdt: fp32 or dt) (ReLU if relu), Y in dt or fp32. */
-int kn_gemm_skinny(cudaStream_t s, kn_dtype dt, const void *X, const void *W, const void *bias,
-                   kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int relu);
-
-/* qkv[M,3D] = X . Wqkv^T with the Q and K heads rotated as kn_rope does (pos [M],
- * fp32 tables [max_pos, 32]), one rounding to dt. */
-int kn_gemm_skinny_rope(cudaStream_t s, kn_dtype dt, const void *X, const void *W, void *qkv,
-                        int M, int D, int K, const int32_t *pos, const float *cos_tab,
-                        const float *sin_tab);
-
-/* g[M,F] = gelu_erf(X . Wi[0:F]^T) * (X . Wi[F:2F]^T), one rounding to dt (the
- * [M, 2F] product is never stored). */
-int kn_gemm_skinny_geglu(cudaStream_t s, kn_dtype dt, const void *X, const void *W, void *g,
-                         int M, int F, int K);
-
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F]; U [M, 2F] and out in dt (16-bit),
  * math in fp32, one pass over U. */
 int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, int M, int F);
-
-/* kn_geglu with U in fp32 (a GEMM's fp32 output): out[M,F] in dt, one rounding.
- * F % 4 == 0, U 16-byte and out 8-byte aligned. */
-int kn_geglu_f32in(cudaStream_t s, kn_dtype dt, const float *U, void *out, int M, int F);
 
 /* ---- LayerNorm with residual ------------------------------------------------ */
 
@@ -189,11 +159,6 @@ int kn_rope_tables_gpu(cudaStream_t s, float *cos_tab, float *sin_tab, int max_p
  * (0 <= pos[m] < max_pos of the tables); math in fp32. D % 64 == 0. */
 int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
             const float *cos_tab, const float *sin_tab);
-
-/* kn_rope from an fp32 qkv [M,3D] into out [M,3D] in dt: Q and K rotated, V
- * converted, one rounding each. 16-byte aligned buffers. */
-int kn_rope_f32in(cudaStream_t s, kn_dtype dt, const float *in, void *out, int M, int D,
-                  const int32_t *pos, const float *cos_tab, const float *sin_tab);
 
 /* ---- attention ---------------------------------------------------------------- */
 

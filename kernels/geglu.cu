@@ -102,35 +102,3 @@ extern "C" int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, i
     return 0;
 }
 
-/* kn_geglu_f32in: U in fp32 (the Wi GEMM's fp32 output), out in dt; 4 columns
- * per thread (two 16-byte loads, one 8-byte store): one rounding per output
- * instead of the GEMM's rounding of both factors plus this one. */
-template <typename T>
-__global__ void __launch_bounds__(GG_THREADS)
-geglu_f32in_kernel(const float *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F)
-{
-    for (unsigned i = blockIdx.x * GG_THREADS + threadIdx.x; i < n; i += gridDim.x * GG_THREADS) {
-        const unsigned m = i / per_row;
-        const float *u = U + 4 * (size_t)i + (size_t)m * F; /* U[m, 4 (i - m per_row)] */
-        const float4 a = *reinterpret_cast<const float4 *>(u), g = *reinterpret_cast<const float4 *>(u + F);
-        typename kn_pair<T>::type h[2] = {kn_pack<T>(kn_gelu_erf(a.x) * g.x, kn_gelu_erf(a.y) * g.y),
-                                          kn_pack<T>(kn_gelu_erf(a.z) * g.z, kn_gelu_erf(a.w) * g.w)};
-        *reinterpret_cast<uint2 *>(out + 4 * (size_t)i) = *reinterpret_cast<const uint2 *>(h);
-    }
-}
-
-extern "C" int kn_geglu_f32in(cudaStream_t s, kn_dtype dt, const float *U, void *out, int M, int F)
-{
-    KN_REQUIRE(kn_is16(dt), "GeGLU output dtype must be fp16 or bf16");
-    KN_REQUIRE(M >= 0 && F >= 0, "negative GeGLU size");
-    if (M == 0 || F == 0)
-        return 0;
-    KN_REQUIRE(U && out, "NULL GeGLU buffer");
-    KN_REQUIRE(F % 4 == 0 && kn_aligned16(U) && ((uintptr_t)out & 7u) == 0 && (size_t)M * F / 4 < ((size_t)1 << 31),
-               "GeGLU from fp32 needs F % 4 == 0 and aligned buffers");
-    const unsigned n = (unsigned)((size_t)M * F / 4);
-    const unsigned blocks = kn_blocks(n, GG_THREADS, 132 * 16);
-    KN_DISPATCH16(dt, T, geglu_f32in_kernel<T><<<blocks, GG_THREADS, 0, s>>>(U, (T *)out, (unsigned)(F / 4), n, (unsigned)F));
-    KN_LAUNCHED();
-    return 0;
-}

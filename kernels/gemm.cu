@@ -410,7 +410,7 @@ extern "C" int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const vo
 /* ---- cuBLASLt path --------------------------------------------------------- */
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
-#define GEMM_TUNE_REPS 3  /* timed launches per candidate (after one warm-up) */
+#define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
 
 typedef struct gemm_plan {
     kn_dtype wdt, ydt;
@@ -591,14 +591,46 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
     return p;
 }
 
-/* Times each candidate of p on the call's real operands (one warm-up, then
- * GEMM_TUNE_REPS launches between events) and keeps the fastest; the
- * heuristic's first is among them, so tuning never keeps a slower choice than
- * the heuristic's beyond timing noise. Runs once per shape, at its first launch
- * outside graph capture (the backend's warm-up prepares every shape of a bucket
- * before capturing it). Inside a capture nothing can be timed: the heuristic's
- * first is kept for good, so a shape never changes algorithm once launched and
- * graph replay stays bit-identical to eager launches. */
+/* Times each candidate of p on the call's real operands and keeps the fastest;
+ * the heuristic's first is among them, so tuning never keeps a slower choice
+ * than the heuristic's beyond timing noise. Each candidate runs as a CUDA graph
+ * of GEMM_TUNE_REPS launches (replayed once to warm up, then timed between
+ * events), as the forward runs: back-to-back eager launches would time the host
+ * for the small GEMMs (at 96 rows a launch costs as much host time as the GEMM
+ * takes; a first version that timed eager launches picked algorithms 5% slower
+ * there). The graphs run on a private stream after s has drained (s may be the
+ * legacy stream, which cannot capture). Runs once per shape, at its first
+ * launch outside graph capture (the backend's warm-up prepares every shape of a
+ * bucket before capturing it). Inside a capture nothing can be timed: the
+ * heuristic's first is kept for good, so a shape never changes algorithm once
+ * launched and graph replay stays bit-identical to eager launches. */
+static float gemm_time_candidate(kn_gemm_ctx *ctx, gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
+                                 cudaEvent_t e1, const void *W, const void *X, void *Y)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    float ms = -1.0f;
+    if (cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+        return -1.0f;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (int r = 0; r < GEMM_TUNE_REPS && st == CUBLAS_STATUS_SUCCESS; r++)
+        st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->cand[i],
+                            ctx->ws, ctx->ws_bytes, ts);
+    const cudaError_t ce = cudaStreamEndCapture(ts, &g);
+    if (st == CUBLAS_STATUS_SUCCESS && ce == cudaSuccess && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess &&
+        cudaGraphLaunch(ge, ts) == cudaSuccess && cudaEventRecord(e0, ts) == cudaSuccess &&
+        cudaGraphLaunch(ge, ts) == cudaSuccess && cudaEventRecord(e1, ts) == cudaSuccess &&
+        cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+        ms = -1.0f;
+    if (ge)
+        cudaGraphExecDestroy(ge);
+    if (g)
+        cudaGraphDestroy(g);
+    (void)cudaGetLastError(); /* a candidate that fails to run is skipped, not an error */
+    return ms;
+}
+
 static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void *W, const void *X, void *Y)
 {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -606,42 +638,29 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
     p->chosen = 1;
     if (cs != cudaStreamCaptureStatusNone)
         return 0;
+    KN_CUDA(cudaStreamSynchronize(s)); /* the operands are written by earlier work on s */
+    cudaStream_t ts = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
-    KN_CUDA(cudaEventCreate(&e0));
-    if (cudaEventCreate(&e1) != cudaSuccess) {
+    int rc = 0;
+    if (cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking) != cudaSuccess || cudaEventCreate(&e0) != cudaSuccess ||
+        cudaEventCreate(&e1) != cudaSuccess) {
+        rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "cannot create the tuning stream or events");
+    } else {
+        float best = -1.0f;
+        for (int i = 0; i < p->n_cand; i++) {
+            const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
+            if (ms >= 0.0f && (best < 0.0f || ms < best))
+                best = ms, p->algo = p->cand[i];
+        }
+        if (cudaStreamSynchronize(ts) != cudaSuccess)
+            rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "tuning stream failed");
+    }
+    if (e0)
         cudaEventDestroy(e0);
-        return kn_fail(__FILE__, __LINE__, "cudaEventCreate", "failed");
-    }
-    const float one = 1.0f, zero = 0.0f;
-    float best = 0.0f;
-    int best_i = 0, rc = 0;
-    for (int i = 0; i < p->n_cand && rc == 0; i++) {
-        float ms = 0.0f;
-        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-        for (int r = 0; r <= GEMM_TUNE_REPS && st == CUBLAS_STATUS_SUCCESS; r++) {
-            if (r == 1 && cudaEventRecord(e0, s) != cudaSuccess)
-                rc = -1;
-            st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->cand[i],
-                                ctx->ws, ctx->ws_bytes, s);
-        }
-        if (st != CUBLAS_STATUS_SUCCESS) /* a candidate that fails to run is skipped */
-            continue;
-        if (rc || cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
-            cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) {
-            rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "event timing failed");
-            break;
-        }
-        if (i == 0 || ms < best)
-            best = ms, best_i = i;
-        /* Below ~20 us a launch costs about as much host time as the GEMM takes, so
-         * back-to-back launches time the host, not the candidates (measured: tuned
-         * picks were 5% slower at 96 rows): keep the heuristic's choice there. */
-        if (i == 0 && ms < GEMM_TUNE_REPS * 0.020f)
-            break;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    p->algo = p->cand[best_i];
+    if (e1)
+        cudaEventDestroy(e1);
+    if (ts)
+        cudaStreamDestroy(ts);
     return rc;
 }
 

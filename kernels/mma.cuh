@@ -1,6 +1,6 @@
 /*
  * mma.cuh - the warp-level tensor-core and async-copy primitives shared by the
- * attention and the skinny GEMM kernels (sm_80+ PTX; we build for sm_90a):
+ * kernels (sm_80+ PTX; we build for sm_90a), kept apart from any one of them:
  * 16-byte cp.async with zero fill, ldmatrix (plain and transposed) and
  * mma.sync m16n8k16 with fp32 accumulators for fp16 and bf16.
  */

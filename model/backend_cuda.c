@@ -54,9 +54,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->max_k = 0;
     o->graph_cache = 32;
     o->use_graphs = 1;
-    o->skinny = 0;
     o->gemm_tune = 1;
-    o->precise_tokens = 128;
 }
 
 int cuda_dtype_parse(const char *s, int *dtype)
@@ -236,7 +234,6 @@ typedef struct dev_acts {
     void *o;             /* [M, D] projection outputs */
     void *u;             /* [M, max(2F, 4D)] Wi output / head FFN hidden */
     void *g;             /* [M, F] GeGLU output */
-    float *mid;          /* [min(M, precise_tokens), max(3D, 2F)] fp32 Wqkv / Wi product */
     float *hg;           /* [G, D] fp32 residual of the gathered rows */
     void *attg, *og, *xg, *f2g; /* [G, D] */
     void *fg;            /* [G, 4D] */
@@ -479,7 +476,6 @@ static int alloc_acts(cuda_backend *b, layad_error *err)
     const size_t G = R * (1 + (size_t)b->Smax), D = (size_t)b->D, es = kn_dtype_size(b->dt);
     const size_t bs = kn_dtype_size(b->br_dt);
     const size_t hid = (size_t)(2 * b->F > b->Dh4 ? 2 * b->F : b->Dh4);
-    const size_t P = M < (size_t)b->o.precise_tokens ? M : (size_t)b->o.precise_tokens;
     stage_layout big = layout_for(b->Rmax, b->Tmax, b->Smax);
     struct {
         void **p;
@@ -492,7 +488,6 @@ static int alloc_acts(cuda_backend *b, layad_error *err)
         {&b->a.o, M * D * bs},
         {&b->a.u, M * hid * es},
         {&b->a.g, M * (size_t)b->F * es},
-        {(void **)&b->a.mid, P * (size_t)(3 * D > hid ? 3 * D : hid) * 4},
         {(void **)&b->a.hg, G * D * 4},
         {&b->a.attg, G * D * es},
         {&b->a.og, G * D * bs},
@@ -548,13 +543,6 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
                 const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K,
                 int epi, layad_error *err)
 {
-    /* Small buckets: the skinny kernel (no plan to prepare) where it takes the arguments. */
-    if (b->o.skinny && epi != KN_EPI_GELU && (ydt == xdt || ydt == KN_F32) &&
-        (!bias || bdt == wdt || bdt == KN_F32) && kn_gemm_skinny_ok(xdt, wdt, M, N, K, X, W, Y)) {
-        if (!b->prepare_only)
-            KN(kn_gemm_skinny(b->stream, wdt, X, W, bias, bdt, Y, ydt, M, N, K, epi == KN_EPI_RELU));
-        return 0;
-    }
     if (b->prepare_only) {
         if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi))
             return 0;
@@ -598,39 +586,16 @@ static int enqueue_encoder(cuda_backend *b, cuda_bucket k, const stage_layout *l
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        /* Opt-in: RoPE fused into Wqkv and GeGLU into Wi (kernels/gemm_skinny.cu). Else
-         * small buckets keep the Wqkv and Wi products in fp32 until RoPE / GeGLU round
-         * them once (see precise_tokens in backend_cuda.h). */
-        const int fused = b->o.skinny && F % 32 == 0 &&
-                          kn_gemm_skinny_ok(dt, dt, M, 3 * D, D, a->xn, L->wqkv, a->qkv) &&
-                          kn_gemm_skinny_ok(dt, dt, M, 2 * F, D, a->xn, L->wi, a->g);
-        const int mid32 = !fused && M <= b->o.precise_tokens && F % 4 == 0;
-        if (fused) {
-            LAUNCH(kn_gemm_skinny_rope(b->stream, dt, a->xn, L->wqkv, a->qkv, M, D, D, pos,
-                                       global ? a->cos_g : a->cos_l, global ? a->sin_g : a->sin_l));
-        } else if (mid32) {
-            GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->mid, KN_F32, M, 3 * D, D, KN_EPI_NONE);
-            LAUNCH(kn_rope_f32in(b->stream, dt, a->mid, a->qkv, M, D, pos,
-                                 global ? a->cos_g : a->cos_l, global ? a->sin_g : a->sin_l));
-        } else {
-            GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
-            LAUNCH(kn_rope(b->stream, dt, a->qkv, M, D, pos, global ? a->cos_g : a->cos_l,
-                           global ? a->sin_g : a->sin_l));
-        }
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, M, 3 * D, D, KN_EPI_NONE);
+        LAUNCH(kn_rope(b->stream, dt, a->qkv, M, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->stream, dt, a->qkv, a->att, R, T, D, lens,
                             global ? -1 : b->window));
         GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, M, D, D, KN_EPI_NONE);
         LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, M, D,
                             eps));
-        if (fused) {
-            LAUNCH(kn_gemm_skinny_geglu(b->stream, dt, a->xn, L->wi, a->g, M, F, D));
-        } else if (mid32) {
-            GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->mid, KN_F32, M, 2 * F, D, KN_EPI_NONE);
-            LAUNCH(kn_geglu_f32in(b->stream, dt, a->mid, a->g, M, F));
-        } else {
-            GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, M, 2 * F, D, KN_EPI_NONE);
-            LAUNCH(kn_geglu(b->stream, dt, a->u, a->g, M, F));
-        }
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, M, 2 * F, D, KN_EPI_NONE);
+        LAUNCH(kn_geglu(b->stream, dt, a->u, a->g, M, F));
         GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, M, D, F, KN_EPI_NONE);
         if (i + 1 < b->n_layers)
             LAUNCH(kn_layernorm(b->stream, a->res, a->o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn,

@@ -61,15 +61,6 @@ typedef struct cuda_backend_opts {
                            MLP out, head out_proj/linear2) write fp32 for the fp32 add;
                            1: they write the serving dtype (half the traffic of those
                            tensors, one more rounding per residual update) */
-    int skinny;         /* 0 (default): cuBLASLt for every 16-bit GEMM; 1 (experiment):
-                           buckets of <= 128 tokens in all run them on kernels/gemm_skinny.cu
-                           (K split over clusters, RoPE fused into Wqkv, GeGLU into Wi);
-                           measured 1.3-1.5x slower than cuBLASLt + RoPE/GeGLU on the H200
-                           (bench/results/gpu-forward/README.md), kept for that record */
-    int precise_tokens; /* buckets of at most this many tokens (rows x tokens) keep the
-                           Wqkv and Wi products in fp32 until RoPE and GeGLU round them once
-                           (fp16 error about halved on the parity sweep; the extra traffic
-                           is small at this size); default 128, 0: never */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up (or first use) and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
@@ -77,7 +68,7 @@ typedef struct cuda_backend_opts {
 } cuda_backend_opts;
 
 /* Defaults: device 0, fp16, 64 rows, checkpoint max_len, head-budget K, no
- * warm-up list, 32 graphs, graphs on, fp32 residual branches, skinny GEMMs on,
+ * warm-up list, 32 graphs, graphs on, fp32 residual branches,
  * cuBLASLt tuning on. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
 

@@ -43,8 +43,7 @@ static void usage(FILE *f)
             "  --label NAME        geometry label in the report (default: encoder name)\n"
             "  --commit SHA        commit recorded in the report (default $LAYAD_COMMIT)\n"
             "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
-            "  --skinny            small buckets on the skinny GEMM kernels (experiment; see backend_cuda.h)\n"
-            "  --precise-tokens N  fp32 Wqkv/Wi products up to N tokens per bucket (default 128; see backend_cuda.h)\n"
+
             "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
             "  --device N          CUDA device (default 0)\n"
             "  --out FILE          JSON report (default bench.json)\n");
@@ -72,13 +71,12 @@ int cmd_bench(int argc, char **argv)
         {"per-group", required_argument, 0, 'p'}, {"label", required_argument, 0, 'l'},
         {"commit", required_argument, 0, 'C'}, {"device", required_argument, 0, 'D'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        {"branch16", no_argument, 0, 'B'},     {"skinny", no_argument, 0, 'S'},
-        {"precise-tokens", required_argument, 0, 'P'},
+        {"branch16", no_argument, 0, 'B'},     
         {"no-gemm-tune", no_argument, 0, 'T'},
         {0, 0, 0, 0}};
     const char *model = NULL, *shapes_s = "1x83,1x512,8x512,64x512", *label = NULL;
     const char *out = "bench.json", *commit = getenv("LAYAD_COMMIT");
-    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, branch16 = 0, skinny = 0, tune = 1, precise = 128, c;
+    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, branch16 = 0, tune = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -97,8 +95,6 @@ int cmd_bench(int argc, char **argv)
         case 'D': device = atoi(optarg); break;
         case 'o': out = optarg; break;
         case 'B': branch16 = 1; break;
-        case 'S': skinny = 1; break;
-        case 'P': precise = atoi(optarg); break;
         case 'T': tune = 0; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -139,8 +135,6 @@ int cmd_bench(int argc, char **argv)
     o.warm = shapes;
     o.n_warm = n_shapes;
     o.branch16 = branch16;
-    o.skinny = skinny;
-    o.precise_tokens = precise;
     o.gemm_tune = tune;
     if (!(b = cuda_backend_create(ck, &o, &err)))
         goto fail;
@@ -213,17 +207,15 @@ int cmd_bench(int argc, char **argv)
         json_array_append_new(argv_j, json_string(argv[i]));
     json_object_set_new(
         rep, "run",
-        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:s, s:i}", "tool", "layad",
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s}", "tool", "layad",
                   "label", label ? label : cfg->encoder_name, "command", argv_j, "commit",
                   commit ? commit : "unknown", "model_sha256", ck->sha256, "device", info.name,
                   "dtype", cuda_dtype_name(dtype), "sm_count", info.sm_count, "peak_flops",
                   PEAK_FLOPS, "peak_bytes_per_s", PEAK_BYTES, "timing",
                   "host clock around the whole forward (staging + graph replay + copy back + "
                   "sync); median of group means, 3 rotating input sets", "residual_branch",
-                  branch16 ? "serving dtype" : "fp32", "small_buckets",
-                  skinny ? "skinny GEMM (<= 128 tokens: RoPE, GeGLU fused)" : "cuBLASLt", "cublaslt_algorithm",
-                  tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
-                  "precise_tokens", precise));
+                  branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
+                  tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first"));
     json_object_set_new(rep, "geometry",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
                                   cfg->n_layers, "intermediate", cfg->intermediate, "vocab",

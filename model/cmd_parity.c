@@ -68,8 +68,7 @@ static void usage(FILE *f)
             "  --device N         CUDA device (default 0)\n"
             "  --label NAME       name of this run in the report (default: the model dir)\n"
             "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
-            "  --precise-tokens N GPU backend's precise_tokens (default its own; backend_cuda.h)\n"
-            "  --skinny           GPU backend's skinny GEMM experiment on (backend_cuda.h)\n"
+
             "  --external F[:L]   compare an external forward's logits (JSON, format in\n"
             "                     cmd_parity.c) with the CPU reference, as label L; repeatable\n");
 }
@@ -168,21 +167,12 @@ static void print_stats(const char *what, const delta_stats st[3], const delta_s
 /* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error.
  * ref_rw (bf16 only, may be NULL): the CPU fp32 forward with bf16-rounded weights, which
  * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
-/* Backend choices the sweep can vary (backend_cuda.h); -1 keeps the default. */
-typedef struct gpu_knobs {
-    int precise_tokens, skinny;
-} gpu_knobs;
-
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
-                       const fwd_out *ref_rw, int dtype, int device, const gpu_knobs *kn,
-                       json_t *rep, layad_error *err)
+                       const fwd_out *ref_rw, int dtype, int device, json_t *rep,
+                       layad_error *err)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
-    if (kn->precise_tokens >= 0)
-        o.precise_tokens = kn->precise_tokens;
-    if (kn->skinny >= 0)
-        o.skinny = kn->skinny;
     o.device = device;
     o.dtype = dtype;
     o.max_batch_rows = 64;
@@ -239,8 +229,7 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
         argmax_ok, "graph_identical_ok", capture_identical && replay_identical, "pass", pass,
         "graphs", "captured", (json_int_t)cs.graph_misses, "replayed", (json_int_t)cs.graph_hits);
     json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(s1, &s1all));
-    json_object_set_new(d, "backend",
-                        json_pack("{s:i, s:b}", "precise_tokens", o.precise_tokens, "skinny", o.skinny));
+    json_object_set_new(d, "backend", json_pack("{s:b, s:b}", "gemm_tune", o.gemm_tune, "branch16", o.branch16));
     if (ref_rw) {
         delta_stats rw[3] = {0}, rwall = {0};
         delta_accum(rw, &rwall, &ck->cfg, s->rows, ref_rw, &graph, MARGIN);
@@ -432,9 +421,7 @@ int cmd_parity_fast(int argc, char **argv)
         {"threads", required_argument, 0, 't'}, {"device", required_argument, 0, 'D'},
         {"label", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
         {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
-        {"precise-tokens", required_argument, 0, 'P'}, {"skinny", no_argument, 0, 'S'},
         {0, 0, 0, 0}};
-    gpu_knobs knobs = {-1, -1};
     enum { MAX_EXTERNAL = 8 };
     const char *external[MAX_EXTERNAL], *dump = NULL;
     int n_external = 0;
@@ -451,8 +438,6 @@ int cmd_parity_fast(int argc, char **argv)
         case 'D': device = atoi(optarg); break;
         case 'l': label = optarg; break;
         case 'R': dump = optarg; break;
-        case 'P': knobs.precise_tokens = atoi(optarg); break;
-        case 'S': knobs.skinny = 1; break;
         case 'x':
             if (n_external == MAX_EXTERNAL) {
                 fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
@@ -547,7 +532,7 @@ int cmd_parity_fast(int argc, char **argv)
         if (!want[dt])
             continue;
         int r = check_dtype(ck, &s, &ref_out, dt == CUDA_DT_BF16 ? &rw_out : NULL, dt, device,
-                            &knobs, rep, &err);
+                            rep, &err);
         if (r < 0)
             goto fail;
         all_pass &= r;

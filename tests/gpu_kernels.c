@@ -307,139 +307,6 @@ START_TEST(test_gemm)
 }
 END_TEST
 
-/* ---- skinny GEMM with fused epilogues ------------------------------------------ */
-
-typedef struct skinny_case { int mode, M, N, K, bias, relu; kn_dtype ydt; } skinny_case;
-enum { SKC_PLAIN, SKC_ROPE, SKC_GEGLU };
-
-/* One case: N is W's rows (3D for RoPE, 2F for GeGLU). The reference is the fp32
- * GEMM on the rounded inputs followed by kn_cpu_rope / kn_cpu_geglu; the bound is
- * one rounding of the output plus fp32 summation noise 1e-5 S (S = |X| |W|^T),
- * propagated through the epilogue. Runs twice: the second output must be bit for
- * bit the first (the cluster's split-K reduction has a fixed order). */
-static void run_skinny_case(kn_dtype dt, const skinny_case *c, rng *r)
-{
-    const int M = c->M, N = c->N, K = c->K, max_pos = 8192;
-    const kn_dtype ydt = c->ydt == KN_F32 ? KN_F32 : dt;
-    float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)N * K, -1, 1);
-    float *bias = hrand(r, (size_t)N, -0.5f, 0.5f);
-    void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)N * K, dt);
-    const int b16 = c->bias == 2;
-    void *db = b16 ? upload(bias, (size_t)N, dt) : upload_raw(bias, sizeof(float) * N);
-    float *ref = malloc(sizeof(float) * M * N + 1), *S = malloc(sizeof(float) * M * N + 1);
-    float *aX = malloc(sizeof(float) * M * K + 1), *aW = malloc(sizeof(float) * N * K + 1);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        aX[i] = fabsf(X[i]);
-    for (size_t i = 0; i < (size_t)N * K; i++)
-        aW[i] = fabsf(W[i]);
-    kn_cpu_gemm(X, W, c->bias ? bias : NULL, ref, M, N, K, c->relu ? KN_EPI_RELU : KN_EPI_NONE);
-    kn_cpu_gemm(aX, aW, NULL, S, M, N, K, KN_EPI_NONE);
-    for (size_t i = 0; i < (size_t)M * N; i++)
-        S[i] = 1e-5f * (S[i] + 1.0f);
-
-    size_t nout = (size_t)M * N;
-    float *want = ref, *tol = S;
-    void *dY = NULL;
-    float *ct = NULL, *st = NULL;
-    int32_t *pos = NULL, *dpos = NULL;
-    float *dct = NULL, *dst = NULL;
-    if (c->mode == SKC_GEGLU) {
-        const int F = N / 2;
-        nout = (size_t)M * F;
-        want = malloc(sizeof(float) * nout + 1), tol = malloc(sizeof(float) * nout + 1);
-        kn_cpu_geglu(ref, want, M, F);
-        for (int m = 0; m < M; m++)
-            for (int f = 0; f < F; f++) {
-                const float a = ref[(size_t)m * N + f], b = ref[(size_t)m * N + F + f];
-                const float ga = 0.5f * a * (1.0f + erff(a * 0.70710678f));
-                tol[(size_t)m * F + f] = 1.13f * S[(size_t)m * N + f] * fabsf(b) +
-                                         fabsf(ga) * S[(size_t)m * N + F + f] + 1e-6f;
-            }
-        dY = dout(nout, dt);
-    } else if (c->mode == SKC_ROPE) {
-        const int D = N / 3;
-        ct = malloc(sizeof(float) * max_pos * KN_ROPE_HALF), st = malloc(sizeof(float) * max_pos * KN_ROPE_HALF);
-        kn_rope_tables(ct, st, max_pos, 160000.0);
-        pos = malloc(sizeof(int32_t) * M);
-        for (int m = 0; m < M; m++)
-            pos[m] = m % 3 == 0 ? m : m % 3 == 1 ? rng_int(r, max_pos) : max_pos - 1;
-        dct = upload_raw(ct, sizeof(float) * max_pos * KN_ROPE_HALF);
-        dst = upload_raw(st, sizeof(float) * max_pos * KN_ROPE_HALF);
-        dpos = upload_raw(pos, sizeof(int32_t) * M);
-        kn_cpu_rope(ref, M, D, pos, ct, st);
-        tol = malloc(sizeof(float) * nout + 1);
-        for (int m = 0; m < M; m++) /* a rotated pair mixes both columns' noise */
-            for (int n = 0; n < N; n++) {
-                const int h = n % KN_HEAD_DIM, mate = n - h + (h + KN_ROPE_HALF) % KN_HEAD_DIM;
-                tol[(size_t)m * N + n] = S[(size_t)m * N + n] + (n < 2 * D ? S[(size_t)m * N + mate] : 0.0f);
-            }
-        dY = dout(nout, dt);
-    } else {
-        dY = dout(nout, ydt);
-    }
-    float *g[2];
-    for (int rep = 0; rep < 2; rep++) {
-        poison(dY, nout, c->mode == SKC_PLAIN ? ydt : dt);
-        if (c->mode == SKC_GEGLU)
-            OK(kn_gemm_skinny_geglu(0, dt, dX, dW, dY, M, N / 2, K));
-        else if (c->mode == SKC_ROPE)
-            OK(kn_gemm_skinny_rope(0, dt, dX, dW, dY, M, N / 3, K, dpos, dct, dst));
-        else
-            OK(kn_gemm_skinny(0, dt, dX, dW, c->bias ? db : NULL, b16 ? dt : KN_F32, dY, ydt, M, N, K, c->relu));
-        g[rep] = download(dY, nout, c->mode == SKC_PLAIN ? ydt : dt);
-    }
-    const kn_dtype odt = c->mode == SKC_PLAIN ? ydt : dt;
-    char what[160];
-    snprintf(what, sizeof what, "skinny %s %s M%d N%d K%d bias%d relu%d y%s", kn_dtype_name(dt),
-             c->mode == SKC_GEGLU ? "geglu" : c->mode == SKC_ROPE ? "rope" : "plain", M, N, K, c->bias, c->relu,
-             kn_dtype_name(odt));
-    expect_close(what, g[0], want, nout, 2 * unit_roundoff(odt), 0, tol);
-    ck_assert_msg(memcmp(g[0], g[1], nout * sizeof(float)) == 0, "%s: second run differs", what);
-    if (want != ref)
-        free(want);
-    if (tol != S)
-        free(tol);
-    free(X), free(W), free(bias), free(ref), free(S), free(aX), free(aW), free(g[0]), free(g[1]);
-    free(ct), free(st), free(pos);
-}
-
-START_TEST(test_gemm_skinny)
-{
-    const kn_dtype dt = DTS[_i];
-    const skinny_case cases[] = {
-        /* the encoder at one question (96-token bucket): Wo / Wo2 to fp32, Wqkv + RoPE, Wi + GeGLU */
-        {SKC_PLAIN, 96, 1024, 1024, 0, 0, KN_F32},
-        {SKC_PLAIN, 83, 1024, 2624, 0, 0, KN_F32},
-        {SKC_ROPE, 96, 3 * 1024, 1024, 0, 0, KN_F16},
-        {SKC_GEGLU, 96, 2 * 2624, 1024, 0, 0, KN_F16},
-        /* the head: biases in fp32 and in the weights' dtype, ReLU, 16-bit output */
-        {SKC_PLAIN, 128, 4096, 1024, 2, 1, KN_F16},
-        {SKC_PLAIN, 9, 1024, 4096, 1, 0, KN_F32},
-        /* odd: one row, one K chunk, K chunks not divisible by the split, mmBERT widths */
-        {SKC_PLAIN, 1, 64, 64, 1, 1, KN_F16},
-        {SKC_PLAIN, 17, 1024, 192, 2, 0, KN_F16},
-        {SKC_ROPE, 45, 3 * 128, 192, 0, 0, KN_F16},
-        {SKC_GEGLU, 7, 2 * 96, 128, 0, 0, KN_F16},
-        {SKC_GEGLU, 128, 2 * 1152, 768, 0, 0, KN_F16},
-        {SKC_ROPE, 113, 3 * 768, 768, 0, 0, KN_F16},
-    };
-    for (int pass = 0; pass < 2; pass++) {
-        rng r = {seed_of(pass)};
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            run_skinny_case(dt, &cases[i], &r);
-        dfree_all();
-    }
-    /* What the kernels refuse: the callers fall back to cuBLASLt. */
-    static char buf[64] __attribute__((aligned(16)));
-    ck_assert(!kn_gemm_skinny_ok(dt, dt, 129, 64, 64, buf, buf, buf));
-    ck_assert(!kn_gemm_skinny_ok(dt, dt, 8, 64, 72, buf, buf, buf));
-    ck_assert(!kn_gemm_skinny_ok(dt, dt, 8, 96, 64, buf, buf, buf));
-    ck_assert(!kn_gemm_skinny_ok(KN_F32, KN_F32, 8, 64, 64, buf, buf, buf));
-    ck_assert(!kn_gemm_skinny_ok(dt, dt, 8, 64, 64, buf + 2, buf, buf));
-    ck_assert(kn_gemm_skinny_ok(dt, dt, 128, 64, 64, buf, buf, buf));
-}
-END_TEST
-
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 START_TEST(test_geglu)
@@ -464,59 +331,6 @@ START_TEST(test_geglu)
             expect_close(what, g, ref, (size_t)M * F, 2 * unit_roundoff(dt), 1e-6f, NULL);
             free(U), free(g), free(ref);
         }
-        dfree_all();
-    }
-}
-END_TEST
-
-/* GeGLU and RoPE from an fp32 product (the small-bucket path): one rounding of
- * the CPU's fp32 result. */
-START_TEST(test_f32in_ops)
-{
-    const kn_dtype dt = DTS[_i];
-    const int max_pos = 8192;
-    for (int pass = 0; pass < 2; pass++) {
-        rng r = {seed_of(pass)};
-        const int gshapes[][2] = {{96, 2624}, {7, 1152}, {128, 4}};
-        for (int i = 0; i < 3; i++) {
-            const int M = gshapes[i][0], F = gshapes[i][1];
-            float *U = hrand(&r, (size_t)M * 2 * F, -4, 4);
-            float *dU = upload_raw(U, sizeof(float) * M * 2 * F);
-            void *dO = dout((size_t)M * F, dt);
-            OK(kn_geglu_f32in(0, dt, dU, dO, M, F));
-            float *g = download(dO, (size_t)M * F, dt), *ref = malloc(sizeof(float) * M * F);
-            kn_cpu_geglu(U, ref, M, F);
-            char what[96];
-            snprintf(what, sizeof what, "geglu from fp32 %s M%d F%d", kn_dtype_name(dt), M, F);
-            expect_close(what, g, ref, (size_t)M * F, 2 * unit_roundoff(dt), 1e-6f, NULL);
-            free(U), free(g), free(ref);
-        }
-        float *ct = malloc(sizeof(float) * max_pos * KN_ROPE_HALF), *st = malloc(sizeof(float) * max_pos * KN_ROPE_HALF);
-        kn_rope_tables(ct, st, max_pos, 10000.0);
-        float *dct = upload_raw(ct, sizeof(float) * max_pos * KN_ROPE_HALF);
-        float *dst = upload_raw(st, sizeof(float) * max_pos * KN_ROPE_HALF);
-        const int rshapes[][2] = {{96, 1024}, {45, 128}, {1, 768}};
-        for (int i = 0; i < 3; i++) {
-            const int M = rshapes[i][0], D = rshapes[i][1];
-            float *Q = hrand(&r, (size_t)M * 3 * D, -2, 2);
-            int32_t *pos = malloc(sizeof(int32_t) * M);
-            for (int m = 0; m < M; m++)
-                pos[m] = m % 3 == 0 ? m : m % 3 == 1 ? rng_int(&r, max_pos) : max_pos - 1;
-            float *dq = upload_raw(Q, sizeof(float) * M * 3 * D);
-            int32_t *dpos = upload_raw(pos, sizeof(int32_t) * M);
-            void *dO = dout((size_t)M * 3 * D, dt);
-            OK(kn_rope_f32in(0, dt, dq, dO, M, D, dpos, dct, dst));
-            float *g = download(dO, (size_t)M * 3 * D, dt);
-            kn_cpu_rope(Q, M, D, pos, ct, st); /* V untouched: the reference is x itself */
-            float mx = 0;
-            for (size_t k = 0; k < (size_t)M * 3 * D; k++)
-                mx = fmaxf(mx, fabsf(Q[k]));
-            char what[96];
-            snprintf(what, sizeof what, "rope from fp32 %s M%d D%d", kn_dtype_name(dt), M, D);
-            expect_close(what, g, Q, (size_t)M * 3 * D, 2 * unit_roundoff(dt), 1e-6f * mx, NULL);
-            free(Q), free(pos), free(g);
-        }
-        free(ct), free(st);
         dfree_all();
     }
 }
@@ -1007,9 +821,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_checked_fixture(tc, NULL, dfree_all); /* a failed test leaves no buffers behind */
     tcase_add_loop_test(tc, test_gemm, 0, 2);
-    tcase_add_loop_test(tc, test_gemm_skinny, 0, 2);
     tcase_add_loop_test(tc, test_geglu, 0, 2);
-    tcase_add_loop_test(tc, test_f32in_ops, 0, 2);
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
