@@ -81,6 +81,7 @@ __global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int L, int D,
                  const int32_t *__restrict__ lens, int window, const int32_t *__restrict__ qsel, int NQ)
 {
+    kn_pdl_wait();
     __shared__ __align__(16) T qs[ATT_TQ][ATT_LD];
     __shared__ __align__(16) T ks[2][ATT_TK][ATT_LD];
     __shared__ __align__(16) T vs[2][ATT_TK][ATT_LD];
@@ -280,8 +281,8 @@ static int att_launch(cudaStream_t s, kn_dtype dt, const void *qkv, void *out, i
     KN_REQUIRE(kn_aligned16(qkv) && kn_aligned16(out), "attention buffers must be 16-byte aligned");
     KN_REQUIRE(B <= 65535 && D / KN_HEAD_DIM <= 65535, "attention grid too large");
     const dim3 grid((NQ + ATT_TQ - 1) / ATT_TQ, D / KN_HEAD_DIM, B);
-    KN_DISPATCH16(dt, T, attention_kernel<T><<<grid, ATT_THREADS, 0, s>>>(
-                             (const T *)qkv, (T *)out, L, D, lens, window, qsel, NQ));
+    KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(attention_kernel<T>, dim3(grid), dim3(ATT_THREADS), 0, s, 
+                             (const T *)qkv, (T *)out, L, D, lens, window, qsel, NQ)));
     KN_LAUNCHED();
     return 0;
 }

@@ -44,6 +44,12 @@ typedef enum kn_dtype { KN_F16 = 0, KN_BF16 = 1, KN_F32 = 2 } kn_dtype;
 
 /* Bytes per element of a dtype; 0 for an unknown one. */
 size_t kn_dtype_size(kn_dtype dt);
+
+/* Programmatic dependent launch of our kernels (kernels/cuda_util.cuh: each may
+ * be scheduled while its predecessor runs and waits at its first statement).
+ * On by default; off (0) launches them plainly. Process-wide: set it before
+ * any launch, for the benchmark's same-run comparison. */
+void kn_set_pdl(int on);
 const char *kn_dtype_name(kn_dtype dt); /* "fp16", "bf16", "fp32" */
 
 /* The last failure of a launcher on this thread ("file:line: statement: error"),

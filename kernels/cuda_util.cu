@@ -10,6 +10,10 @@
 
 static thread_local char kn_last_error[512];
 
+int kn_pdl_on = 1;
+
+extern "C" void kn_set_pdl(int on) { kn_pdl_on = on != 0; }
+
 int kn_fail(const char *file, int line, const char *stmt, const char *what)
 {
     snprintf(kn_last_error, sizeof kn_last_error, "%s:%d: %s: %s", file, line, stmt, what);

@@ -134,4 +134,42 @@ static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)
     return b > cap ? cap : (unsigned)b;
 }
 
+
+/* ---- programmatic dependent launch (Hopper) ----
+ * The forward is a chain of short kernels; in a graph each dependent launch
+ * waits for its predecessor to finish before its blocks are even scheduled.
+ * Launched through kn_launch, a kernel may be scheduled while its predecessor
+ * still runs, and holds at kn_pdl_wait() (its first statement: nothing is read
+ * or written before it) until the predecessor has completed and its writes are
+ * visible, which hides the launch latency without reordering any memory access.
+ * Kernels that do not call kn_pdl_wait must not be launched this way. Without
+ * the attribute (or before sm_90) the wait returns at once. */
+__device__ __forceinline__ void kn_pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+extern int kn_pdl_on; /* kn_set_pdl (kernels/cuda.h); 1 unless turned off */
+
+/* kern<<<grid, block, smem, s>>>(args...) with programmatic stream
+ * serialization allowed (on the legacy stream 0, or with PDL off: a plain launch). */
+template <typename... KArgs, typename... Args>
+static inline cudaError_t kn_launch(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                                    Args... args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = s && kn_pdl_on ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kern, static_cast<KArgs>(args)...);
+}
+
 #endif

@@ -28,6 +28,7 @@ template <typename T, int UNR>
 __global__ void __launch_bounds__(GG_THREADS)
 geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F)
 {
+    kn_pdl_wait();
     const unsigned i0 = blockIdx.x * (GG_THREADS * UNR) + threadIdx.x;
     uint4 a[UNR], g[UNR];
 #pragma unroll
@@ -58,6 +59,7 @@ geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row,
 template <typename T>
 __global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M, int F)
 {
+    kn_pdl_wait();
     const size_t n = (size_t)M * F;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const size_t m = i / F, f = i % F;
@@ -67,11 +69,12 @@ __global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M
 }
 
 template <typename T, int UNR>
-static void gg_vec(cudaStream_t s, const void *U, void *out, int F, size_t n)
+static int gg_vec(cudaStream_t s, const void *U, void *out, int F, size_t n)
 {
     const unsigned blocks = (unsigned)((n + GG_THREADS * UNR - 1) / (GG_THREADS * UNR));
-    geglu_vec_kernel<T, UNR><<<blocks, GG_THREADS, 0, s>>>((const T *)U, (T *)out, (unsigned)(F / 8),
-                                                           (unsigned)n, (unsigned)F);
+    KN_CUDA(kn_launch(geglu_vec_kernel<T, UNR>, dim3(blocks), dim3(GG_THREADS), 0, s, (const T *)U, (T *)out,
+                      (unsigned)(F / 8), (unsigned)n, (unsigned)F));
+    return 0;
 }
 
 extern "C" int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, int M, int F)
@@ -87,16 +90,17 @@ extern "C" int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, i
         KN_CUDA(cudaGetDevice(&dev));
         KN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         const size_t two_per_sm = 2 * (size_t)sms;
+        const int unr = nv >= two_per_sm * GG_THREADS * 4 ? 4 : nv >= two_per_sm * GG_THREADS * 2 ? 2 : 1;
+        int rc = 0;
         KN_DISPATCH16(dt, T,
-            if (nv >= two_per_sm * GG_THREADS * 4)
-                gg_vec<T, 4>(s, U, out, F, nv);
-            else if (nv >= two_per_sm * GG_THREADS * 2)
-                gg_vec<T, 2>(s, U, out, F, nv);
-            else
-                gg_vec<T, 1>(s, U, out, F, nv));
+            rc = unr == 4 ? gg_vec<T, 4>(s, U, out, F, nv)
+               : unr == 2 ? gg_vec<T, 2>(s, U, out, F, nv)
+                          : gg_vec<T, 1>(s, U, out, F, nv));
+        if (rc)
+            return -1;
     } else {
         const unsigned blocks = kn_blocks((size_t)M * F, GG_THREADS, 132 * 32);
-        KN_DISPATCH16(dt, T, geglu_kernel<T><<<blocks, GG_THREADS, 0, s>>>((const T *)U, (T *)out, M, F));
+        KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, s, (const T *)U, (T *)out, M, F)));
     }
     KN_LAUNCHED();
     return 0;

@@ -106,6 +106,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
                                                       const void *__restrict__ bias, int b16, TY *__restrict__ Y,
                                                       int M, int N, int K, int epi)
 {
+    kn_pdl_wait();
     using namespace nvcuda;
     __shared__ __align__(32) T xs[GEMM_TM][GEMM_TK + GEMM_PAD];
     __shared__ __align__(32) T ws[GEMM_TN][GEMM_TK + GEMM_PAD];
@@ -169,6 +170,7 @@ __global__ void __launch_bounds__(256) gemm_f32_kernel(const float *__restrict__
                                                        const void *__restrict__ bias, int b16, TY *__restrict__ Y,
                                                        int M, int N, int K, int epi)
 {
+    kn_pdl_wait();
     __shared__ float xs[GEMM_SK][GEMM_TM + 1];
     __shared__ float ws[GEMM_SK][GEMM_TN + 1];
     const int m0 = blockIdx.y * GEMM_TM, n0 = blockIdx.x * GEMM_TN;
@@ -248,6 +250,7 @@ __global__ void __launch_bounds__(32 * ROWS_WARPS)
 gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void *__restrict__ bias, int b16,
                  TY *__restrict__ Y, int M, int N, int K, int epi)
 {
+    kn_pdl_wait();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int n0 = (blockIdx.x * ROWS_WARPS + warp) * ROWS_NC;
     if (n0 >= N)
@@ -305,6 +308,7 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
 /* In-place erf GELU over n elements of Y (after a cuBLASLt GEMM). */
 template <typename TY, int V> __global__ void gelu_pass_kernel(TY *Y, size_t n)
 {
+    kn_pdl_wait();
     for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * V; i < n;
          i += (size_t)gridDim.x * blockDim.x * V) {
         if constexpr (V == 8) {
@@ -325,9 +329,9 @@ static int gelu_pass(cudaStream_t s, void *Y, kn_dtype ydt, size_t n)
     const bool vec = kn_is16(ydt) && n % 8 == 0 && kn_aligned16(Y);
     const unsigned blocks = kn_blocks(n / (vec ? 8 : 1), 256, 132 * 16);
     if (vec)
-        KN_DISPATCH16(ydt, TY, gelu_pass_kernel<TY, 8><<<blocks, 256, 0, s>>>((TY *)Y, n));
+        KN_DISPATCH16(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 8>, dim3(blocks), dim3(256), 0, s, (TY *)Y, n)));
     else
-        KN_DISPATCH(ydt, TY, gelu_pass_kernel<TY, 1><<<blocks, 256, 0, s>>>((TY *)Y, n));
+        KN_DISPATCH(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 1>, dim3(blocks), dim3(256), 0, s, (TY *)Y, n)));
     KN_LAUNCHED();
     return 0;
 }
@@ -363,14 +367,14 @@ static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, 
 #define ROWS_LAUNCH(TX)                                                                            \
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
             if (V == 8)                                                                            \
-                gemm_rows_kernel<TX, TW, TY, 8><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi);               \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else if (V == 2)                                                                       \
-                gemm_rows_kernel<TX, TW, TY, 2><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi);               \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else                                                                                   \
-                gemm_rows_kernel<TX, TW, TY, 1><<<blocks, 32 * ROWS_WARPS, 0, s>>>(                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi)))
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi))))
         if (xdt == KN_F32) {
             ROWS_LAUNCH(float);
         } else if (xdt == KN_F16) {
@@ -385,17 +389,17 @@ static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, 
     const dim3 grid((N + GEMM_TN - 1) / GEMM_TN, (M + GEMM_TM - 1) / GEMM_TM);
     if (xdt == KN_F32) {
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-            gemm_f32_kernel<TW, TY><<<grid, 256, 0, s>>>((const float *)X, (const TW *)W, bias, b16,
-                                                         (TY *)Y, M, N, K, epi)));
+            KN_CUDA(kn_launch(gemm_f32_kernel<TW, TY>, dim3(grid), dim3(256), 0, s, (const float *)X, (const TW *)W, bias, b16,
+                                                         (TY *)Y, M, N, K, epi))));
     } else {
         const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
         KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,
             if (vec)
-                gemm_tc_kernel<T, TY, true><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias, b16,
-                                                                 (TY *)Y, M, N, K, epi);
+                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, true>, dim3(grid), dim3(128), 0, s, (const T *)X, (const T *)W, bias, b16,
+                                                                 (TY *)Y, M, N, K, epi));
             else
-                gemm_tc_kernel<T, TY, false><<<grid, 128, 0, s>>>((const T *)X, (const T *)W, bias, b16,
-                                                                  (TY *)Y, M, N, K, epi)));
+                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, false>, dim3(grid), dim3(128), 0, s, (const T *)X, (const T *)W, bias, b16,
+                                                                  (TY *)Y, M, N, K, epi))));
     }
     KN_LAUNCHED();
     return 0;

@@ -17,6 +17,7 @@
 __global__ void type_emb_kernel(float *h, const float *__restrict__ te, const int32_t *__restrict__ qtype,
                                 int L, int D, size_t n)
 {
+    kn_pdl_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const size_t row = i / D;
@@ -33,7 +34,7 @@ extern "C" int kn_add_type_emb(cudaStream_t s, float *h, const float *type_emb, 
     if (n == 0)
         return 0;
     KN_REQUIRE(h && type_emb && qtype, "NULL type-embedding buffer");
-    type_emb_kernel<<<kn_blocks(n, 256, 132 * 16), 256, 0, s>>>(h, type_emb, qtype, L, D, n);
+    KN_CUDA(kn_launch(type_emb_kernel, dim3(kn_blocks(n, 256, 132 * 16)), dim3(256), 0, s, h, type_emb, qtype, L, D, n));
     KN_LAUNCHED();
     return 0;
 }
@@ -42,6 +43,7 @@ template <typename T>
 __global__ void gather_kernel(const T *__restrict__ h, const int32_t *__restrict__ pos, T *__restrict__ out,
                               int L, int K, int D, size_t n)
 {
+    kn_pdl_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const size_t r = i / D;
@@ -60,8 +62,8 @@ extern "C" int kn_gather_rows(cudaStream_t s, kn_dtype dt, const void *h, const 
     if (n == 0)
         return 0;
     KN_REQUIRE(h && pos && out, "NULL gather buffer");
-    KN_DISPATCH(dt, T, gather_kernel<T><<<kn_blocks(n, 256, 132 * 16), 256, 0, s>>>(
-                           (const T *)h, pos, (T *)out, L, K, D, n));
+    KN_DISPATCH(dt, T, KN_CUDA(kn_launch(gather_kernel<T>, dim3(kn_blocks(n, 256, 132 * 16)), dim3(256), 0, s, 
+                           (const T *)h, pos, (T *)out, L, K, D, n)));
     KN_LAUNCHED();
     return 0;
 }
@@ -71,6 +73,7 @@ __global__ void scorer_tail_kernel(const T *__restrict__ x, const float *__restr
                                    const float *__restrict__ bias, const uint8_t *__restrict__ mask,
                                    float *__restrict__ logits, int n, int D)
 {
+    kn_pdl_wait();
     const int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (i >= n)
         return;
@@ -99,8 +102,8 @@ extern "C" int kn_scorer_tail(cudaStream_t s, const void *x, kn_dtype xdt, const
         return 0;
     KN_REQUIRE(x && w && bias && mask && logits, "NULL scorer buffer");
     const unsigned blocks = (unsigned)((n + 7) / 8);
-    KN_DISPATCH(xdt, T, scorer_tail_kernel<T><<<blocks, 256, 0, s>>>((const T *)x, w, bias, mask,
-                                                                      logits, n, D));
+    KN_DISPATCH(xdt, T, KN_CUDA(kn_launch(scorer_tail_kernel<T>, dim3(blocks), dim3(256), 0, s, (const T *)x, w, bias, mask,
+                                                                      logits, n, D)));
     KN_LAUNCHED();
     return 0;
 }
@@ -108,6 +111,7 @@ extern "C" int kn_scorer_tail(cudaStream_t s, const void *x, kn_dtype xdt, const
 __global__ void conf_features_kernel(const float *__restrict__ logits, const uint8_t *__restrict__ mask,
                                      float *__restrict__ feats, int B, int K)
 {
+    kn_pdl_wait();
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= B)
         return;
@@ -147,7 +151,7 @@ extern "C" int kn_conf_features(cudaStream_t s, const float *logits, const uint8
     if (B == 0)
         return 0;
     KN_REQUIRE(logits && mask && feats, "NULL feature buffer");
-    conf_features_kernel<<<(B + 63) / 64, 64, 0, s>>>(logits, mask, feats, B, K);
+    KN_CUDA(kn_launch(conf_features_kernel, dim3((B + 63) / 64), dim3(64), 0, s, logits, mask, feats, B, K));
     KN_LAUNCHED();
     return 0;
 }
@@ -156,6 +160,7 @@ template <typename T>
 __global__ void act_input_kernel(const float *__restrict__ h, const float *__restrict__ feats,
                                  T *__restrict__ out, int L, int D, size_t n)
 {
+    kn_pdl_wait();
     const int W = D + 4;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -175,8 +180,8 @@ extern "C" int kn_act_input(cudaStream_t s, const float *h, const float *feats, 
     if (n == 0)
         return 0;
     KN_REQUIRE(h && feats && out, "NULL act-input buffer");
-    KN_DISPATCH(odt, T, act_input_kernel<T><<<kn_blocks(n, 256, 1024), 256, 0, s>>>(h, feats, (T *)out,
-                                                                                   L, D, n));
+    KN_DISPATCH(odt, T, KN_CUDA(kn_launch(act_input_kernel<T>, dim3(kn_blocks(n, 256, 1024)), dim3(256), 0, s, h, feats, (T *)out,
+                                                                                   L, D, n)));
     KN_LAUNCHED();
     return 0;
 }

@@ -83,6 +83,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
                  int M, int D, float eps)
 {
+    kn_pdl_wait();
     const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (m >= M)
         return;
@@ -179,8 +180,9 @@ template <typename TX, typename TY, int MODE, bool VEC, int NC>
 static void ln_go(cudaStream_t s, unsigned blocks, float *r, const void *x, const int32_t *ids, const float *w,
                   const float *b, void *y16, float *y32, int M, int D, float eps)
 {
-    layernorm_kernel<TX, TY, MODE, VEC, NC><<<blocks, 32 * LN_ROWS, 0, s>>>(r, (const TX *)x, ids, w, b, (TY *)y16,
-                                                                            y32, M, D, eps);
+    /* a launch error is the runtime's last error: the caller's KN_LAUNCHED() reports it */
+    (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * LN_ROWS), 0, s, r,
+                    (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
 }
 
 /* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of

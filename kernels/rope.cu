@@ -50,6 +50,7 @@ template <typename T, int V>
 __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ pos,
                             const float *__restrict__ cos_tab, const float *__restrict__ sin_tab)
 {
+    kn_pdl_wait();
     const int groups = KN_ROPE_HALF / V; /* j groups per head */
     const int per_row = 2 * D / KN_HEAD_DIM * groups;
     const size_t n = (size_t)M * per_row;
@@ -110,9 +111,9 @@ extern "C" int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, con
     const unsigned blocks = kn_blocks(n, 256, 132 * 32);
     KN_DISPATCH16(dt, T,
         if (vec)
-            rope_kernel<T, 8><<<blocks, 256, 0, s>>>((T *)qkv, M, D, pos, cos_tab, sin_tab);
+            KN_CUDA(kn_launch(rope_kernel<T, 8>, dim3(blocks), dim3(256), 0, s, (T *)qkv, M, D, pos, cos_tab, sin_tab));
         else
-            rope_kernel<T, 1><<<blocks, 256, 0, s>>>((T *)qkv, M, D, pos, cos_tab, sin_tab));
+            KN_CUDA(kn_launch(rope_kernel<T, 1>, dim3(blocks), dim3(256), 0, s, (T *)qkv, M, D, pos, cos_tab, sin_tab)));
     KN_LAUNCHED();
     return 0;
 }

@@ -159,6 +159,8 @@ laya_backend *cuda_backend_create(const laya_checkpoint *ck, const cuda_backend_
     return NULL;
 }
 
+void cuda_backend_set_pdl(int on) { (void)on; }
+
 int cuda_backend_forward_mode(laya_backend *b, const laya_row *rows, int n, int K,
                               float *logits, float *act, int use_graph, layad_error *err)
 {
@@ -292,6 +294,8 @@ typedef struct cuda_backend {
 } cuda_backend;
 
 static const laya_backend_ops cuda_ops;
+
+void cuda_backend_set_pdl(int on) { kn_set_pdl(on); }
 
 int cuda_device_count(void)
 {

@@ -72,6 +72,10 @@ typedef struct cuda_backend_opts {
  * cuBLASLt tuning on. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
 
+/* Programmatic dependent launch of the backend's own kernels (on by default;
+ * kernels/cuda.h kn_set_pdl). Process-wide; for the benchmark's comparison. */
+void cuda_backend_set_pdl(int on);
+
 /* Parses "fp16" / "bf16" into *dtype; -1 on anything else. */
 int cuda_dtype_parse(const char *s, int *dtype);
 const char *cuda_dtype_name(int dtype);

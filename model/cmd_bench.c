@@ -45,6 +45,7 @@ static void usage(FILE *f)
             "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
 
             "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
+            "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --device N          CUDA device (default 0)\n"
             "  --out FILE          JSON report (default bench.json)\n");
 }
@@ -72,11 +73,11 @@ int cmd_bench(int argc, char **argv)
         {"commit", required_argument, 0, 'C'}, {"device", required_argument, 0, 'D'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
         {"branch16", no_argument, 0, 'B'},     
-        {"no-gemm-tune", no_argument, 0, 'T'},
+        {"no-gemm-tune", no_argument, 0, 'T'}, {"no-pdl", no_argument, 0, 'N'},
         {0, 0, 0, 0}};
     const char *model = NULL, *shapes_s = "1x83,1x512,8x512,64x512", *label = NULL;
     const char *out = "bench.json", *commit = getenv("LAYAD_COMMIT");
-    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, branch16 = 0, tune = 1, c;
+    int dtype = CUDA_DT_FP16, groups = 5, per_group = 30, device = 0, branch16 = 0, tune = 1, pdl = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -96,6 +97,7 @@ int cmd_bench(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'B': branch16 = 1; break;
         case 'T': tune = 0; break;
+        case 'N': pdl = 0; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -136,6 +138,7 @@ int cmd_bench(int argc, char **argv)
     o.n_warm = n_shapes;
     o.branch16 = branch16;
     o.gemm_tune = tune;
+    cuda_backend_set_pdl(pdl);
     if (!(b = cuda_backend_create(ck, &o, &err)))
         goto fail;
     cuda_backend_info info;
@@ -207,7 +210,7 @@ int cmd_bench(int argc, char **argv)
         json_array_append_new(argv_j, json_string(argv[i]));
     json_object_set_new(
         rep, "run",
-        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s}", "tool", "layad",
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b}", "tool", "layad",
                   "label", label ? label : cfg->encoder_name, "command", argv_j, "commit",
                   commit ? commit : "unknown", "model_sha256", ck->sha256, "device", info.name,
                   "dtype", cuda_dtype_name(dtype), "sm_count", info.sm_count, "peak_flops",
@@ -215,7 +218,8 @@ int cmd_bench(int argc, char **argv)
                   "host clock around the whole forward (staging + graph replay + copy back + "
                   "sync); median of group means, 3 rotating input sets", "residual_branch",
                   branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
-                  tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first"));
+                  tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
+                  "programmatic_dependent_launch", pdl));
     json_object_set_new(rep, "geometry",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
                                   cfg->n_layers, "intermediate", cfg->intermediate, "vocab",
