@@ -178,6 +178,7 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
         o.warm = warm;
         o.n_warm = nwarm;
         o.graph_cache = cfg->graph_cache;
+        o.gemm_tune = cfg->gemm_tune;
         log_msg("info", "cuda:%d: uploading weights (%s), capturing %d warm-up graphs", devs[i], cfg->dtype, nwarm);
         laya_backend *b = cuda_backend_create(ck, &o, err);
         if (!b || warm_backend(b, ck, err)) {

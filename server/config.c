@@ -43,6 +43,7 @@ static const opt_def opts[] = {
     {"cpu_workers", I(cpu_workers), "1", 1, 16, "CPU backend workers, each with its own weights copy and cpu_threads/cpu_workers threads"},
     {"warm", S(warm), "1x128,8x128,8x512,64x512", 0, 0, "GPU warm-up buckets, rows x tokens, comma list"},
     {"graph_cache", I(graph_cache), "32", 1, 4096, "CUDA graphs kept per device (LRU)"},
+    {"gemm_tune", B(gemm_tune), "true", 0, 1, "time up to 8 cuBLASLt algorithms per GEMM shape when a bucket is first captured and keep the fastest (false: the heuristic's, the same in every process)"},
     {"model_name", S(model_name), "", 0, 0, "served model name (empty: the checkpoint's model_name)"},
     {"model_aliases", S(model_aliases), "laya,jev-latest", 0, 0, "other names accepted in a request's \"model\" (comma list)"},
     {"bind", S(bind), "127.0.0.1", 0, 0, "listen address (IPv4 or IPv6 literal)"},

@@ -31,6 +31,7 @@ typedef struct serve_config {
     int cpu_workers;                 /* CPU backend workers (each its own backend) */
     char warm[SERVE_STR_MAX];        /* GPU warm-up buckets "rows x tokens", comma list */
     int graph_cache;                 /* CUDA graphs kept (LRU) */
+    int gemm_tune;                   /* time cuBLASLt candidates per GEMM shape (bool) */
     /* model naming */
     char model_name[128];            /* served name; "" = checkpoint's model_name */
     char model_aliases[SERVE_STR_MAX]; /* extra names accepted in "model" (comma list) */
