@@ -117,11 +117,14 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt,
  * differences between processes); within a context the choice never changes. */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
-/* Chooses and caches the plan of a shape without launching (call at warm-up,
- * before graph capture). has_bias: whether calls will pass a bias. Pointers are
- * assumed 16-byte aligned. */
+/* Chooses and caches the plan of a shape (call at warm-up, before graph
+ * capture). has_bias: whether calls will pass a bias. X, W, Y: the operands the
+ * calls will use, or all NULL (then assumed 16-byte aligned); with operands and
+ * tuning on, the shape's candidates are timed on them on stream s (the only
+ * launches it makes, once per shape); without, nothing is launched. */
 int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt,
-                    int M, int N, int K, int epi, int has_bias);
+                    int M, int N, int K, int epi, int has_bias, cudaStream_t s, const void *X,
+                    const void *W, void *Y);
 
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
 int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,

@@ -607,9 +607,10 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
  * for the small GEMMs (at 96 rows a launch costs as much host time as the GEMM
  * takes; a first version that timed eager launches picked algorithms 5% slower
  * there). The graphs run on a private stream after s has drained (s may be the
- * legacy stream, which cannot capture). Runs once per shape, at its first
- * launch outside graph capture (the backend's warm-up prepares every shape of a
- * bucket before capturing it). Inside a capture nothing can be timed: the
+ * legacy stream, which cannot capture). Runs once per shape: from
+ * kn_gemm_prepare given the operands (the backend prepares every shape of a
+ * bucket before capturing it), else at the shape's first launch outside graph
+ * capture (eager use). Inside a capture nothing can be timed: the
  * heuristic's first is kept for good, so a shape never changes algorithm once
  * launched and graph replay stays bit-identical to eager launches. */
 static float gemm_time_candidate(kn_gemm_ctx *ctx, gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
@@ -689,14 +690,21 @@ extern "C" int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, c
 }
 
 extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, int M, int N,
-                               int K, int epi, int has_bias)
+                               int K, int epi, int has_bias, cudaStream_t s, const void *X, const void *W,
+                               void *Y)
 {
     KN_REQUIRE(ctx, "NULL GEMM context");
     static const char a16[16] __attribute__((aligned(16))) = {0};
-    if (M <= 0 || N <= 0 || !kn_gemm_uses_cublaslt(xdt, wdt, ydt, a16, a16, a16, N, K, epi))
+    const bool ops = X && W && Y;
+    if (M <= 0 || N <= 0 ||
+        !kn_gemm_uses_cublaslt(xdt, wdt, ydt, ops ? X : a16, ops ? W : a16, ops ? Y : a16, N, K, epi))
         return 0; /* the own kernel needs no plan */
     const int lt_epi = epi == KN_EPI_GELU ? KN_EPI_NONE : epi; /* GELU is a separate pass */
-    return gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, has_bias != 0) ? 0 : -1;
+    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, has_bias != 0);
+    if (!p)
+        return -1;
+    /* with operands, tuning happens here, before any capture, and launches nothing else */
+    return ops && p->ok && !p->chosen ? gemm_tune(ctx, p, s, W, X, Y) : 0;
 }
 
 extern "C" int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,

@@ -555,11 +555,8 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
     if (b->prepare_only) {
         if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi))
             return 0;
-        if (b->o.gemm_tune) { /* one real launch: times the candidates outside the capture */
-            KN(kn_gemm_ex(b->gemm, b->stream, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi));
-            return 0;
-        }
-        KN(kn_gemm_prepare(b->gemm, xdt, wdt, ydt, M, N, K, epi, bias != NULL));
+        /* with tuning on, times the shape's candidates on these operands (once per shape) */
+        KN(kn_gemm_prepare(b->gemm, xdt, wdt, ydt, M, N, K, epi, bias != NULL, b->stream, X, W, Y));
         return 0;
     }
     KN(kn_gemm_ex(b->gemm, b->stream, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi));

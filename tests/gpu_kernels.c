@@ -292,7 +292,7 @@ START_TEST(test_gemm)
         dfree_all();
     }
     /* Plans are cached: a warm-up call adds nothing for a known shape. */
-    OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0));
+    OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0, 0, NULL, NULL, NULL));
     kn_gemm_ctx_destroy(ctx);
     /* With tuning on, the timed choice is as accurate (same bounds) on every cuBLASLt case. */
     kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
