@@ -33,7 +33,7 @@ ifneq ($(NVCC),)
   NVFLAGS   ?= -O3 -std=c++17 -I. -lineinfo \
                -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90 \
                -Xcompiler -Wall,-Wextra,-fPIC
-  CU_SRC    := $(wildcard kernels/*.cu model/*.cu)
+  CU_SRC    := $(wildcard kernels/*.cu) $(call rwildcard,model,*.cu)
   CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
   LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 else
@@ -41,8 +41,15 @@ else
   CU_OBJ    :=
 endif
 
-LIB_SRC  := $(filter-out server/main.c,$(wildcard model/*.c kernels/*.c server/*.c))
+# The library (model/ + kernels/), the daemon (server/), the development tools (tests/tools/):
+# each layer links only what lies below it.
+rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
+LIB_SRC  := $(call rwildcard,model,*.c) $(wildcard kernels/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+SRV_SRC  := $(filter-out server/cli/main.c,$(call rwildcard,server,*.c))
+SRV_OBJ  := $(SRV_SRC:%.c=$(BUILD)/%.o)
+TOOL_SRC := $(filter-out tests/tools/main.c,$(wildcard tests/tools/*.c))
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
@@ -53,7 +60,7 @@ TINY     := $(BUILD)/tiny
 
 .PHONY: all run test test-cpu test-asan test-gpu deps clean install fuzz bench-kernels
 .SECONDARY: # keep test objects: make would otherwise delete them as intermediates and rebuild each time
-all: $(BUILD)/layad
+all: $(BUILD)/layad $(BUILD)/layad-dev
 
 deps:
 	@scripts/setup --if-missing
@@ -70,18 +77,30 @@ $(BUILD)/liblayad.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/layad: $(BUILD)/server/main.o $(BUILD)/liblayad.a
+$(BUILD)/libserver.a: $(SRV_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtools.a: $(TOOL_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/layad: $(BUILD)/server/cli/main.o $(BUILD)/libserver.a $(BUILD)/liblayad.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/liblayad.a
+# The development tools (mkmodel, check, bench, bench-cpu, parity-fast): not in the daemon.
+$(BUILD)/layad-dev: $(BUILD)/tests/tools/main.o $(BUILD)/libtools.a $(BUILD)/libserver.a $(BUILD)/liblayad.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libtools.a $(BUILD)/libserver.a $(BUILD)/liblayad.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # tiny_assets.c embeds config/tiny-tokenizer.json with .incbin (invisible to -MMD).
-$(BUILD)/model/tiny_assets.o: config/tiny-tokenizer.json
+$(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json
 
 # The embedded default model: a deterministic tiny checkpoint in the real layout.
-$(TINY)/model.safetensors: $(BUILD)/layad
-	$(BUILD)/layad mkmodel --preset tiny --out $(TINY)
+$(TINY)/model.safetensors: $(BUILD)/layad-dev
+	$(BUILD)/layad-dev mkmodel --preset tiny --out $(TINY)
 
 run: deps
 	@$(MAKE) --no-print-directory $(TINY)/model.safetensors
@@ -93,17 +112,17 @@ test: deps
 	@$(MAKE) --no-print-directory test-asan
 
 test-cpu: $(TEST_BIN) $(TINY)/model.safetensors
-	@LAYAD_BIN=$(BUILD)/layad LAYAD_TINY=$(TINY) scripts/run-tests $(TEST_BIN)
+	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(TEST_BIN)
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 OPT=-O1 test-cpu
 
 test-gpu: $(GPU_TEST_BIN) $(TINY)/model.safetensors
-	@LAYAD_BIN=$(BUILD)/layad LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
+	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
 
 # Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer
 # targets (clang, CPU-only, ASan+UBSan; run e.g. build/fuzz/fuzz_tokenizer_encode -max_total_time=600).
-TOK_SRC      := $(wildcard model/tokenizer*.c) model/error.c
+TOK_SRC      := $(wildcard model/tokenizer/*.c) model/base/error.c
 TOK_FUZZ_BIN := $(patsubst tests/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz_tokenizer_*.c))
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS)
@@ -111,14 +130,14 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame
 
 fuzz: $(TOK_FUZZ_BIN) $(BUILD)/fuzz/fuzz_request
 
-# The request validator (issue 7): request_parse on the tiny checkpoint; everything in model/
-# but the backends and the commands (no forward runs here).
-REQ_FUZZ_SRC := $(filter-out model/backend_% model/cmd_% model/gpu_eval.c,$(wildcard model/*.c))
-$(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(wildcard model/*.h) $(TINY)/model.safetensors
+# The request validator: request_parse on the tiny checkpoint; the library but the backends
+# (no forward runs here), plus the API request layer.
+REQ_FUZZ_SRC := $(filter-out model/backend/%,$(call rwildcard,model,*.c)) server/api/request.c
+$(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(call rwildcard,model,*.h) server/api/request.h $(TINY)/model.safetensors
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus-request
 	clang $(FUZZ_CFLAGS) -o $@ $< $(REQ_FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
 
-$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/tok_corpus.c $(wildcard model/tokenizer*.h)
+$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/tok_corpus.c $(wildcard model/tokenizer/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) tests/lib/tok_corpus.c $(PKG_LIBS) -lpthread
 
@@ -148,7 +167,7 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 
 # PREFIX places the binary and the unit; the unit's ExecStart follows PREFIX.
 # Configuration goes to $(DESTDIR)/etc whatever the prefix (systemd reads it there).
-install: $(BUILD)/layad
+install: $(BUILD)/layad $(BUILD)/layad-dev
 	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
 	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system

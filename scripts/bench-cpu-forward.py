@@ -10,7 +10,7 @@ tenants of a shared machine inflate wall time more than CPU time.
 Builds deterministic question rows (seed 1234: [CLS] head [SEP] 3 x ([MASK] option) [SEP]
 state [SEP], ids drawn below the special tokens) of the given lengths; per case, times one
 forward over all of its rows as one batch:
-  - layad: `build/layad bench-cpu` (weights converted to fp32 at start; one warm-up call,
+  - layad: `build/layad-dev bench-cpu` (weights converted to fp32 at start; one warm-up call,
     then one timed call);
   - PyTorch: the official `laya` DecisionModel built as laya.Agent builds it (see
     scripts/ref-forward.py), fp32 eval on the CPU, torch.set_num_threads(--threads), under
@@ -20,7 +20,7 @@ both alike; both run niced; the load average before and after is recorded. Repor
 (unpadded) tokens, and the max |delta| between the two outputs, into one JSON file with the
 machine, command, commit and an input hash.
 
-Full-size checkpoint: `build/layad mkmodel --preset english-large --tokenizer
+Full-size checkpoint: `build/layad-dev mkmodel --preset english-large --tokenizer
 ../shared/data/modernbert-tokenizer.json --out build/english-large`.
 Runs in $LAYAD_VENV if set, else .venv (created like scripts/ref-forward.py does).
 """
@@ -82,7 +82,7 @@ def git_commit():
     try:
         c = subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], text=True).strip()
         dirty = subprocess.call(["git", "-C", REPO, "diff", "--quiet", "HEAD", "--",
-                                 "kernels", "model/backend_cpu.c", "model/cmd_bench_cpu.c"])
+                                 "kernels", "model/backend/cpu.c", "tests/tools/cmd_bench_cpu.c"])
         return c + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

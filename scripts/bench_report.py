@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_report.py - merge `layad bench` and scripts/bench_torch.py results into one JSON + SVG chart.
+"""bench_report.py - merge `layad-dev bench` and scripts/bench_torch.py results into one JSON + SVG chart.
 
   scripts/bench_report.py --layad a.json [--layad b.json] --torch t.json [--torch u.json] \
       --out bench/results/gpu-forward-h200.json --svg bench/results/gpu-forward-h200.svg

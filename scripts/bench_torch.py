@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""bench_torch.py - the PyTorch side of `layad bench`: the same shapes, the same dtype, same GPU.
+"""bench_torch.py - the PyTorch side of `layad-dev bench`: the same shapes, the same dtype, same GPU.
 
 Builds the decision model the way the official `laya` package does
 (`laya.common.build_model(cfg, encoder_dir, pretrained=False)` + `load_state_dict(strict=True)`:
 transformers ModernBertModel with SDPA attention + the Laya head), casts it to the serving dtype
 (the act head stays fp32, as upstream computes it on `.float()` inputs), and times one forward per
-shape exactly like layad bench does: host clock around the whole call (inputs copied from pinned
+shape exactly like layad-dev bench does: host clock around the whole call (inputs copied from pinned
 host memory, forward, logits/act copied back, synchronize), 10 warm-ups, then the median of
 --groups group means of --per-group forwards, three rotating input sets. Variants: eager, and
 torch.compile (default mode) of the same forward. It also measures the two ceilings on this GPU

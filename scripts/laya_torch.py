@@ -1,4 +1,4 @@
-"""laya_torch.py - the official PyTorch decision model, built from a layad checkpoint directory.
+"""laya_torch.py - the official PyTorch decision model, built from a layad-dev checkpoint directory.
 
 Shared by scripts/bench_torch.py (speed) and scripts/torch_rows.py (precision). `build` does what
 the official package's `Agent` does at load time: `laya.common.build_model(cfg, encoder_dir,

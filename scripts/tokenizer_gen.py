@@ -2,7 +2,7 @@
 """tokenizer_gen.py - oracle data for layad's tokenizer (run through scripts/tokenizer-gen).
 
   gemma OUT.json            build the mmBERT/Gemma-like tokenizer.json with HF `tokenizers`
-  unidata OUT.c             write model/tokenizer_unidata.c: where HF's Unicode data and the
+  unidata OUT.c             write model/tokenizer/unidata.c: where HF's Unicode data and the
                             system's PCRE2 / utf8proc disagree (probed, see cmd_unidata)
   corpus FAMILY TOK.json FULL.jsonl FIXTURE.jsonl [N [VARIANT]]
                             write N (default 10000) strings with the HF ids of
@@ -16,7 +16,7 @@ Strings are deterministic per family (seeded), so the committed fixtures and the
 full corpus agree. Characters are drawn from code points assigned in Python's
 unicodedata, the planes unassigned in every Unicode version (4-13), private use
 (15-16), and (category "newer") the code points where HF's Unicode tables and the
-C libraries' differ, listed in model/tokenizer_unidata.c.
+C libraries' differ, listed in model/tokenizer/unidata.c.
 """
 import json
 import random
@@ -95,7 +95,7 @@ def assigned_ranges():
 def unidata_cps():
     """The generated difference tables as {name: [code points]} (empty before they exist)."""
     try:
-        text = open("model/tokenizer_unidata.c", encoding="utf-8").read()
+        text = open("model/tokenizer/unidata.c", encoding="utf-8").read()
     except OSError:
         return {}
     out = {}
@@ -570,7 +570,7 @@ def cmd_unidata(out_path):
  * (scripts/tokenizer_gen.py cmd_unidata). HF normalizes with Unicode 9.0 tables and splits
  * with Oniguruma's (Unicode 16.0); the C side consults these ranges to do the same.
  */
-#include "model/tokenizer_internal.h"
+#include "model/tokenizer/internal.h"
 
 """
     body = table("tok_norm_inert", inert, "HF leaves these alone in NFC/NFD/NFKC/NFKD: starters, no decomposition, no composition")

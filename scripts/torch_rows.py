@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """torch_rows.py - the official PyTorch model's forward over layad's parity rows, for parity-fast.
 
-Reads the rows `layad parity-fast --dump-rows FILE` wrote (format "layad-parity-rows/1", see
-model/cmd_parity.c), runs them through the official decision model exactly as the `laya` package
-serves it, and writes the logits in the format `layad parity-fast --external FILE` reads
+Reads the rows `layad-dev parity-fast --dump-rows FILE` wrote (format "layad-parity-rows/1", see
+tests/tools/cmd_parity.c), runs them through the official decision model exactly as the `laya` package
+serves it, and writes the logits in the format `layad-dev parity-fast --external FILE` reads
 ("layad-external-logits/1"), so the comparison with the CPU fp32 reference is computed by layad's
 own code on the same 288 questions.
 
@@ -16,7 +16,7 @@ positions/mask padded to the batch's widest row; reference_compile pinned off. H
 with predict_batch; the padding is what matters and it is the same rule).
 
   python3 scripts/torch_rows.py --model DIR --rows rows.json --dtype fp16 --device cuda --out x.json
-  layad parity-fast --model DIR --ref REF --external x.json --out report.json
+  layad-dev parity-fast --model DIR --ref REF --external x.json --out report.json
 
 Good output: fp32 on cpu matches layad's CPU reference to ~1e-5 in logits (the two are the same
 maths in a different order); fp16/bf16 on cuda show upstream's own precision.
@@ -57,8 +57,8 @@ def collate(rows, pad_id):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="layad checkpoint directory")
-    ap.add_argument("--rows", required=True, help="layad parity-fast --dump-rows output")
+    ap.add_argument("--model", required=True, help="layad-dev checkpoint directory")
+    ap.add_argument("--rows", required=True, help="layad-dev parity-fast --dump-rows output")
     ap.add_argument("--dtype", default="fp16", choices=["fp32", "fp16", "bf16"],
                     help="autocast dtype (fp32: no autocast)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])

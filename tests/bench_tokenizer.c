@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/lib/testutil.h"
 
 static double clock_us(clockid_t c)

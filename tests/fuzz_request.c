@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/checkpoint.h"
-#include "model/request.h"
+#include "model/checkpoint/checkpoint.h"
+#include "server/api/request.h"
 
 static laya_checkpoint ck;
 

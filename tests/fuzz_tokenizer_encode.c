@@ -16,7 +16,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 
 static tokenizer *toks[8];

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 
 static const char *const texts[] = {
     "Hello world, it's 2026!", "  spaces\t\tand\nnewlines  ", "caf\xC3\xA9 e\xCC\x81 \xE6\x97\xA5\xE6\x9C\xAC",

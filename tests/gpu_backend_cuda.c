@@ -5,12 +5,12 @@
  * fp16 max |dp| <= 5e-3 and argmax agreement where the fp32 margin exceeds 1e-2,
  * over rows of every type, 1..40 options, lengths 10..512. bf16 is compared
  * with the CPU fp32 forward of the same weights rounded to bf16
- * (model/ckpt_round.h): rounding the tiny checkpoint's F16 weights to bf16
+ * (tests/tools/ckpt_round.h): rounding the tiny checkpoint's F16 weights to bf16
  * alone moves fp32 probabilities by 2.2e-2, so only the GPU's own bf16
  * arithmetic can be bounded here, and its bounds are the fp16 ones times 8,
  * the ratio of the unit roundoffs (2^-8 / 2^-11): max |dp| <= 4e-2, argmax
  * agreement where the margin exceeds 8e-2. (Measured on the H200: fp16
- * 2.8e-3, bf16 2.6e-2 against the rounded weights.) layad parity-fast
+ * 2.8e-3, bf16 2.6e-2 against the rounded weights.) layad-dev parity-fast
  * reports the issue's absolute gates for both dtypes.
  * Beyond parity: graph replay bit-identical to eager launches and run to run;
  * padding rows change nothing (a row's outputs are the same bits whether its
@@ -26,12 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/backend_cpu.h"
-#include "model/backend_cuda.h"
-#include "model/checkpoint.h"
-#include "model/ckpt_round.h"
-#include "model/gpu_eval.h"
-#include "model/synth_rows.h"
+#include "model/backend/cpu.h"
+#include "model/backend/cuda.h"
+#include "model/checkpoint/checkpoint.h"
+#include "tests/tools/ckpt_round.h"
+#include "tests/tools/gpu_eval.h"
+#include "tests/tools/synth_rows.h"
 #include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;

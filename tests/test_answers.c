@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/answers.h"
-#include "model/pyfloat.h"
-#include "model/pyjson.h"
-#include "model/rows.h"
+#include "model/laya/answers.h"
+#include "model/pyexact/pyfloat.h"
+#include "model/pyexact/pyjson.h"
+#include "model/backend/rows.h"
 #include "tests/lib/testutil.h"
 
 START_TEST(numbers_match_the_package_bit_for_bit)

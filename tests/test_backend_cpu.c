@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/backend_cpu.h"
-#include "model/checkpoint.h"
+#include "model/backend/cpu.h"
+#include "model/checkpoint/checkpoint.h"
 #include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/cpu-forward-tiny.json"

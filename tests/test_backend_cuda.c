@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/backend_cuda.h"
-#include "model/checkpoint.h"
-#include "model/gpu_eval.h"
-#include "model/synth_rows.h"
+#include "model/backend/cuda.h"
+#include "model/checkpoint/checkpoint.h"
+#include "tests/tools/gpu_eval.h"
+#include "tests/tools/synth_rows.h"
 #include "tests/lib/testutil.h"
 
 START_TEST(buckets)

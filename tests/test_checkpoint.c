@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/checkpoint.h"
-#include "model/mkmodel.h"
+#include "model/checkpoint/checkpoint.h"
+#include "tests/tools/mkmodel.h"
 #include "tests/lib/testutil.h"
 
 /* sha256 of the tiny preset's model.safetensors with the default seed (1234). A change here

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/backend_cpu.h"
-#include "model/checkpoint.h"
-#include "model/pyjson.h"
-#include "model/request.h"
+#include "model/backend/cpu.h"
+#include "model/checkpoint/checkpoint.h"
+#include "model/pyexact/pyjson.h"
+#include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
 #define FIXTURE "tests/fixtures/parity/tiny.jsonl"

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/checkpoint.h"
-#include "model/prompt.h"
-#include "model/pyjson.h"
-#include "model/request.h"
+#include "model/checkpoint/checkpoint.h"
+#include "model/laya/prompt.h"
+#include "model/pyexact/pyjson.h"
+#include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;

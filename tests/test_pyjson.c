@@ -1,6 +1,6 @@
 /*
  * test_pyjson.c - Python's json.loads / json.dumps / float repr / round(x, 4)
- * in C (model/pyjson.h, model/pyfloat.h) against values Python computed.
+ * in C (model/pyexact/pyjson.h, model/pyexact/pyfloat.h) against values Python computed.
  *
  * Fixture tests/fixtures/pycases.json (scripts/gen-test-cases.py): "repr"
  * [double bits, repr(x)], "round4" [bits, bits of round(x, 4)], "dumps"
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/pyfloat.h"
-#include "model/pyjson.h"
+#include "model/pyexact/pyfloat.h"
+#include "model/pyexact/pyjson.h"
 #include "tests/lib/testutil.h"
 
 START_TEST(float_repr_matches_python)

@@ -1,5 +1,5 @@
 /*
- * test_request.c - the request API's client-error contract (model/request.h,
+ * test_request.c - the request API's client-error contract (server/api/request.h,
  * api.md): which status and field each malformed body gets, the limits, the
  * per-request overrides and caps, the error body, and the response shapes
  * (state vs states, empty questions, strict, return_logits) on the tiny model.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/checkpoint.h"
-#include "model/request.h"
+#include "model/checkpoint/checkpoint.h"
+#include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;

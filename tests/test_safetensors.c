@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/safetensors.h"
+#include "model/checkpoint/safetensors.h"
 #include "tests/lib/testutil.h"
 
 /* Builds header-length + header + data into a fresh buffer. */

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/checkpoint.h"
-#include "model/request.h"
-#include "server/metrics.h"
-#include "server/scheduler.h"
+#include "model/checkpoint/checkpoint.h"
+#include "server/api/request.h"
+#include "server/telemetry/metrics.h"
+#include "server/sched/scheduler.h"
 #include "tests/lib/testutil.h"
 
 static laya_checkpoint ck;

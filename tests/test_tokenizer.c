@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 #include "tests/lib/testutil.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 
 int main(int argc, char **argv)

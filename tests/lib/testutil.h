@@ -10,7 +10,7 @@
 #include <check.h>
 #include <stddef.h>
 
-#include "model/pyjson.h"
+#include "model/pyexact/pyjson.h"
 
 /* The value of environment variable name when set and non-empty, else dflt. */
 const char *tu_env_or(const char *name, const char *dflt);

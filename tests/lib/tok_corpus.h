@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "model/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 
 typedef struct tok_corpus_result {
     size_t strings;      /* lines compared */

@@ -1,0 +1,215 @@
+/*
+ * prompt.c - the sequence builder, exactly as the official package builds
+ * a question row (see prompt.h and laya-model.md §4.5):
+ *
+ *   head_ids  = tok("<t> question: <ins>")
+ *   opt_ids_i = [MASK] + tok(" " + opt_i)[:48]            (slot order)
+ *   budget    = head_max_len - sum |opt_ids_i|
+ *   if budget < 16: per = max(4, (head_max_len - 16) // max(1, n));
+ *                   opt_ids_i = opt_ids_i[:per]; recompute budget
+ *   head_ids  = head_ids[:max(8, budget)]
+ *   row       = [CLS] head [SEP] opts... [SEP] state' [SEP], cut to max_len,
+ *   room      = max(0, max_len - |head part| - 1); state' = first `room`
+ *               state ids, or the last `room` when truncate_left
+ *   markers past max_len are dropped -> a 422 when any option lost its marker.
+ */
+#include "model/laya/prompt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void prompt_scrub(pj_buf *b, const char *text, size_t n, const char *mask)
+{
+    size_t ml = mask ? strlen(mask) : 0;
+    if (!ml) {
+        pj_buf_put(b, text, n);
+        return;
+    }
+    size_t i = 0, run = 0;
+    while (i + ml <= n) {
+        if (text[i] == mask[0] && !memcmp(text + i, mask, ml)) {
+            pj_buf_put(b, text + run, i - run);
+            pj_buf_put(b, " ", 1);
+            i += ml;
+            run = i;
+        } else {
+            i++;
+        }
+    }
+    pj_buf_put(b, text + run, n - run);
+}
+
+/* Tokenizes scrub(prefix + text) into out. */
+static int encode_scrubbed(const laya_checkpoint *ck, const char *prefix, const char *text, size_t n,
+                           tok_ids *out, layad_error *err)
+{
+    pj_buf b = {0};
+    if (prefix)
+        pj_buf_puts(&b, prefix);
+    prompt_scrub(&b, text, n, ck->cfg.mask_token);
+    if (b.failed) {
+        free(b.p);
+        return layad_fail(err, 500, "out of memory building a prompt");
+    }
+    int rc = tokenizer_encode(ck->tok, b.p ? b.p : "", b.len, out, err);
+    free(b.p);
+    return rc;
+}
+
+int prompt_state_ids(const laya_checkpoint *ck, const char *text, size_t n, tok_ids *ids, layad_error *err)
+{
+    return encode_scrubbed(ck, NULL, text, n, ids, err);
+}
+
+static int span_equal(const int32_t *a, int na, const int32_t *b, int nb)
+{
+    return na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
+}
+
+int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
+                laya_qhead *out, layad_error *err)
+{
+    const laya_config *cfg = &ck->cfg;
+    int n = q->n_opts;
+    tok_ids head = {0}, opt = {0};
+    int rc = -1;
+    int *start = malloc((size_t)(n + 1) * sizeof *start); /* option spans inside opt.ids */
+    int *olen = malloc((size_t)(n ? n : 1) * sizeof *olen);
+    if (!start || !olen) {
+        layad_fail(err, 500, "out of memory building a prompt");
+        goto done;
+    }
+    if (encode_scrubbed(ck, NULL, q->head, q->head_len, &head, err))
+        goto done;
+    long total = 0;
+    for (int s = 0; s < n; s++) {
+        int i = q->order ? q->order[s] : s;
+        size_t before = opt.n;
+        /* [MASK] first, then the option tokens */
+        tok_ids one = {0};
+        if (encode_scrubbed(ck, " ", q->opt[i], q->opt_len[i], &one, err)) {
+            free(one.ids);
+            goto done;
+        }
+        size_t keep = one.n < LAYA_OPT_TOKENS ? one.n : LAYA_OPT_TOKENS;
+        if (opt.cap < opt.n + keep + 1) {
+            size_t cap = (opt.n + keep + 1) * 2;
+            int32_t *p = realloc(opt.ids, cap * sizeof *p);
+            if (!p) {
+                free(one.ids);
+                layad_fail(err, 500, "out of memory building a prompt");
+                goto done;
+            }
+            opt.ids = p;
+            opt.cap = cap;
+        }
+        opt.ids[opt.n++] = cfg->mask_id;
+        memcpy(opt.ids + opt.n, one.ids, keep * sizeof *one.ids);
+        opt.n += keep;
+        free(one.ids);
+        start[s] = (int)before;
+        olen[s] = (int)(opt.n - before);
+        total += olen[s];
+    }
+    long budget = head_max_len - total;
+    int per = -1;
+    if (budget < LAYA_MIN_BUDGET) {
+        per = (head_max_len - LAYA_MIN_BUDGET) / (n > 1 ? n : 1);
+        /* Python's // floors; head_max_len < 16 makes the numerator negative */
+        if ((head_max_len - LAYA_MIN_BUDGET) % (n > 1 ? n : 1) != 0 && head_max_len - LAYA_MIN_BUDGET < 0)
+            per -= 1;
+        if (per < 4)
+            per = 4;
+        total = 0;
+        for (int s = 0; s < n; s++) {
+            if (olen[s] > per)
+                olen[s] = per;
+            total += olen[s];
+        }
+        budget = head_max_len - total;
+    }
+    long hk = budget > 8 ? budget : 8;
+    int hlen = (int)((long)head.n < hk ? (long)head.n : hk);
+
+    int len = 1 + hlen + 1 + (int)total + 1;
+    out->ids = pj_alloc(a, (size_t)len * sizeof *out->ids);
+    out->markers = pj_alloc(a, (size_t)(n ? n : 1) * sizeof *out->markers);
+    if (!out->ids || !out->markers) {
+        layad_fail(err, 500, "out of memory building a prompt");
+        goto done;
+    }
+    int p = 0;
+    out->ids[p++] = cfg->cls_id;
+    memcpy(out->ids + p, head.ids, (size_t)hlen * sizeof *head.ids);
+    p += hlen;
+    out->ids[p++] = cfg->sep_id;
+    for (int s = 0; s < n; s++) {
+        out->markers[s] = p;
+        memcpy(out->ids + p, opt.ids + start[s], (size_t)olen[s] * sizeof *opt.ids);
+        p += olen[s];
+    }
+    out->ids[p++] = cfg->sep_id;
+    out->len = p;
+    out->n_markers = n;
+    out->tokens_per_option = per;
+    int distinct = 0;
+    for (int s = 0; s < n; s++) {
+        int seen = 0;
+        for (int t = 0; t < s && !seen; t++)
+            seen = span_equal(opt.ids + start[s], olen[s], opt.ids + start[t], olen[t]);
+        distinct += !seen;
+    }
+    out->n_distinct = distinct;
+    rc = 0;
+done:
+    free(head.ids);
+    free(opt.ids);
+    free(start);
+    free(olen);
+    return rc;
+}
+
+int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *state, int n_state,
+               int truncate_left, int max_len, int head_max_len, int sep_id, int32_t *ids, int *len,
+               int32_t *markers, int *n_markers, laya_state_stats *stats, layad_error *err)
+{
+    int room = max_len - head->len - 1;
+    if (room < 0)
+        room = 0;
+    int used = n_state < room ? n_state : room;
+    const int32_t *st = truncate_left ? state + (n_state - used) : state;
+    int full = head->len + used + 1;
+    int n = full < max_len ? full : max_len;
+    int hcopy = head->len < n ? head->len : n;
+    memcpy(ids, head->ids, (size_t)hcopy * sizeof *ids);
+    if (n > hcopy) {
+        int scopy = n - hcopy < used ? n - hcopy : used;
+        memcpy(ids + hcopy, st, (size_t)scopy * sizeof *ids);
+        if (hcopy + scopy < n)
+            ids[hcopy + scopy] = sep_id;
+    }
+    *len = n;
+    int k = 0;
+    for (int s = 0; s < head->n_markers; s++)
+        if (head->markers[s] < max_len)
+            markers[k++] = head->markers[s];
+    *n_markers = k;
+    stats->state_tokens = n_state;
+    stats->state_tokens_used = used;
+    if (k != head->n_markers) {
+        pj_buf m = {0};
+        pj_buf_puts(&m, "question ");
+        py_repr_str(&m, q->qid, q->qid_len);
+        pj_buf_printf(&m, ": only %d of its %d option markers fit in max_len=%d with head_max_len=%d spent "
+                          "on the question; lower head_max_len, raise max_len, or use fewer options",
+                      k, head->n_markers, max_len, head_max_len);
+        char field[256];
+        snprintf(field, sizeof field, "questions.%.*s.criteria", (int)(q->qid_len > 200 ? 200 : q->qid_len),
+                 q->qid);
+        int rc = layad_fail_field(err, 422, field, "%s", m.p ? m.p : "options exceed max_len");
+        free(m.p);
+        return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * pyfloat.c - Python float repr and round(), see pyfloat.h.
+ *
+ * Shortest round-trip digits: the smallest precision p for which "%.*e"
+ * reads back to the same double. glibc's printf is correctly rounded, so the
+ * (p+1)-digit string it prints is the decimal closest to x among those of
+ * that length; if any string of that length round-trips, the closest one
+ * does, so this is the same digit string as CPython's dtoa mode 0. The
+ * layout then follows CPython's format_float_short for repr: exponent form
+ * when the decimal point position decpt <= -4 or decpt > 16.
+ *
+ * round(x, n): CPython rounds through dtoa mode 3 (correctly rounded to n
+ * decimals, half-even on the exact binary value) and reads the string back;
+ * glibc "%.*f" rounds the exact binary value the same way.
+ */
+#include "model/pyexact/pyfloat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int py_float_repr(double x, char out[32])
+{
+    if (isnan(x))
+        return snprintf(out, 32, "nan");
+    if (isinf(x))
+        return snprintf(out, 32, x > 0 ? "inf" : "-inf");
+    if (x == 0.0)
+        return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
+
+    char buf[40];
+    int p;
+    for (p = 0; p < 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    /* buf = [-]d[.ddd]e[+-]XX */
+    const char *s = buf;
+    int neg = 0;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    char digits[24];
+    int nd = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s != '.')
+            digits[nd++] = *s;
+    while (nd > 1 && digits[nd - 1] == '0') /* cannot happen at minimal p, kept for safety */
+        nd--;
+    digits[nd] = 0;
+    int exp10 = atoi(s + 1);
+    int decpt = exp10 + 1; /* x = 0.d1d2... * 10^decpt */
+
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (decpt <= -4 || decpt > 16) {
+        *o++ = digits[0];
+        if (nd > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, (size_t)(nd - 1));
+            o += nd - 1;
+        }
+        int e = decpt - 1;
+        o += sprintf(o, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    } else if (decpt <= 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -decpt; i++)
+            *o++ = '0';
+        memcpy(o, digits, (size_t)nd);
+        o += nd;
+    } else if (decpt >= nd) {
+        memcpy(o, digits, (size_t)nd);
+        o += nd;
+        for (int i = nd; i < decpt; i++)
+            *o++ = '0';
+        *o++ = '.';
+        *o++ = '0';
+    } else {
+        memcpy(o, digits, (size_t)decpt);
+        o += decpt;
+        *o++ = '.';
+        memcpy(o, digits + decpt, (size_t)(nd - decpt));
+        o += nd - decpt;
+    }
+    *o = 0;
+    return (int)(o - out);
+}
+
+int py_float_json(double x, char out[32])
+{
+    if (isnan(x))
+        return snprintf(out, 32, "NaN");
+    if (isinf(x))
+        return snprintf(out, 32, x > 0 ? "Infinity" : "-Infinity");
+    return py_float_repr(x, out);
+}
+
+double py_round(double x, int ndigits)
+{
+    if (!isfinite(x) || x == 0.0)
+        return x;
+    char buf[400];
+    snprintf(buf, sizeof buf, "%.*f", ndigits, x);
+    double r = strtod(buf, NULL);
+    /* CPython keeps the sign of a result that rounds to zero: round(-0.00001, 4) == -0.0 */
+    if (r == 0.0)
+        r = copysign(0.0, x);
+    return r;
+}

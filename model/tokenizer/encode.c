@@ -1,0 +1,201 @@
+/*
+ * tokenizer.c - tokenizer_encode: the HF encode pipeline (see
+ * tokenizer_internal.h for the stages), plus the per-thread scratch.
+ *
+ * Scratch: every buffer an encode needs (normalized text, pre-tokenized words,
+ * BPE symbols and heap, the PCRE2 match data) lives in one tok_scratch per
+ * thread, created on the thread's first encode, reused by every later call
+ * and freed when the thread exits (pthread key destructor) or on
+ * tokenizer_thread_cleanup(). Buffers only grow, to the largest input the
+ * thread has seen, so steady-state encodes allocate nothing except when the
+ * caller's output buffer has to grow.
+ *
+ * Word cache: the scratch also holds a small direct-mapped cache of BPE results
+ * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
+ * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
+ * fixed size. Entries carry the serial of the tokenizer that made them, so one
+ * thread may use several tokenizers. Prompts repeat their question, option and
+ * JSON-key words on every request, which is what the cache is for; BPE of a
+ * word is a pure function of the tokenizer and the word, so a hit returns
+ * exactly what a miss computes (the parity corpora run with the cache on).
+ */
+#include "model/tokenizer/internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- per-thread scratch ----------------------------------------------------- */
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+
+static void scratch_destroy(void *p)
+{
+    tok_scratch_free(p);
+}
+
+static void scratch_key_init(void)
+{
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0;
+}
+
+static tok_scratch *scratch_get(void)
+{
+    if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
+        return NULL;
+    tok_scratch *s = pthread_getspecific(scratch_key);
+    if (s)
+        return s;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->md = pcre2_match_data_create(1, NULL);
+    s->cache = calloc(TOK_CACHE_SLOTS, sizeof *s->cache);
+    if (!s->md || !s->cache || pthread_setspecific(scratch_key, s) != 0) {
+        tok_scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void tokenizer_thread_cache_clear(void)
+{
+    if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
+        return;
+    tok_scratch *s = pthread_getspecific(scratch_key);
+    if (s)
+        memset(s->cache, 0, TOK_CACHE_SLOTS * sizeof *s->cache);
+}
+
+void tokenizer_thread_cleanup(void)
+{
+    if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
+        return;
+    tok_scratch *s = pthread_getspecific(scratch_key);
+    if (s) {
+        (void)pthread_setspecific(scratch_key, NULL);
+        tok_scratch_free(s);
+    }
+}
+
+/* ---- the pipeline ----------------------------------------------------------- */
+
+typedef struct enc_ctx {
+    const tokenizer *t;
+    tok_scratch *s;
+    tok_ids *out;
+    layad_error *err;
+    bool raw_at_start;   /* the raw piece being normalized starts the input */
+} enc_ctx;
+
+static int emit(enc_ctx *c, int32_t id)
+{
+    if (tok_ids_push(c->out, id) != 0)
+        return layad_fail(c->err, 500, "tokenizer: out of memory");
+    return 0;
+}
+
+/* BPE of one word through this thread's word cache: a word of at most
+ * TOK_CACHE_WORD bytes whose ids fit an entry is looked up first and stored
+ * after a miss (replacing whatever held its slot). */
+static int bpe_cached(enc_ctx *c, const char *word, size_t len)
+{
+    tok_cache_entry *e = NULL;
+    if (len <= TOK_CACHE_WORD) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (size_t k = 0; k < len; k++)
+            h = (h ^ (unsigned char)word[k]) * 0x100000001b3ull;
+        e = &c->s->cache[(h ^ h >> 32) & (TOK_CACHE_SLOTS - 1)];
+        if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
+            for (size_t k = 0; k < e->n_ids; k++)
+                if (emit(c, e->ids[k]) != 0)
+                    return -1;
+            return 0;
+        }
+    }
+    size_t n0 = c->out->n;
+    if (tok_bpe_word(&c->t->bpe, c->s, word, len, c->out, c->err) != 0)
+        return -1;
+    size_t n = c->out->n - n0;
+    if (e && n <= TOK_CACHE_IDS) {
+        e->owner = c->t->serial;
+        e->len = (uint8_t)len;
+        e->n_ids = (uint8_t)n;
+        memcpy(e->word, word, len);
+        memcpy(e->ids, c->out->ids + n0, n * sizeof *e->ids);
+    }
+    return 0;
+}
+
+/* A piece of normalized text that holds no added token: pre-tokenize, BPE. */
+static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32_t id)
+{
+    enc_ctx *c = ctx;
+    if (id >= 0)
+        return emit(c, id);
+    int which;
+    if (tok_pretokenize(c->t, c->s, p, len, c->raw_at_start && off == 0, &which) != 0)
+        return layad_fail(c->err, 500, "tokenizer: pre-tokenization failed");
+    const tok_spans *w = &c->s->spans[which];
+    for (size_t i = 0; i < w->n; i++) {
+        const char *word = c->s->pre[which].p + w->v[i].off;
+        if (bpe_cached(c, word, w->v[i].len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A piece of raw text that holds no non-normalized added token: normalize it,
+ * then split out the normalized added tokens. */
+static int on_raw_piece(void *ctx, const char *p, size_t len, size_t off, int32_t id)
+{
+    enc_ctx *c = ctx;
+    if (id >= 0)
+        return emit(c, id);
+    const char *np;
+    size_t nlen;
+    if (tok_normalize(c->t, c->s, p, len, &np, &nlen) != 0)
+        return layad_fail(c->err, 500, "tokenizer: normalization failed");
+    c->raw_at_start = off == 0;
+    if (tok_added_split(c->t, &c->t->trie_norm, np, nlen, on_norm_piece, c) != 0)
+        return c->err && c->err->status ? -1
+                                        : layad_fail(c->err, 500, "tokenizer: added-token split failed");
+    return 0;
+}
+
+int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *out, layad_error *err)
+{
+    if (!tok_utf8_valid(text, len))
+        return layad_fail(err, 400, "text is not valid UTF-8");
+    tok_scratch *s = scratch_get();
+    if (!s)
+        return layad_fail(err, 500, "tokenizer: out of memory");
+    layad_error local;
+    if (!err) {
+        err = &local;
+    }
+    layad_error_clear(err);
+    size_t n0 = out->n;
+    enc_ctx c = { t, s, out, err, false };
+    if (tok_added_split(t, &t->trie_raw, text, len, on_raw_piece, &c) != 0) {
+        out->n = n0;
+        if (!err->status)
+            layad_fail(err, 500, "tokenizer: added-token split failed");
+        return -1;
+    }
+    return 0;
+}
+
+int32_t tokenizer_token_id(const tokenizer *t, const char *content)
+{
+    size_t len = strlen(content);
+    int32_t id = tok_strmap_get(&t->added_map, content, len);
+    return id >= 0 ? id : tok_strmap_get(&t->bpe.vocab, content, len);
+}
+
+size_t tokenizer_vocab_size(const tokenizer *t)
+{
+    return t->vocab_size;
+}

@@ -1,0 +1,299 @@
+/*
+ * tokenizer_internal.h - the pieces of a loaded tokenizer, shared by the
+ * tokenizer*.c files (not part of the public API).
+ *
+ * The HF pipeline that tokenizer_encode reproduces, stage by stage:
+ *
+ *   raw text --(1) non-normalized added tokens split out (tokenizer_added.c)
+ *            --(2) each remaining piece normalized (tokenizer_normalize.c)
+ *            --(3) normalized added tokens split out of each normalized piece
+ *            --(4) pre-tokenizer: pieces -> words (tokenizer_pretok.c)
+ *            --(5) model: each word -> ids by BPE (tokenizer_bpe.c)
+ *
+ * Everything reachable from `struct tokenizer` is written once by the loader
+ * (tokenizer_load.c) and only read afterwards, so one tokenizer is shared by
+ * all threads without locks. Everything an encode call writes lives in a
+ * `tok_scratch`: one per thread (tokenizer.c), reused across calls, grown
+ * only when an input is larger than any before it on that thread.
+ */
+#ifndef LAYAD_TOKENIZER_INTERNAL_H
+#define LAYAD_TOKENIZER_INTERNAL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/base/error.h"
+#include "model/tokenizer/tokenizer.h"
+
+/* ---- string -> id hash map (vocabulary, added tokens) ---------------------- */
+
+/* Open addressing over keys stored in one arena; immutable after build. */
+typedef struct tok_strmap {
+    uint32_t *slots;     /* entry index + 1, 0 = empty; capacity is a power of two */
+    size_t cap;
+    char *arena;         /* all keys, back to back */
+    size_t arena_len, arena_cap;
+    uint64_t *key_off;   /* per entry: offset << 24 | length (keys < 16 MiB) */
+    int32_t *val;        /* per entry: id */
+    size_t n, n_cap;
+} tok_strmap;
+
+int tok_strmap_init(tok_strmap *m, size_t expected);
+/* Inserts or overwrites key -> id. -1 on allocation failure. */
+int tok_strmap_put(tok_strmap *m, const char *key, size_t len, int32_t id);
+/* The id of key, or -1. */
+int32_t tok_strmap_get(const tok_strmap *m, const char *key, size_t len);
+void tok_strmap_free(tok_strmap *m);
+
+/* ---- normalizers ------------------------------------------------------------ */
+
+typedef enum {
+    TOK_NORM_NFC,
+    TOK_NORM_NFD,
+    TOK_NORM_NFKC,
+    TOK_NORM_NFKD,
+    TOK_NORM_REPLACE,    /* literal string pattern -> content */
+    TOK_NORM_PREPEND,    /* prepend content to a non-empty string */
+} tok_norm_kind;
+
+typedef struct tok_norm {
+    tok_norm_kind kind;
+    char *pattern;       /* REPLACE */
+    size_t pattern_len;
+    char *content;       /* REPLACE, PREPEND */
+    size_t content_len;
+} tok_norm;
+
+/* ---- pre-tokenizers --------------------------------------------------------- */
+
+typedef enum {
+    TOK_PRE_BYTELEVEL,
+    TOK_PRE_METASPACE,
+} tok_pre_kind;
+
+typedef enum { TOK_PREPEND_ALWAYS, TOK_PREPEND_FIRST, TOK_PREPEND_NEVER } tok_prepend;
+
+typedef struct tok_pre {
+    tok_pre_kind kind;
+    /* BYTELEVEL */
+    bool add_prefix_space;
+    bool use_regex;
+    /* METASPACE */
+    char replacement[8]; /* UTF-8 of the replacement char */
+    size_t replacement_len;
+    tok_prepend prepend;
+    bool split;
+} tok_pre;
+
+/* ---- added tokens ----------------------------------------------------------- */
+
+typedef struct tok_added {
+    char *content;
+    size_t len;
+    int32_t id;
+    bool special, normalized, lstrip, rstrip, single_word;
+} tok_added;
+
+/* A byte trie over token contents, for leftmost-longest matching. */
+typedef struct tok_trie_node {
+    uint32_t first_edge; /* index into edges */
+    uint16_t n_edges;
+    int32_t token;       /* index into added[] of the token ending here, or -1 */
+} tok_trie_node;
+
+typedef struct tok_trie_edge {
+    uint8_t byte;
+    uint32_t child;
+} tok_trie_edge;
+
+typedef struct tok_trie {
+    tok_trie_node *nodes;
+    size_t n_nodes;
+    tok_trie_edge *edges;
+    size_t n_edges;
+    uint32_t root[256];  /* child of the root for each first byte, 0 = none */
+    bool empty;          /* no patterns: skip matching entirely */
+} tok_trie;
+
+/* ---- BPE model -------------------------------------------------------------- */
+
+/* A merge slot packs the pair and its rank into 8 bytes so that the table of a
+ * 50k-merge vocabulary stays near the L2 size: bits 0-39 the pair
+ * (left << 20 | right, ids < 2^20), bits 40-63 the rank (< 2^24); all ones = empty.
+ * The merged token's id is merge_new[rank]. */
+typedef uint64_t tok_merge_slot;
+#define TOK_MAX_ID ((1 << 20) - 1)
+#define TOK_MAX_MERGES ((1 << 24) - 2)
+
+#define TOK_DIRECT_CHARS 0x800 /* code points below this have a direct char -> id table */
+
+typedef struct tok_bpe {
+    tok_strmap vocab;
+    tok_merge_slot *merges; /* open addressing, linear probing, any capacity */
+    size_t merges_cap;
+    int32_t *merge_new;  /* per rank: the id of the merged token */
+    size_t n_merges;
+    int32_t unk_id;      /* -1 when no unk_token */
+    char *unk_token;     /* as named in the file (NULL when none) */
+    bool unk_missing;    /* unk_token named but absent from the vocabulary */
+    bool fuse_unk;
+    bool byte_fallback;
+    bool ignore_merges;
+    int32_t byte_ids[256];             /* id of "<0xNN>", -1 when absent */
+    int32_t direct[TOK_DIRECT_CHARS];  /* id of the one-char token for small code points, -1 */
+} tok_bpe;
+
+/* ---- the tokenizer ---------------------------------------------------------- */
+
+struct tokenizer {
+    char name[256];
+    uint64_t serial;     /* unique per load in this process: keys the word caches */
+
+    tok_norm *norms;     /* applied in order; n_norms == 0: no normalizer */
+    size_t n_norms;
+
+    tok_pre *pres;       /* applied in order; n_pres == 0: the whole piece is one word */
+    size_t n_pres;
+    pcre2_code *gpt2_re; /* compiled when a ByteLevel stage uses the regex */
+    pcre2_code *gpt2_re_plain; /* the same without the extra ranges: used when the
+                                  text has no code point >= gpt2_extra_min (faster) */
+    uint32_t gpt2_extra_min;
+    bool gpt2_jit;       /* both compiled by the JIT: match with pcre2_jit_match */
+
+    tok_added *added;    /* one per effective added-token entry */
+    size_t n_added;
+    tok_strmap added_map; /* content -> id */
+    tok_trie trie_raw;   /* tokens with normalized=false, matched on raw text */
+    tok_trie trie_norm;  /* tokens with normalized=true, matched on normalized text */
+
+    tok_bpe bpe;
+    size_t vocab_size;   /* max id + 1 */
+};
+
+/* ---- per-thread scratch ----------------------------------------------------- */
+
+/* A growable byte buffer. */
+typedef struct tok_buf {
+    char *p;
+    size_t n, cap;
+} tok_buf;
+
+/* A word/piece: a byte range of some buffer, and whether it starts at
+ * offset 0 of the original input (Metaspace prepend_scheme "first"). */
+typedef struct tok_span {
+    size_t off, len;
+    bool at_start;
+} tok_span;
+
+typedef struct tok_spans {
+    tok_span *v;
+    size_t n, cap;
+} tok_spans;
+
+typedef struct tok_sym {
+    int32_t id;
+    int32_t prev, next;
+    uint32_t len;        /* bytes of the word covered; 0 = merged away */
+} tok_sym;
+
+typedef struct tok_heap_item {
+    int32_t rank;
+    int32_t pos;
+    int32_t new_id;
+} tok_heap_item;
+
+/* The per-thread word cache: BPE results of short words, direct-mapped, one
+ * cache line per entry. Valid when owner is the encoding tokenizer's serial
+ * (0 = empty), so tokenizers never see each other's words, even at a reused
+ * address. Bounded (TOK_CACHE_SLOTS entries) and never shared between threads. */
+#define TOK_CACHE_SLOTS 2048
+#define TOK_CACHE_WORD 26
+#define TOK_CACHE_IDS 6
+
+typedef struct tok_cache_entry {
+    uint64_t owner;
+    uint8_t len, n_ids;
+    char word[TOK_CACHE_WORD];
+    int32_t ids[TOK_CACHE_IDS];
+} tok_cache_entry;
+
+typedef struct tok_scratch {
+    tok_buf norm[2];         /* normalizer ping-pong output */
+    tok_buf prefixed;        /* ByteLevel add_prefix_space copy */
+    int32_t *u32;            /* utf8proc working buffer */
+    size_t u32_cap;
+    tok_buf pre[2];          /* pre-tokenizer ping-pong text */
+    tok_spans spans[2];      /* pre-tokenizer ping-pong words */
+    tok_sym *syms;
+    size_t syms_cap;
+    tok_heap_item *heap;
+    size_t heap_cap;
+    pcre2_match_data *md;
+    tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
+} tok_scratch;
+
+void tok_scratch_free(tok_scratch *s);
+int tok_buf_reserve(tok_buf *b, size_t need);
+int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start);
+
+/* ---- Unicode data differences (tokenizer_unidata.c, generated) --------------- */
+
+extern const uint32_t tok_norm_inert[][2];   /* HF normalization leaves these alone */
+extern const size_t tok_norm_inert_N;
+extern const uint32_t tok_extra_letter[][2]; /* \p{L} for HF's regex, not for PCRE2 */
+extern const size_t tok_extra_letter_N;
+extern const uint32_t tok_extra_number[][2]; /* \p{N} for HF's regex, not for PCRE2 */
+extern const size_t tok_extra_number_N;
+
+/* True when cp lies in one of the n sorted, disjoint ranges. */
+bool tok_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp);
+
+/* ---- stage entry points ----------------------------------------------------- */
+
+/* UTF-8 validity exactly as Rust's str: no overlongs, surrogates or > U+10FFFF. */
+bool tok_utf8_valid(const char *s, size_t len);
+/* Decodes the code point at s[0..] (valid UTF-8 assumed); stores its length. */
+uint32_t tok_utf8_decode(const char *s, size_t *adv);
+/* Encodes cp, returns its length (1..4). */
+size_t tok_utf8_encode(uint32_t cp, char *out);
+
+/* Normalizes in[0..len) through every normalizer; *out points at the result
+ * (in itself when nothing changed, else a scratch buffer valid until the next call). */
+int tok_normalize(const tokenizer *t, tok_scratch *s, const char *in, size_t len,
+                  const char **out, size_t *out_len);
+
+/* Callback for each piece the added-token splitter produces: either a
+ * token (id >= 0) or a gap of text (id == -1). */
+typedef int (*tok_piece_fn)(void *ctx, const char *p, size_t len, size_t off, int32_t id);
+/* Splits text by leftmost-longest matches of trie, honouring each token's
+ * single_word / lstrip / rstrip, and calls fn for every non-empty piece in order. */
+int tok_added_split(const tokenizer *t, const tok_trie *trie, const char *text, size_t len,
+                    tok_piece_fn fn, void *ctx);
+int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool normalized,
+                   const tokenizer *t, tok_scratch *s);
+void tok_trie_free(tok_trie *trie);
+
+/* Pre-tokenizes text into words; the result is in s->pre[*which] / s->spans[*which]. */
+int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
+                    bool at_start, int *which);
+/* The GPT-2 split pattern, compiled with PCRE2 (UTF + UCP); with extra, its
+ * letter/number classes include the generated extra ranges. NULL on failure. */
+pcre2_code *tok_gpt2_regex(bool extra, layad_error *err);
+
+/* Runs BPE on one word and appends its ids. -1 with err on failure. */
+int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,
+                 layad_error *err);
+/* Sizes the merge table for n merges (all slots empty). */
+int tok_bpe_merges_alloc(tok_bpe *m, size_t n);
+/* Records merge (a, b) -> new_id at rank; a later duplicate pair overwrites. */
+void tok_bpe_merge_put(tok_bpe *m, int32_t a, int32_t b, int32_t rank, int32_t new_id);
+/* Fills byte_ids and the direct char table from the loaded vocabulary. */
+int tok_bpe_init_tables(tok_bpe *m);
+void tok_bpe_free(tok_bpe *m);
+
+int tok_ids_push(tok_ids *out, int32_t id);
+
+#endif

@@ -1,0 +1,454 @@
+/*
+ * request.c - a decision request from body bytes to response bytes (see
+ * request.h): body checks, limits, question validation (question.c), rows
+ * (prompt.c), forward through a backend, answers (answers.c) and the
+ * official envelope.
+ *
+ * Check order follows laya-serve + Agent so the status a client sees is the
+ * one the official server gives: JSON/UTF-8 (400), body shape (400), size
+ * limits (413), model and budgets (422), questions in order (422), then each
+ * state's rows in state-major order (422 when options do not fit).
+ *
+ * Everything a request owns lives in one arena, freed with the request.
+ */
+#include "server/api/request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/laya/answers.h"
+#include "model/laya/prompt.h"
+#include "model/pyexact/pyjson.h"
+#include "model/laya/question.h"
+
+#define DEFAULT_RESPONSE_MODEL "laya-rl-agent"
+
+struct laya_request {
+    pj_arena arena;
+    const laya_checkpoint *ck;
+    const char *model;      /* response "model" */
+    int strict, return_logits, multi;
+    int n_states, n_q, n_rows;
+    int max_len, head_max_len;
+    laya_question *qs;
+    laya_qhead *heads;
+    laya_row *rows;
+    laya_state_stats *stats; /* per row */
+    float **logits, **act;   /* per row */
+    long n_tokens;
+    int max_markers;
+};
+
+void decide_opts_default(decide_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->return_logits_allowed = 1;
+}
+
+int request_n_rows(const laya_request *r) { return r->n_rows; }
+const laya_row *request_rows(const laya_request *r) { return r->rows; }
+int request_max_markers(const laya_request *r) { return r->max_markers; }
+long request_n_tokens(const laya_request *r) { return r->n_tokens; }
+int request_n_questions(const laya_request *r) { return r->n_q; }
+const char *request_question_id(const laya_request *r, int q, size_t *len)
+{
+    *len = r->qs[q].qid_len;
+    return r->qs[q].qid;
+}
+int request_max_len(const laya_request *r) { return r->max_len; }
+float *request_row_logits(laya_request *r, int i) { return r->logits[i]; }
+float *request_row_act(laya_request *r, int i) { return r->act[i]; }
+
+void request_free(laya_request *r)
+{
+    if (!r)
+        return;
+    pj_arena_free(&r->arena);
+    free(r);
+}
+
+static void *alloc(laya_request *r, size_t n, layad_error *err)
+{
+    void *p = pj_alloc(&r->arena, n ? n : 1);
+    if (!p)
+        layad_fail(err, 500, "out of memory building the request");
+    return p;
+}
+
+/* max_len / head_max_len: absent or null -> dflt; else a positive int <= cap (422). */
+static int budget_param(const pj_value *body, const char *key, int cap, int dflt, int *out, layad_error *err)
+{
+    const pj_value *v = pj_get(body, key);
+    *out = dflt;
+    if (!v || v->type == PJ_NULL)
+        return 0;
+    if (v->type != PJ_INT)
+        return layad_fail_field(err, 422, key, "%s must be an integer", key);
+    if (v->u.str.s[0] == '-' || !strcmp(v->u.str.s, "0"))
+        return layad_fail_field(err, 422, key, "%s must be a positive integer", key);
+    if (v->u.str.len > 9 || atol(v->u.str.s) > cap)
+        return layad_fail_field(err, 422, key, "%s exceeds server limit (%.*s > %d)", key,
+                                (int)(v->u.str.len > 40 ? 40 : v->u.str.len), v->u.str.s, cap);
+    *out = (int)atol(v->u.str.s);
+    return 0;
+}
+
+static int check_model(const pj_value *body, const decide_opts *o, layad_error *err)
+{
+    const pj_value *m = pj_get(body, "model");
+    if (!m || m->type == PJ_NULL)
+        return 0;
+    if (m->type != PJ_STRING)
+        return layad_fail_field(err, 422, "model", "model must be a string");
+    if (!o->model_names)
+        return 0;
+    for (const char *const *n = o->model_names; *n; n++)
+        if (strlen(*n) == m->u.str.len && !memcmp(*n, m->u.str.s, m->u.str.len))
+            return 0;
+    return layad_fail_field(err, 422, "model", "unknown model '%.*s'",
+                            (int)(m->u.str.len > 100 ? 100 : m->u.str.len), m->u.str.s);
+}
+
+/* Body shape: the states to answer (1 for `state`). */
+static int collect_states(const pj_value *body, const decide_opts *o, int max_states, const pj_value ***states,
+                          int *n, int *multi, laya_request *r, layad_error *err)
+{
+    const pj_value *ss = pj_get(body, "states"), *s = pj_get(body, "state");
+    if (ss && ss->type != PJ_NULL) {
+        if (o->systemone)
+            return layad_fail_field(err, 422, "states", "/v1/systemone takes one 'state'; send 'states' to /decide");
+        if (s && s->type != PJ_NULL)
+            return layad_fail_field(err, 422, "state", "give either 'state' or 'states', not both");
+        if (ss->type != PJ_ARRAY || !ss->u.arr.n)
+            return layad_fail_field(err, 400, "states", "'states' must be a non-empty list");
+        if (ss->u.arr.n > (size_t)max_states)
+            return layad_fail_field(err, 413, "states", "too many states in batch (%zu > %d)", ss->u.arr.n,
+                                    max_states);
+        for (size_t i = 0; i < ss->u.arr.n; i++)
+            if (ss->u.arr.items[i]->type == PJ_NULL)
+                return layad_fail_field(err, 400, "states", "state must not be None; pass a string, dict, or list");
+        *states = (const pj_value **)ss->u.arr.items;
+        *n = (int)ss->u.arr.n;
+        *multi = 1;
+        return 0;
+    }
+    if (!s || s->type == PJ_NULL)
+        return layad_fail_field(err, 400, "state", "'state' is required");
+    const pj_value **one = alloc(r, sizeof *one, err);
+    if (!one)
+        return -1;
+    one[0] = s;
+    *states = one;
+    *n = 1;
+    *multi = 0;
+    return 0;
+}
+
+/* serialize_state: strings as they are, anything else json.dumps(ensure_ascii=False). */
+static void serialize_state(pj_buf *b, const pj_value *s)
+{
+    if (s->type == PJ_STRING)
+        pj_buf_put(b, s->u.str.s, s->u.str.len);
+    else
+        pj_dump(b, s);
+}
+
+static int build_rows(laya_request *r, const pj_value *const *states, const decide_opts *o, layad_error *err)
+{
+    const laya_checkpoint *ck = r->ck;
+    int nq = r->n_q;
+    r->heads = alloc(r, (size_t)nq * sizeof *r->heads, err);
+    if (!r->heads)
+        return -1;
+    for (int q = 0; q < nq; q++)
+        if (prompt_head(&r->arena, ck, &r->qs[q], r->head_max_len, &r->heads[q], err))
+            return -1;
+    r->n_rows = r->n_states * nq;
+    r->rows = alloc(r, (size_t)r->n_rows * sizeof *r->rows, err);
+    r->stats = alloc(r, (size_t)r->n_rows * sizeof *r->stats, err);
+    r->logits = alloc(r, (size_t)r->n_rows * sizeof *r->logits, err);
+    r->act = alloc(r, (size_t)r->n_rows * sizeof *r->act, err);
+    if (!r->rows || !r->stats || !r->logits || !r->act)
+        return -1;
+    for (int s = 0; s < r->n_states; s++) {
+        pj_buf text = {0};
+        serialize_state(&text, states[s]);
+        if (text.failed) {
+            free(text.p);
+            return layad_fail(err, 500, "out of memory serializing a state");
+        }
+        if (o->max_state_bytes && text.len > o->max_state_bytes) {
+            free(text.p);
+            return layad_fail_field(err, 413, r->multi ? "states" : "state", "state too large (%zu > %zu bytes)",
+                                    text.len, o->max_state_bytes);
+        }
+        tok_ids sid = {0};
+        int rc = prompt_state_ids(ck, text.p ? text.p : "", text.len, &sid, err);
+        free(text.p);
+        if (rc) {
+            free(sid.ids);
+            return -1;
+        }
+        int truncate_left = states[s]->type == PJ_ARRAY;
+        for (int q = 0; q < nq; q++) {
+            int i = s * nq + q;
+            const laya_qhead *h = &r->heads[q];
+            int cap = r->max_len;
+            int32_t *ids = alloc(r, (size_t)cap * sizeof *ids, err);
+            int32_t *markers = alloc(r, (size_t)h->n_markers * sizeof *markers, err);
+            if (!ids || !markers) {
+                free(sid.ids);
+                return -1;
+            }
+            int len, nm;
+            if (prompt_row(h, &r->qs[q], sid.ids, (int)sid.n, truncate_left, r->max_len, r->head_max_len,
+                           ck->cfg.sep_id, ids, &len, markers, &nm, &r->stats[i], err)) {
+                free(sid.ids);
+                return -1;
+            }
+            r->rows[i] = (laya_row){.ids = ids, .len = len, .markers = markers, .n_markers = nm,
+                                    .qtype = r->qs[q].qtype};
+            r->logits[i] = alloc(r, (size_t)nm * sizeof(float), err);
+            r->act[i] = alloc(r, LAYA_N_ACT * sizeof(float), err);
+            if (!r->logits[i] || !r->act[i]) {
+                free(sid.ids);
+                return -1;
+            }
+            r->n_tokens += len;
+            if (nm > r->max_markers)
+                r->max_markers = nm;
+        }
+        free(sid.ids);
+    }
+    return 0;
+}
+
+int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const decide_opts *o,
+                  laya_request **out, layad_error *err)
+{
+    *out = NULL;
+    laya_request *r = calloc(1, sizeof *r);
+    if (!r)
+        return layad_fail(err, 500, "out of memory");
+    r->ck = ck;
+    r->model = o->response_model ? o->response_model : DEFAULT_RESPONSE_MODEL;
+    r->strict = o->jev_strict;
+    int max_q = o->max_questions > 0 ? o->max_questions : LAYA_LIMIT_QUESTIONS;
+    int max_o = o->max_options > 0 ? o->max_options : LAYA_LIMIT_OPTIONS;
+    int max_l = o->max_levels > 0 ? o->max_levels : LAYA_LIMIT_LEVELS;
+    int max_s = o->max_states > 0 ? o->max_states : LAYA_LIMIT_STATES;
+    if (max_o > LAYA_MAX_OPTIONS_HARD)
+        max_o = LAYA_MAX_OPTIONS_HARD;
+    if (max_l > LAYA_MAX_OPTIONS_HARD)
+        max_l = LAYA_MAX_OPTIONS_HARD;
+    int cap_len = o->max_len_cap > 0 ? o->max_len_cap : ck->cfg.max_position;
+    int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : ck->cfg.max_position;
+
+    pj_value *root;
+    if (pj_parse(&r->arena, body, len, &root, err))
+        goto fail;
+    const pj_value *questions = pj_get(root, "questions");
+    if (root->type != PJ_OBJECT || !questions) {
+        layad_fail(err, 400, "request body must be an object with a 'questions' field");
+        goto fail;
+    }
+    if (questions->type != PJ_OBJECT) {
+        layad_fail_field(err, 400, "questions", "'questions' must be an object");
+        goto fail;
+    }
+    const pj_value *const *states = NULL;
+    if (collect_states(root, o, max_s, (const pj_value ***)&states, &r->n_states, &r->multi, r, err))
+        goto fail;
+    if (question_check_limits(questions, max_q, max_o, max_l, err))
+        goto fail;
+    if (check_model(root, o, err))
+        goto fail;
+    if (budget_param(root, "max_len", cap_len, ck->cfg.max_len, &r->max_len, err) ||
+        budget_param(root, "head_max_len", cap_head, ck->cfg.head_max_len, &r->head_max_len, err))
+        goto fail;
+    const pj_value *rl = pj_get(root, "return_logits");
+    if (rl && rl->type != PJ_NULL) {
+        if (rl->type != PJ_TRUE && rl->type != PJ_FALSE) {
+            layad_fail_field(err, 422, "return_logits", "return_logits must be a boolean");
+            goto fail;
+        }
+        if (rl->type == PJ_TRUE && !o->return_logits_allowed) {
+            layad_fail_field(err, 422, "return_logits", "return_logits is disabled on this server");
+            goto fail;
+        }
+        r->return_logits = rl->type == PJ_TRUE;
+    }
+    const pj_value *mc = pj_get(root, "min_confidence");
+    if (mc && mc->type != PJ_NULL) {
+        layad_fail_field(err, 422, "min_confidence", "min_confidence is not supported by this server");
+        goto fail;
+    }
+
+    r->n_q = (int)questions->u.obj.n;
+    r->qs = alloc(r, (size_t)r->n_q * sizeof *r->qs, err);
+    if (!r->qs)
+        goto fail;
+    for (int q = 0; q < r->n_q; q++) {
+        const pj_member *m = &questions->u.obj.m[q];
+        if (question_parse(&r->arena, m->key, m->keylen, m->val, &r->qs[q], err))
+            goto fail;
+    }
+    if (r->n_q && build_rows(r, states, o, err))
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    request_free(r);
+    return -1;
+}
+
+int request_run(laya_request *r, laya_backend *b, int max_rows, layad_error *err)
+{
+    if (!r->n_rows)
+        return 0;
+    int chunk = max_rows > 0 ? max_rows : r->n_rows;
+    float *logits = malloc((size_t)chunk * (size_t)r->max_markers * sizeof *logits);
+    float *act = malloc((size_t)chunk * LAYA_N_ACT * sizeof *act);
+    int rc = 0;
+    if (!logits || !act) {
+        rc = layad_fail(err, 500, "out of memory running the forward");
+        goto done;
+    }
+    for (int i = 0; i < r->n_rows && !rc; i += chunk) {
+        int n = r->n_rows - i < chunk ? r->n_rows - i : chunk;
+        int K = 0;
+        for (int j = 0; j < n; j++)
+            if (r->rows[i + j].n_markers > K)
+                K = r->rows[i + j].n_markers;
+        rc = b->ops->forward(b, r->rows + i, n, K, logits, act, err);
+        for (int j = 0; j < n && !rc; j++) {
+            memcpy(r->logits[i + j], logits + (size_t)j * K, (size_t)r->rows[i + j].n_markers * sizeof *logits);
+            memcpy(r->act[i + j], act + (size_t)j * LAYA_N_ACT, LAYA_N_ACT * sizeof *act);
+        }
+    }
+done:
+    free(logits);
+    free(act);
+    return rc;
+}
+
+/* The usage block of state s. */
+static void usage(pj_buf *b, const laya_request *r, int s)
+{
+    if (!r->n_q) {
+        pj_buf_puts(b, "{\"input_tokens\": 0, \"output_tokens\": 0}");
+        return;
+    }
+    long tokens = 0;
+    int dropped = 0;
+    for (int q = 0; q < r->n_q; q++) {
+        int i = s * r->n_q + q;
+        tokens += r->rows[i].len;
+        int d = r->stats[i].state_tokens - r->stats[i].state_tokens_used;
+        if (d > dropped)
+            dropped = d;
+    }
+    pj_buf_printf(b, "{\"input_tokens\": %ld, \"output_tokens\": 0", tokens);
+    if (r->strict) {
+        pj_buf_puts(b, "}");
+        return;
+    }
+    pj_buf_printf(b, ", \"state_tokens\": %d, \"state_tokens_dropped\": %d, \"truncated\": %s, "
+                     "\"truncated_questions\": [",
+                  r->stats[s * r->n_q].state_tokens, dropped, dropped > 0 ? "true" : "false");
+    int first = 1;
+    for (int q = 0; q < r->n_q; q++) {
+        const laya_state_stats *st = &r->stats[s * r->n_q + q];
+        if (st->state_tokens_used < st->state_tokens) {
+            if (!first)
+                pj_buf_puts(b, ", ");
+            pj_buf_string(b, r->qs[q].qid, r->qs[q].qid_len);
+            first = 0;
+        }
+    }
+    pj_buf_puts(b, "]");
+    first = 1;
+    for (int q = 0; q < r->n_q; q++) {
+        const laya_qhead *h = &r->heads[q];
+        if (h->n_distinct >= h->n_markers)
+            continue;
+        pj_buf_puts(b, first ? ", \"options\": {" : ", ");
+        first = 0;
+        pj_buf_string(b, r->qs[q].qid, r->qs[q].qid_len);
+        pj_buf_printf(b, ": {\"total\": %d, \"distinct\": %d, \"tokens_per_option\": ", h->n_markers, h->n_distinct);
+        if (h->tokens_per_option < 0)
+            pj_buf_puts(b, "null}");
+        else
+            pj_buf_printf(b, "%d}", h->tokens_per_option);
+    }
+    if (!first)
+        pj_buf_puts(b, "}");
+    pj_buf_puts(b, "}");
+}
+
+static void result(pj_buf *b, const laya_request *r, int s)
+{
+    pj_buf_puts(b, "{\"model\": ");
+    pj_buf_string(b, r->model, strlen(r->model));
+    pj_buf_puts(b, ", \"answers\": {");
+    for (int q = 0; q < r->n_q; q++) {
+        int i = s * r->n_q + q;
+        if (q)
+            pj_buf_puts(b, ", ");
+        pj_buf_string(b, r->qs[q].qid, r->qs[q].qid_len);
+        pj_buf_puts(b, ": ");
+        answers_format(b, &r->ck->cfg, &r->qs[q], r->rows[i].n_markers, r->logits[i], r->act[i], r->strict,
+                       r->return_logits);
+    }
+    pj_buf_puts(b, "}, \"usage\": ");
+    usage(b, r, s);
+    pj_buf_puts(b, "}");
+}
+
+char *request_format(const laya_request *r, size_t *len, layad_error *err)
+{
+    pj_buf b = {0};
+    if (!r->multi) {
+        result(&b, r, 0);
+    } else {
+        pj_buf_puts(&b, "{\"results\": [");
+        for (int s = 0; s < r->n_states; s++) {
+            if (s)
+                pj_buf_puts(&b, ", ");
+            result(&b, r, s);
+        }
+        long total = 0;
+        for (int i = 0; i < r->n_rows; i++)
+            total += r->rows[i].len;
+        pj_buf_printf(&b, "], \"total_usage\": {\"input_tokens\": %ld, \"output_tokens\": 0}}", total);
+    }
+    if (b.failed || !b.p) {
+        free(b.p);
+        layad_fail(err, 500, "out of memory formatting the response");
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}
+
+char *request_error_body(const layad_error *err, size_t *len)
+{
+    pj_buf b = {0};
+    const char *msg = err->status >= 500 ? "internal error" : err->msg;
+    pj_buf_puts(&b, "{\"error\": {\"message\": ");
+    pj_buf_string(&b, msg, strlen(msg));
+    pj_buf_puts(&b, ", \"field\": ");
+    if (err->status < 500 && err->field[0])
+        pj_buf_string(&b, err->field, strlen(err->field));
+    else
+        pj_buf_puts(&b, "null");
+    pj_buf_puts(&b, "}}");
+    if (b.failed || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return b.p;
+}

@@ -1,0 +1,507 @@
+/*
+ * cmd_serve.c - `layad serve`: the daemon's lifecycle.
+ *
+ *   config (defaults < file < env < flags) -> log -> listen (readiness 503)
+ *   -> open + verify the checkpoint -> one backend + worker per device
+ *      (CUDA: every visible ordinal, or --devices; CPU: cpu_workers of them)
+ *   -> warm + verify each backend with a synthetic row (finite logits)
+ *   -> READY=1, readiness 200 -> serve on the scheduler loop
+ *   SIGTERM/SIGINT: readiness 503, intake stops, queued and in-flight work
+ *   finishes within shutdown_grace_s, the rest is answered 503, exit 0.
+ *   SIGHUP: reopen the log. WATCHDOG=1 from the loop when systemd asks.
+ *
+ * The scheduler loop runs on the main thread, so signals, the watchdog and
+ * batch completion are all serialized there; HTTP runs on MHD's pool.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/backend/cpu.h"
+#include "model/backend/cuda.h"
+#include "model/checkpoint/checkpoint.h"
+#include "server/daemon/app.h"
+#include "server/cli/commands.h"
+#include "server/daemon/config.h"
+#include "server/telemetry/gpu_snapshot.h"
+#include "server/http/http.h"
+#include "server/telemetry/log.h"
+#include "server/telemetry/metrics.h"
+#include "server/daemon/notify.h"
+#include "server/sched/scheduler.h"
+
+#define MAX_DEVICES 16
+
+typedef struct serve_state {
+    serve_app *app;
+    serve_config *cfg;
+    uv_signal_t sig_term, sig_int, sig_hup;
+    uv_timer_t watchdog, stats;
+    int n_cuda;
+    int stopping;
+} serve_state;
+
+static volatile sig_atomic_t g_stop_while_loading;
+
+static void early_stop(int sig)
+{
+    (void)sig;
+    g_stop_while_loading = 1;
+}
+
+static int read_key_file(const char *path, char *out, size_t cap, layad_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return layad_fail(err, 500, "api_key_file %s: cannot open", path);
+    if (!fgets(out, (int)cap, f)) {
+        fclose(f);
+        return layad_fail(err, 500, "api_key_file %s: empty", path);
+    }
+    fclose(f);
+    out[strcspn(out, "\r\n")] = 0;
+    if (!out[0])
+        return layad_fail(err, 500, "api_key_file %s: empty first line", path);
+    return 0;
+}
+
+/* Splits a comma list into trimmed names (skipping empties and duplicates). */
+static void add_names(serve_app *app, int *n, const char *list)
+{
+    const char *p = list;
+    while (*p && *n < APP_MAX_NAMES) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t len = strcspn(p, ",");
+        size_t t = len;
+        while (t && p[t - 1] == ' ')
+            t--;
+        if (t && t < sizeof app->name_store[0]) {
+            int dup = 0;
+            for (int i = 0; i < *n; i++)
+                dup |= strlen(app->names[i]) == t && !strncmp(app->names[i], p, t);
+            if (!dup) {
+                memcpy(app->name_store[*n], p, t);
+                app->name_store[*n][t] = 0;
+                app->names[*n] = app->name_store[*n];
+                (*n)++;
+            }
+        }
+        p += len;
+    }
+    app->names[*n] = NULL;
+}
+
+/* Runs one synthetic row through b: proves the weights, kernels and arenas
+ * work before the daemon says READY (and warms caches / lazy state). */
+static int warm_backend(laya_backend *b, const laya_checkpoint *ck, layad_error *err)
+{
+    enum { LEN = 24 };
+    int32_t ids[LEN], markers[2] = {10, 14};
+    for (int i = 0; i < LEN; i++)
+        ids[i] = (int32_t)(5 + i % 50) % (int32_t)ck->cfg.vocab;
+    ids[0] = ck->cfg.cls_id;
+    ids[9] = ck->cfg.sep_id;
+    ids[10] = ck->cfg.mask_id;
+    ids[14] = ck->cfg.mask_id;
+    ids[LEN - 1] = ck->cfg.sep_id;
+    laya_row row = {ids, LEN, markers, 2, QTYPE_CHOICE};
+    float logits[2], act[LAYA_N_ACT];
+    if (b->ops->forward(b, &row, 1, 2, logits, act, err))
+        return -1;
+    if (!isfinite(logits[0]) || !isfinite(logits[1]) || !isfinite(act[0]) || !isfinite(act[1]))
+        return layad_fail(err, 500, "warm-up forward produced non-finite logits");
+    return 0;
+}
+
+/* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals
+ * are the ones CUDA sees, i.e. after CUDA_VISIBLE_DEVICES renumbering; empty
+ * means every visible device. Returns the count, or -1 (out of range, not a
+ * number, a duplicate). */
+static int parse_devices(const char *s, int count, int *out, layad_error *err)
+{
+    int n = 0;
+    if (!s[0]) {
+        for (int i = 0; i < count && i < MAX_DEVICES; i++)
+            out[n++] = i;
+        return n;
+    }
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d >= count || n >= MAX_DEVICES)
+            return layad_fail(err, 500, "devices: '%s' is not a list of visible CUDA ordinals (0..%d)", s, count - 1);
+        for (int i = 0; i < n; i++)
+            if (out[i] == d) /* two workers on one device would only split its memory */
+                return layad_fail(err, 500, "devices: '%s' names device %ld twice", s, d);
+        out[n++] = (int)d;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return n;
+}
+
+static char g_labels[MAX_DEVICES][16]; /* device labels of the metrics (live for the process) */
+
+/* One CUDA backend + worker per selected device; appends each to devices. */
+static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, json_t *devices, const char **lab,
+                      int *nlab, layad_error *err)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    if (ncuda == 0)
+        return layad_fail(err, 500, "device = cuda but no CUDA device is visible%s",
+                          LAYAD_CUDA ? "" : " (this build has no CUDA)");
+    int devs[MAX_DEVICES];
+    int n = parse_devices(cfg->devices, ncuda, devs, err);
+    if (n < 0)
+        return -1;
+    cuda_bucket warm[CUDA_MAX_WARM];
+    int nwarm = cfg->warm[0] ? cuda_bucket_list_parse(cfg->warm, warm, CUDA_MAX_WARM, err) : 0;
+    if (nwarm < 0)
+        return -1;
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        cuda_backend_opts o;
+        cuda_backend_opts_default(&o);
+        o.device = devs[i];
+        if (cuda_dtype_parse(cfg->dtype, &o.dtype))
+            return layad_fail(err, 500, "dtype '%s'", cfg->dtype);
+        o.max_batch_rows = cfg->max_batch_rows;
+        o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
+        o.warm = warm;
+        o.n_warm = nwarm;
+        o.graph_cache = cfg->graph_cache;
+        o.gemm_tune = cfg->gemm_tune;
+        log_msg("info", "cuda:%d: uploading weights (%s), capturing %d warm-up graphs", devs[i], cfg->dtype, nwarm);
+        laya_backend *b = cuda_backend_create(ck, &o, err);
+        if (!b || warm_backend(b, ck, err)) {
+            if (b)
+                b->ops->destroy(b);
+            return -1;
+        }
+        cuda_backend_info info;
+        int have_info = cuda_backend_info_get(b, &info, err) == 0;
+        snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "%d", devs[i]);
+        lab[*nlab] = g_labels[*nlab];
+        if (have_info && gpu_snapshot_label_device(info.pci_bus_id, g_labels[*nlab]) < 0)
+            log_msg("warn", "cuda:%d (%s): not found in NVML; its laya_gpu_* series carry no device label", devs[i],
+                    info.pci_bus_id);
+        if (scheduler_add_worker(app->sched, b, *nlab, err))
+            return -1;
+        (*nlab)++;
+        if (have_info) {
+            off += (size_t)snprintf(app->device_desc + off, sizeof app->device_desc - off, "%scuda:%d %s",
+                                    i ? ", " : "", devs[i], info.name);
+            if (off >= sizeof app->device_desc)
+                off = sizeof app->device_desc - 1;
+            json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:s,s:i,s:I,s:I,s:I}", "index", devs[i], "kind",
+                                                     "cuda", "name", info.name, "pci_bus_id", info.pci_bus_id,
+                                                     "sm_count", info.sm_count, "memory_total_bytes",
+                                                     (json_int_t)info.mem_total, "weight_bytes",
+                                                     (json_int_t)info.weight_bytes, "activation_bytes",
+                                                     (json_int_t)info.act_bytes));
+        } else {
+            json_array_append_new(devices, json_pack("{s:i,s:s}", "index", devs[i], "kind", "cuda"));
+        }
+    }
+    st->n_cuda = n;
+    snprintf(app->device_kind, sizeof app->device_kind, "cuda");
+    snprintf(app->dtype, sizeof app->dtype, "%s", cfg->dtype);
+    return 0;
+}
+
+/* The fp32 CPU backend: cpu_workers workers, each with its own backend (its
+ * own packed weights and arenas) and an equal share of cpu_threads. One
+ * worker is labelled "cpu"; several are "cpu0", "cpu1", ... (metrics, /health). */
+static int build_cpu(serve_state *st, const laya_checkpoint *ck, json_t *devices, const char **lab, int *nlab,
+                     layad_error *err)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    int threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int nw = cfg->cpu_workers > 0 ? cfg->cpu_workers : 1;
+    if (nw > MAX_DEVICES)
+        return layad_fail(err, 500, "cpu_workers %d: at most %d", nw, MAX_DEVICES);
+    int per = threads / nw > 0 ? threads / nw : 1;
+    if (cfg->devices[0])
+        log_msg("warn", "devices = %s ignored: the CPU backend runs cpu_workers = %d worker(s)", cfg->devices, nw);
+    for (int i = 0; i < nw; i++) {
+        laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
+        if (!b || warm_backend(b, ck, err)) {
+            if (b)
+                b->ops->destroy(b);
+            return -1;
+        }
+        if (nw == 1)
+            snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu");
+        else
+            snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu%d", i);
+        lab[*nlab] = g_labels[*nlab];
+        if (scheduler_add_worker(app->sched, b, *nlab, err))
+            return -1;
+        (*nlab)++;
+        json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:i}", "index", i, "kind", "cpu", "name", "cpu fp32",
+                                                 "threads", per));
+    }
+    snprintf(app->device_kind, sizeof app->device_kind, "cpu");
+    if (nw == 1)
+        snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d threads)", per);
+    else
+        snprintf(app->device_desc, sizeof app->device_desc, "cpu (%d workers x %d threads)", nw, per);
+    snprintf(app->dtype, sizeof app->dtype, "fp32");
+    return 0;
+}
+
+/* Creates the backends and their workers, publishes the model/device labels. */
+static int build_backends(serve_state *st, const laya_checkpoint *ck, layad_error *err)
+{
+    serve_app *app = st->app;
+    int ncuda = cuda_device_count();
+    int use_cuda = !strcmp(st->cfg->device, "cuda") || (!strcmp(st->cfg->device, "auto") && ncuda > 0);
+    const char *lab[MAX_DEVICES];
+    int nlab = 0;
+    json_t *devices = json_array();
+    if (!devices)
+        return layad_fail(err, 500, "out of memory");
+    int rc = use_cuda ? build_cuda(st, ck, ncuda, devices, lab, &nlab, err)
+                      : build_cpu(st, ck, devices, lab, &nlab, err);
+    char *dj = rc ? NULL : json_dumps(devices, JSON_COMPACT);
+    json_decref(devices);
+    if (rc)
+        return -1;
+    if (!dj || strlen(dj) >= sizeof app->devices_json) {
+        free(dj);
+        return layad_fail(err, 500, "device list too long");
+    }
+    memcpy(app->devices_json, dj, strlen(dj) + 1);
+    free(dj);
+    metrics_set_model(app->served_name, ck->sha256, app->dtype, app->device_kind, nlab, lab);
+    return 0;
+}
+
+/* ---- loop callbacks ------------------------------------------------------------- */
+
+static void on_stop_signal(uv_signal_t *h, int sig)
+{
+    serve_state *st = h->data;
+    if (st->stopping) {
+        log_msg("info", "%s again: already draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        return;
+    }
+    st->stopping = 1;
+    log_msg("info", "%s: draining (grace %.1f s), readiness 503", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+            st->cfg->shutdown_grace_s);
+    atomic_store(&st->app->state, APP_DRAINING);
+    notify_stopping("draining");
+    uv_timer_stop(&st->stats);
+    scheduler_shutdown(st->app->sched, st->cfg->shutdown_grace_s);
+}
+
+static void on_hup(uv_signal_t *h, int sig)
+{
+    (void)h;
+    (void)sig;
+    if (log_reopen())
+        log_msg("error", "SIGHUP: cannot reopen the log file; still writing to the old one");
+    else
+        log_msg("info", "SIGHUP: log reopened");
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    notify_watchdog();
+}
+
+static void on_stats(uv_timer_t *t)
+{
+    serve_state *st = t->data;
+    long long hits = 0, misses = 0;
+    for (int i = 0; i < st->n_cuda; i++) {
+        cuda_backend_stats s;
+        cuda_backend_stats_get(scheduler_backend(st->app->sched, i), &s);
+        hits += s.graph_hits;
+        misses += s.graph_misses;
+    }
+    metrics_graph_cache(hits, misses);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    serve_config *cfg = calloc(1, sizeof *cfg);
+    serve_app *app = calloc(1, sizeof *app);
+    laya_checkpoint *ck = calloc(1, sizeof *ck);
+    serve_state st = {0};
+    http_server *http = NULL;
+    int ck_open = 0, rc = 1;
+    layad_error err;
+    layad_error_clear(&err);
+    if (!cfg || !app || !ck) {
+        fprintf(stderr, "layad serve: out of memory\n");
+        goto out;
+    }
+    int c = serve_config_load(cfg, argc, argv, &err);
+    if (c == 1) {
+        rc = 0;
+        goto out;
+    }
+    if (c < 0) {
+        fprintf(stderr, "layad serve: %s\n", err.msg);
+        rc = 2;
+        goto out;
+    }
+    if (!cfg->model[0]) {
+        fprintf(stderr, "layad serve: --model is required (see layad serve --help)\n");
+        rc = 2;
+        goto out;
+    }
+    if (log_open(cfg->log_file, !strcmp(cfg->log_format, "json"))) {
+        fprintf(stderr, "layad serve: cannot open log file %s\n", cfg->log_file);
+        rc = 2;
+        goto out;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, early_stop);
+    signal(SIGINT, early_stop);
+    signal(SIGHUP, SIG_IGN);
+
+    app->cfg = cfg;
+    app->start_time = sched_now();
+    atomic_store(&app->state, APP_LOADING);
+    if (cfg->api_key_file[0] && read_key_file(cfg->api_key_file, app->key, sizeof app->key, &err)) {
+        log_msg("error", "%s", err.msg);
+        goto out;
+    }
+    if (!app->key[0] && cfg->api_key[0])
+        snprintf(app->key, sizeof app->key, "%s", cfg->api_key);
+    app->key_len = strlen(app->key);
+    metrics_init();
+    if (cfg->gpu_metrics && gpu_snapshot_start())
+        log_msg("info", "NVML found: GPU snapshot exported in /metrics");
+
+    http = http_start(app, &err);
+    if (!http) {
+        log_msg("error", "%s", err.msg);
+        goto out;
+    }
+    log_msg("info", "listening on %s:%d (loading %s)", cfg->bind, http_port(http), cfg->model);
+    notify_status("loading checkpoint");
+
+    double t0 = sched_now();
+    if (checkpoint_open(ck, cfg->model, &err)) {
+        log_msg("error", "checkpoint: %s", err.msg);
+        goto out;
+    }
+    ck_open = 1;
+    if (ck->clamp_warning[0])
+        log_msg("warn", "%s", ck->clamp_warning);
+    log_msg("info", "checkpoint %s verified: %lld parameters, sha256 %s (%.2f s)", ck->dir, ck->n_params,
+            ck->sha256, sched_now() - t0);
+
+    snprintf(app->served_name, sizeof app->served_name, "%s",
+             cfg->model_name[0] ? cfg->model_name : ck->cfg.model_name[0] ? ck->cfg.model_name : "laya-rl-agent");
+    int nn = 0;
+    add_names(app, &nn, app->served_name);
+    /* The name every response carries ("model": "laya-rl-agent", as the official package
+     * answers) must also be accepted back, for clients that echo it. */
+    add_names(app, &nn, cfg->model_name[0] ? cfg->model_name : "laya-rl-agent");
+    add_names(app, &nn, cfg->model_aliases);
+    decide_opts_default(&app->opts);
+    app->opts.jev_strict = cfg->jev_strict;
+    app->opts.max_len_cap = cfg->max_len;
+    app->opts.head_max_len_cap = cfg->head_max_len;
+    app->opts.return_logits_allowed = cfg->return_logits;
+    app->opts.max_questions = cfg->max_questions;
+    app->opts.max_options = cfg->max_options;
+    app->opts.max_levels = cfg->max_levels;
+    app->opts.max_states = cfg->max_states;
+    app->opts.max_state_bytes = (size_t)cfg->max_state_bytes;
+    app->opts.response_model = cfg->model_name[0] ? cfg->model_name : NULL;
+    app->opts.model_names = app->names;
+
+    int max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : ck->cfg.max_len;
+    sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
+                     cfg->max_batch_tokens, cfg->request_timeout_s, 2};
+    if (so.kmax < cfg->max_options)
+        so.kmax = cfg->max_options;
+    if (so.kmax < cfg->max_levels)
+        so.kmax = cfg->max_levels;
+    if (so.max_batch_tokens < max_len) {
+        log_msg("warn", "max_batch_tokens %d < max_len %d: raised so that any row fits", so.max_batch_tokens, max_len);
+        so.max_batch_tokens = max_len;
+    }
+    app->sched = scheduler_create(&so, &err);
+    if (!app->sched) {
+        log_msg("error", "%s", err.msg);
+        goto out;
+    }
+    st.app = app;
+    st.cfg = cfg;
+    t0 = sched_now();
+    if (build_backends(&st, ck, &err)) {
+        log_msg("error", "backend: %s", err.msg);
+        goto out;
+    }
+    log_msg("info", "%s backend ready (%s, %s), warm-up %.2f s", app->device_kind, app->device_desc, app->dtype,
+            sched_now() - t0);
+    app->ck = ck;
+    atomic_store(&app->loaded, 1);
+
+    uv_loop_t *loop = scheduler_loop(app->sched);
+    uv_signal_init(loop, &st.sig_term);
+    uv_signal_init(loop, &st.sig_int);
+    uv_signal_init(loop, &st.sig_hup);
+    uv_timer_init(loop, &st.watchdog);
+    uv_timer_init(loop, &st.stats);
+    st.sig_term.data = st.sig_int.data = st.sig_hup.data = st.stats.data = &st;
+    uv_signal_start(&st.sig_term, on_stop_signal, SIGTERM);
+    uv_signal_start(&st.sig_int, on_stop_signal, SIGINT);
+    uv_signal_start(&st.sig_hup, on_hup, SIGHUP);
+    uint64_t wd = notify_watchdog_interval_us();
+    if (wd) {
+        uint64_t ms = wd / 1000 ? wd / 1000 : 1;
+        uv_timer_start(&st.watchdog, on_watchdog, ms, ms);
+    }
+    uv_timer_start(&st.stats, on_stats, 1000, 1000);
+
+    int expected = APP_LOADING;
+    if (!atomic_compare_exchange_strong(&app->state, &expected, APP_READY))
+        scheduler_drain(app->sched); /* /drain arrived while loading */
+    char status[320];
+    snprintf(status, sizeof status, "serving %.100s on %.64s:%d (%.120s)", app->served_name, cfg->bind,
+             http_port(http), app->device_desc);
+    notify_ready(status);
+    log_msg("info", "ready: %s", status);
+    if (g_stop_while_loading)
+        uv_kill(getpid(), SIGTERM); /* a stop asked for while loading: drain (nothing queued) and exit */
+
+    scheduler_run(app->sched);
+
+    if (http_wait_idle(http, 5.0))
+        log_msg("warn", "some responses were not sent before exit");
+    http_wait_quiet(http, 0.2, 2.0);
+    rc = 0;
+    log_msg("info", "stopped");
+out:
+    if (http)
+        http_stop(http);
+    if (app && app->sched)
+        scheduler_destroy(app->sched);
+    if (ck_open)
+        checkpoint_close(ck);
+    gpu_snapshot_stop();
+    if (rc == 1 && g_stop_while_loading)
+        rc = 0;
+    log_close();
+    free(ck);
+    free(app);
+    free(cfg);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * config.h - `layad serve` configuration: one table, four sources.
+ *
+ * Every option is one row of a table (name, type, default, help). The same
+ * row is read from the config file (libinih, `name = value`), from the
+ * environment (`LAYAD_` + upper-case name), and from the command line
+ * (`--name value`, `--name=value`, dashes or underscores), and printed by
+ * `layad serve --help`. Precedence: flags > env > file > defaults. The file
+ * is the one named by --config / LAYAD_CONFIG (none by default).
+ *
+ * Keeping all four sources on one table is what guarantees that --help,
+ * config/layad.conf and the env file never drift apart from the code.
+ */
+#ifndef LAYAD_SERVER_CONFIG_H
+#define LAYAD_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/base/error.h"
+
+#define SERVE_STR_MAX 512
+
+typedef struct serve_config {
+    /* model and backend */
+    char model[SERVE_STR_MAX];       /* checkpoint dir or org/name (offline HF cache) */
+    char device[16];                 /* cpu | cuda | auto */
+    char devices[SERVE_STR_MAX];     /* CUDA ordinals "0,1"; "" = every visible device */
+    char dtype[8];                   /* fp16 | bf16 (GPU) */
+    int cpu_threads;                 /* CPU backend threads, all workers; 0 = all cores */
+    int cpu_workers;                 /* CPU backend workers (each its own backend) */
+    char warm[SERVE_STR_MAX];        /* GPU warm-up buckets "rows x tokens", comma list */
+    int graph_cache;                 /* CUDA graphs kept (LRU) */
+    int gemm_tune;                   /* time cuBLASLt candidates per GEMM shape (bool) */
+    /* model naming */
+    char model_name[128];            /* served name; "" = checkpoint's model_name */
+    char model_aliases[SERVE_STR_MAX]; /* extra names accepted in "model" (comma list) */
+    /* HTTP */
+    char bind[64];                   /* listen address (IPv4 or IPv6 literal) */
+    int port;
+    int http_threads;                /* MHD worker threads (parse, tokenize, format) */
+    int max_connections;
+    int connection_timeout_s;        /* idle / slow-client timeout */
+    long max_body_bytes;             /* request body cap, enforced while streaming */
+    char api_key[256];               /* bearer key; "" = none */
+    char api_key_file[SERVE_STR_MAX];/* file holding the bearer key (first line) */
+    /* request limits */
+    int max_questions, max_options, max_levels, max_states;
+    long max_state_bytes;            /* 0 = unlimited */
+    int max_len;                     /* per-request max_len cap; 0 = checkpoint */
+    int head_max_len;                /* per-request head_max_len cap; 0 = checkpoint */
+    int return_logits;               /* allow "return_logits" in requests */
+    int jev_strict;                  /* strict Jev answers on every request */
+    /* scheduler */
+    int max_queue;                   /* requests waiting; full -> 503/529 */
+    int batch_window_us;             /* how long to gather rows before a batch */
+    int max_batch_rows;
+    int max_batch_tokens;            /* real tokens per batch */
+    double request_timeout_s;        /* deadline from arrival -> 504 */
+    /* lifecycle and logs */
+    double shutdown_grace_s;
+    char log_file[SERVE_STR_MAX];    /* "" = stderr */
+    char log_format[8];              /* text | json */
+    int log_requests;                /* one line per request */
+    int gpu_metrics;                 /* export the NVML snapshot when available */
+    char config_path[SERVE_STR_MAX]; /* the file that was read ("" = none) */
+} serve_config;
+
+/* Fills defaults, then reads file, env and flags (argv[0] is the subcommand).
+ * Returns 0; 1 when --help was printed (caller exits 0); -1 on a bad value,
+ * unknown flag or unreadable file (err set, message names the source). */
+int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err);
+
+/* Sets the defaults only (tests). */
+void serve_config_defaults(serve_config *c);
+
+/* Applies one `name = value` (source names where it came from, for errors). */
+int serve_config_set(serve_config *c, const char *name, const char *value,
+                     const char *source, layad_error *err);
+
+/* Prints every option with its env name, default and help. */
+void serve_config_help(FILE *f);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * http.c - see http.h.
+ *
+ * Why the 413 for an over-long streamed body is written on the socket by
+ * hand: libmicrohttpd 0.9.x only accepts a queued response right after the
+ * headers or after the whole body; queueing one mid-upload fails, and the
+ * alternatives are to keep reading (the attack we are defending against) or
+ * to drop the connection silently. So at the first byte past the cap we send
+ * a complete HTTP/1.1 413 with Connection: close, shut down our sending side
+ * and tell MHD to close: the client gets its answer, the rest of the body is
+ * never read.
+ *
+ * Suspend/resume race: the scheduler may finish a job before the handler has
+ * suspended the connection; a small per-connection mutex orders the two
+ * (done() resumes only a suspended connection, after releasing the mutex; a
+ * handler that finds the job already done answers at once).
+ */
+#include "server/http/http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server/telemetry/log.h"
+#include "server/telemetry/metrics.h"
+#include "server/http/routes.h"
+
+struct http_server {
+    struct MHD_Daemon *d;
+    serve_app *app;
+    int port;
+};
+
+static _Atomic long long g_last_request_ms; /* monotonic ms of the latest request start */
+
+typedef struct conn_ctx {
+    serve_app *app;
+    struct MHD_Connection *conn;
+    int endpoint, route_status;
+    char rid[65];
+    char method[12], path[160];
+    double t_start, t_body;
+    char *body;
+    size_t len, cap;
+    int strict, replied, status;
+    serve_job *job;
+    pthread_mutex_t lock; /* orders suspend (handler) vs done (scheduler loop) */
+    int suspended, completed;
+    char error[160];
+} conn_ctx;
+
+static _Atomic unsigned long long g_rid_counter;
+static unsigned long long g_rid_salt;
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+int http_key_equal(const char *given, size_t given_len, const char *key, size_t key_len)
+{
+    /* Runs over the full configured length whatever the input; the only thing
+     * the timing reveals is that a key of some length is configured. */
+    unsigned char diff = (unsigned char)(given_len != key_len);
+    for (size_t i = 0; i < key_len; i++) {
+        unsigned char g = i < given_len ? (unsigned char)given[i] : 0;
+        diff |= (unsigned char)(g ^ (unsigned char)key[i]);
+    }
+    return diff == 0;
+}
+
+static int rid_ok(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+        if (n >= 64 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                         c == '-' || c == '_' || c == '.' || c == ':'))
+            return 0;
+    }
+    return n > 0;
+}
+
+static int peer_is_loopback(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr)
+        return 0;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+            return 1;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+            return in6->sin6_addr.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+static int auth_ok(serve_app *app, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        return 0;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    size_t n = strlen(h);
+    while (n && h[n - 1] == ' ')
+        n--;
+    return http_key_equal(h, n, app->key, app->key_len);
+}
+
+static int is_decide(int ep)
+{
+    return ep == EP_DECIDE || ep == EP_SYSTEMONE;
+}
+
+/* Queues r on the connection, with the common headers; frees r's body. */
+static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(r->len, r->body ? r->body : (char *)"", r->body ? MHD_RESPMEM_MUST_FREE
+                                                                                          : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(r->body);
+        return MHD_NO;
+    }
+    r->body = NULL;
+    int ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                     r->content_type ? r->content_type : "application/json") == MHD_YES;
+    ok &= MHD_add_response_header(resp, "X-Request-Id", x->rid) == MHD_YES;
+    char tmp[160];
+    if (r->retry_after) {
+        snprintf(tmp, sizeof tmp, "%d", r->retry_after);
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, tmp) == MHD_YES;
+    }
+    if (r->status == 405)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, routes_allow(x->endpoint)) == MHD_YES;
+    if (r->status == 401)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") == MHD_YES;
+    if (is_decide(x->endpoint) && x->job) {
+        snprintf(tmp, sizeof tmp, "queue;dur=%.3f, infer;dur=%.3f", x->job->queue_s * 1e3, x->job->infer_s * 1e3);
+        ok &= MHD_add_response_header(resp, "Server-Timing", tmp) == MHD_YES;
+    }
+    x->status = r->status;
+    snprintf(x->error, sizeof x->error, "%s", r->error);
+    enum MHD_Result q = ok ? MHD_queue_response(x->conn, (unsigned int)r->status, resp) : MHD_NO;
+    MHD_destroy_response(resp);
+    x->replied = 1;
+    return q;
+}
+
+static enum MHD_Result send_error(conn_ctx *x, int status, const char *fmt, const char *arg)
+{
+    http_reply r = {0};
+    routes_error(&r, status, NULL, fmt, arg);
+    return send_reply(x, &r);
+}
+
+/* The 413 for a body that crossed the cap mid-stream (see the file comment). */
+static enum MHD_Result refuse_streamed_body(conn_ctx *x)
+{
+    http_reply r = {0};
+    routes_error(&r, 413, NULL, "request body over the %ld-byte limit", x->app->cfg->max_body_bytes);
+    char head[512];
+    int hn = snprintf(head, sizeof head,
+                      "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                      "X-Request-Id: %s\r\nContent-Length: %zu\r\n\r\n",
+                      x->rid, r.len);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci && hn > 0 && (size_t)hn < sizeof head) {
+        /* Two small writes into an empty send buffer: they do not block. */
+        if (send(ci->connect_fd, head, (size_t)hn, MSG_NOSIGNAL) == hn && r.body)
+            (void)!send(ci->connect_fd, r.body, r.len, MSG_NOSIGNAL);
+        shutdown(ci->connect_fd, SHUT_WR);
+    }
+    free(r.body);
+    x->status = 413;
+    snprintf(x->error, sizeof x->error, "body over the limit (streamed)");
+    x->replied = 1;
+    metrics_reject(REJ_BODY_TOO_LARGE);
+    return MHD_NO; /* MHD closes the connection without reading further */
+}
+
+/* ---- completion hook (scheduler loop thread) ------------------------------------- */
+
+static void job_done(serve_job *j)
+{
+    /* Resume only after unlocking: once resumed, an HTTP thread may answer,
+     * complete and free x (and its mutex) before this thread runs again. */
+    conn_ctx *x = j->user;
+    pthread_mutex_lock(&x->lock);
+    x->completed = 1;
+    int resume = x->suspended;
+    struct MHD_Connection *c = x->conn;
+    x->suspended = 0;
+    pthread_mutex_unlock(&x->lock);
+    if (resume)
+        MHD_resume_connection(c); /* a suspended connection is never freed by MHD */
+}
+
+/* ---- MHD callbacks --------------------------------------------------------------- */
+
+static enum MHD_Result finish_decide(conn_ctx *x)
+{
+    http_reply r = {0};
+    routes_decide_end(x->app, x->endpoint, x->job, &r);
+    return send_reply(x, &r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *data, size_t *size, void **con_cls)
+{
+    (void)version;
+    serve_app *app = cls;
+    conn_ctx *x = *con_cls;
+    if (!x) {
+        x = calloc(1, sizeof *x);
+        if (!x || pthread_mutex_init(&x->lock, NULL)) {
+            free(x);
+            return MHD_NO;
+        }
+        *con_cls = x;
+        x->app = app;
+        x->conn = c;
+        x->t_start = sched_now();
+        atomic_store(&g_last_request_ms, (long long)(x->t_start * 1e3));
+        snprintf(x->method, sizeof x->method, "%s", method);
+        snprintf(x->path, sizeof x->path, "%s", url);
+        const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+        if (rid && rid_ok(rid))
+            snprintf(x->rid, sizeof x->rid, "%s", rid);
+        else
+            snprintf(x->rid, sizeof x->rid, "%016llx",
+                     (atomic_fetch_add(&g_rid_counter, 1) + 1) * 0x9E3779B97F4A7C15ULL ^ g_rid_salt);
+        const char *st = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jev-Strict");
+        x->strict = st && (!strcmp(st, "1") || !strcasecmp(st, "true"));
+        x->route_status = routes_lookup(method, url, &x->endpoint);
+        if (x->route_status == 404)
+            return send_error(x, 404, "no such endpoint: %s", x->path);
+        if (x->route_status == 405)
+            return send_error(x, 405, "method not allowed; use %s", routes_allow(x->endpoint));
+        if (app->key_len && routes_needs_auth(x->endpoint) && !auth_ok(app, c)) {
+            metrics_reject(REJ_UNAUTHORIZED);
+            return send_error(x, 401, "%s", "missing or wrong bearer key");
+        }
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl) {
+            char *end = NULL;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (end != cl && n > (unsigned long long)app->cfg->max_body_bytes) {
+                metrics_reject(REJ_BODY_TOO_LARGE);
+                http_reply r = {0};
+                routes_error(&r, 413, NULL, "request body over the %ld-byte limit", app->cfg->max_body_bytes);
+                return send_reply(x, &r);
+            }
+        }
+        return MHD_YES;
+    }
+    if (*size) {
+        /* Body bytes. Counted against the cap for every endpoint; kept only
+         * where a body is meaningful. */
+        if (x->replied) {
+            *size = 0;
+            return MHD_YES;
+        }
+        if (*size > (size_t)app->cfg->max_body_bytes - x->len)
+            return refuse_streamed_body(x);
+        if (routes_takes_body(x->endpoint)) {
+            if (x->len + *size > x->cap) {
+                size_t nc = x->cap ? x->cap : 16384;
+                while (nc < x->len + *size)
+                    nc *= 2;
+                if (nc > (size_t)app->cfg->max_body_bytes)
+                    nc = (size_t)app->cfg->max_body_bytes;
+                char *nb = realloc(x->body, nc);
+                if (!nb)
+                    return MHD_NO;
+                x->body = nb;
+                x->cap = nc;
+            }
+            memcpy(x->body + x->len, data, *size);
+        }
+        x->len += *size;
+        *size = 0;
+        return MHD_YES;
+    }
+    if (x->replied)
+        return MHD_YES;
+    if (x->job) /* resumed after the scheduler finished the job */
+        return finish_decide(x);
+    x->t_body = sched_now();
+    if (!routes_takes_body(x->endpoint)) {
+        http_reply r = {0};
+        routes_simple(app, x->endpoint, peer_is_loopback(c), &r);
+        return send_reply(x, &r);
+    }
+    http_reply r = {0};
+    serve_job *job = NULL;
+    if (!routes_decide_begin(app, x->endpoint, x->body ? x->body : "", x->len, x->strict, job_done, x, &job, &r))
+        return send_reply(x, &r);
+    x->job = job;
+    free(x->body); /* the request owns copies of everything it needs */
+    x->body = NULL;
+    x->cap = 0;
+    atomic_fetch_add(&app->responses_pending, 1);
+    pthread_mutex_lock(&x->lock);
+    int done_already = x->completed;
+    if (!done_already) {
+        x->suspended = 1;
+        MHD_suspend_connection(c);
+    }
+    pthread_mutex_unlock(&x->lock);
+    return done_already ? finish_decide(x) : MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)c;
+    serve_app *app = cls;
+    conn_ctx *x = *con_cls;
+    if (!x)
+        return;
+    *con_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && x->status != 413) {
+        /* The answer did not reach the client (it hung up, timed out, or
+         * the daemon is stopping): the log says so instead of the status. */
+        static const char *why[] = {"completed", "error", "timeout", "daemon shutdown", "read error",
+                                    "client abort"};
+        snprintf(x->error, sizeof x->error, "connection ended before the response was sent (%s)",
+                 (unsigned)toe < sizeof why / sizeof why[0] ? why[toe] : "unknown");
+        x->status = 0;
+    }
+    double total = sched_now() - x->t_start;
+    metrics_request(x->endpoint, x->status, x->t_body > 0 ? sched_now() - x->t_body : total);
+    if (app->cfg->log_requests) {
+        log_request_line l = {x->rid, x->method, x->path, x->status, x->job ? x->job->n_rows : 0,
+                              x->job ? x->job->n_tokens : 0, x->job ? x->job->queue_s * 1e3 : 0,
+                              x->job ? x->job->infer_s * 1e3 : 0, total * 1e3, x->error[0] ? x->error : NULL};
+        log_request(&l);
+    }
+    if (x->job) {
+        job_unref(x->job);
+        atomic_fetch_sub(&app->responses_pending, 1);
+    }
+    free(x->body);
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+}
+
+/* ---- start / stop ---------------------------------------------------------------- */
+
+http_server *http_start(serve_app *app, layad_error *err)
+{
+    const serve_config *cfg = app->cfg;
+    if (getrandom(&g_rid_salt, sizeof g_rid_salt, 0) != sizeof g_rid_salt)
+        g_rid_salt = (unsigned long long)getpid() * 0x2545F4914F6CDD1DULL;
+    http_server *h = calloc(1, sizeof *h);
+    if (!h) {
+        layad_fail(err, 500, "out of memory (http)");
+        return NULL;
+    }
+    h->app = app;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+        flags |= MHD_USE_EPOLL;
+    else
+        flags |= MHD_USE_POLL;
+    if (strchr(cfg->bind, ':')) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)cfg->port);
+        if (inet_pton(AF_INET6, cfg->bind, &a->sin6_addr) != 1)
+            goto bad_addr;
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)cfg->port);
+        if (inet_pton(AF_INET, cfg->bind, &a->sin_addr) != 1)
+            goto bad_addr;
+    }
+    h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, app, MHD_OPTION_SOCK_ADDR, &ss,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->http_threads,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->connection_timeout_s,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, app, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+                            (unsigned int)1, MHD_OPTION_END);
+    if (!h->d) {
+        layad_fail(err, 500, "cannot listen on %s:%d (in use, or not permitted)", cfg->bind, cfg->port);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : cfg->port;
+    return h;
+bad_addr:
+    layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
+    free(h);
+    return NULL;
+}
+
+int http_port(const http_server *h)
+{
+    return h->port;
+}
+
+int http_wait_idle(http_server *h, double timeout_s)
+{
+    double end = sched_now() + timeout_s;
+    while (atomic_load(&h->app->responses_pending) > 0) {
+        if (sched_now() > end)
+            return -1;
+        usleep(2000);
+    }
+    return 0;
+}
+
+void http_wait_quiet(http_server *h, double quiet_s, double max_s)
+{
+    (void)h;
+    double end = sched_now() + max_s;
+    while (sched_now() < end && sched_now() * 1e3 - (double)atomic_load(&g_last_request_ms) < quiet_s * 1e3)
+        usleep(5000);
+}
+
+void http_stop(http_server *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    free(h);
+}

@@ -1,0 +1,341 @@
+/*
+ * routes.c - see routes.h.
+ *
+ * Overload answers differ by endpoint as api.md says: /decide 503, the Jev
+ * alias 529 ("site overloaded", what Jev clients retry on), both with
+ * Retry-After. A 500 never carries details to the client (request_error_body
+ * replaces its message); the details go to the log line.
+ */
+#include "server/http/routes.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/telemetry/log.h"
+#include "server/telemetry/metrics.h"
+
+static const struct {
+    const char *path;
+    int endpoint;
+    const char *methods; /* Allow header */
+} table[] = {
+    {"/decide", EP_DECIDE, "POST"},   {"/v1/systemone", EP_SYSTEMONE, "POST"},
+    {"/v1/models", EP_MODELS, "GET, HEAD"}, {"/healthz", EP_HEALTHZ, "GET, HEAD"},
+    {"/readyz", EP_READYZ, "GET, HEAD"},    {"/health", EP_HEALTH, "GET, HEAD"},
+    {"/drain", EP_DRAIN, "POST"},     {"/metrics", EP_METRICS, "GET, HEAD"},
+};
+#define N_ROUTES (sizeof table / sizeof table[0])
+
+int routes_lookup(const char *method, const char *url, int *endpoint)
+{
+    *endpoint = EP_OTHER;
+    size_t plen = strcspn(url, "?");
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        if (strlen(table[i].path) != plen || strncmp(table[i].path, url, plen))
+            continue;
+        *endpoint = table[i].endpoint;
+        int post = !strcmp(table[i].methods, "POST");
+        if (post ? !strcmp(method, "POST") : (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+            return 0;
+        return 405;
+    }
+    return 404;
+}
+
+const char *routes_allow(int endpoint)
+{
+    for (size_t i = 0; i < N_ROUTES; i++)
+        if (table[i].endpoint == endpoint)
+            return table[i].methods;
+    return "";
+}
+
+int routes_needs_auth(int endpoint)
+{
+    return endpoint != EP_HEALTHZ && endpoint != EP_READYZ;
+}
+
+int routes_takes_body(int endpoint)
+{
+    return endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE;
+}
+
+static void reply_static(http_reply *r, int status, const char *body)
+{
+    size_t n = strlen(body);
+    r->status = status;
+    r->body = malloc(n + 1);
+    if (r->body) {
+        memcpy(r->body, body, n + 1);
+        r->len = n;
+    } else {
+        r->len = 0;
+    }
+    r->content_type = "application/json";
+}
+
+/* Adds each device's worker counters to its /health entry (entry i is
+ * worker i: both are created in the same order at start-up). */
+static void add_worker_stats(serve_app *app, json_t *devs)
+{
+    if (!devs || !app->sched)
+        return;
+    for (size_t i = 0; i < json_array_size(devs); i++) {
+        worker_stats st;
+        json_t *d = json_array_get(devs, i);
+        if (!json_is_object(d) || scheduler_worker_stats(app->sched, (int)i, &st))
+            continue;
+        json_object_set_new(d, "batches", json_integer(st.batches));
+        json_object_set_new(d, "forwards", json_integer(st.forwards));
+        json_object_set_new(d, "failed_forwards", json_integer(st.failed_forwards));
+        json_object_set_new(d, "rows", json_integer(st.rows));
+        json_object_set_new(d, "tokens", json_integer(st.tokens));
+        json_object_set_new(d, "busy_seconds", json_real(st.busy_s));
+    }
+}
+
+/* 503/504/529 are not internal failures: their message is meant for the
+ * client (request_error_body hides every 5xx message as "internal error"). */
+static char *service_error_body(const layad_error *e, size_t *n)
+{
+    json_t *j = json_pack("{s:{s:s,s:n}}", "error", "message", e->msg, "field");
+    char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(0)) : NULL; /* ", " and ": " like Python */
+    json_decref(j);
+    if (s)
+        *n = strlen(s);
+    return s;
+}
+
+void routes_error_from(http_reply *r, const layad_error *e)
+{
+    size_t n = 0;
+    int service = e->status == 503 || e->status == 504 || e->status == 529;
+    char *b = service ? service_error_body(e, &n) : request_error_body(e, &n);
+    snprintf(r->error, sizeof r->error, "%.159s", e->msg);
+    if (!b) {
+        reply_static(r, e->status, "{\"error\": {\"message\": \"internal error\", \"field\": null}}");
+        r->status = e->status;
+        return;
+    }
+    r->status = e->status;
+    r->body = b;
+    r->len = n;
+    r->content_type = "application/json";
+}
+
+void routes_error(http_reply *r, int status, const char *field, const char *fmt, ...)
+{
+    layad_error e;
+    layad_error_clear(&e);
+    e.status = status;
+    if (field)
+        snprintf(e.field, sizeof e.field, "%s", field);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+    va_end(ap);
+    routes_error_from(r, &e);
+}
+
+/* Serializes j (stealing the reference) into r; 500 on failure. */
+static void reply_json(http_reply *r, int status, json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!s) {
+        routes_error(r, 500, NULL, "out of memory formatting a reply");
+        return;
+    }
+    r->status = status;
+    r->body = s;
+    r->len = strlen(s);
+    r->content_type = "application/json";
+}
+
+static const char *state_name(int st)
+{
+    return st == APP_READY ? "ready" : st == APP_DRAINING ? "draining" : "loading";
+}
+
+void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *r)
+{
+    int st = atomic_load(&app->state);
+    int loaded = atomic_load(&app->loaded);
+    switch (endpoint) {
+    case EP_HEALTHZ:
+        reply_static(r, 200, "{\"status\":\"ok\"}");
+        return;
+    case EP_READYZ:
+        if (st == APP_READY)
+            reply_static(r, 200, "{\"status\":\"ready\"}");
+        else
+            reply_json(r, 503, json_pack("{s:s}", "status", state_name(st)));
+        if (st != APP_READY)
+            r->retry_after = 1;
+        return;
+    case EP_HEALTH: {
+        json_t *h = json_pack("{s:s}", "status", state_name(st));
+        if (h && loaded) {
+            json_object_set_new(h, "model", json_string(app->served_name));
+            json_object_set_new(h, "checkpoint", json_string(app->ck->dir));
+            json_object_set_new(h, "sha256", json_string(app->ck->sha256));
+            json_object_set_new(h, "parameters", json_integer(app->ck->n_params));
+        }
+        if (h) {
+            json_object_set_new(h, "device", json_string(app->device_kind));
+            json_t *devs = json_loads(app->devices_json, 0, NULL);
+            if (loaded)
+                add_worker_stats(app, devs);
+            json_object_set_new(h, "devices", devs ? devs : json_array());
+            json_object_set_new(h, "dtype", json_string(app->dtype));
+            json_object_set_new(h, "queue_depth", json_integer(scheduler_depth(app->sched)));
+        }
+        if (h) {
+            json_object_set_new(h, "max_queue", json_integer(app->cfg->max_queue));
+            json_object_set_new(h, "uptime_seconds", json_real(sched_now() - app->start_time));
+        }
+        reply_json(r, 200, h);
+        return;
+    }
+    case EP_MODELS: {
+        if (!loaded) {
+            routes_error(r, 503, NULL, "the model is still loading");
+            r->retry_after = 1;
+            return;
+        }
+        json_t *data = json_array(), *aliases = json_array();
+        for (int i = 0; app->names[i]; i++)
+            if (strcmp(app->names[i], app->served_name))
+                json_array_append_new(aliases, json_string(app->names[i]));
+        json_array_append_new(data, json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", app->served_name, "object",
+                                              "model", "owned_by", "layad", "aliases", aliases, "sha256",
+                                              app->ck->sha256));
+        reply_json(r, 200, json_pack("{s:s,s:o}", "object", "list", "data", data));
+        return;
+    }
+    case EP_DRAIN:
+        if (!app->key_len && !peer_loopback) {
+            routes_error(r, 403, NULL, "/drain is allowed from loopback or with the bearer key only");
+            return;
+        }
+        atomic_store(&app->state, APP_DRAINING);
+        if (loaded)
+            scheduler_drain(app->sched);
+        log_msg("info", "drain requested: intake stopped, readiness 503");
+        reply_json(r, 200, json_pack("{s:s,s:I}", "status", "draining", "queue_depth",
+                                     (json_int_t)(loaded ? scheduler_depth(app->sched) : 0)));
+        return;
+    case EP_METRICS: {
+        size_t n = 0;
+        char *m = metrics_render(&n);
+        if (!m) {
+            routes_error(r, 500, NULL, "out of memory rendering metrics");
+            return;
+        }
+        r->status = 200;
+        r->body = m;
+        r->len = n;
+        r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        return;
+    }
+    default:
+        routes_error(r, 404, NULL, "no such endpoint");
+    }
+}
+
+static void overloaded(http_reply *r, int endpoint, const char *why)
+{
+    routes_error(r, endpoint == EP_SYSTEMONE ? 529 : 503, NULL, "%s; retry later", why);
+    r->retry_after = 1;
+}
+
+int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t len, int strict,
+                        void (*done)(serve_job *), void *user, serve_job **job, http_reply *r)
+{
+    *job = NULL;
+    int st = atomic_load(&app->state);
+    if (st != APP_READY) {
+        metrics_reject(REJ_DRAINING);
+        overloaded(r, endpoint, st == APP_LOADING ? "the model is still loading" : "the server is draining");
+        return 0;
+    }
+    decide_opts o = app->opts;
+    o.systemone = endpoint == EP_SYSTEMONE;
+    o.jev_strict = o.jev_strict || strict;
+    layad_error e;
+    layad_error_clear(&e);
+    laya_request *req = NULL;
+    double t0 = sched_now();
+    int rc = request_parse(app->ck, body, len, &o, &req, &e);
+    metrics_observe(H_TOKENIZE, sched_now() - t0);
+    if (rc) {
+        routes_error_from(r, &e);
+        return 0;
+    }
+    if (request_n_rows(req) == 0) {
+        size_t n = 0;
+        char *out = request_format(req, &n, &e);
+        request_free(req);
+        if (!out) {
+            log_msg("error", "formatting an empty answer failed: %s", e.msg);
+            routes_error_from(r, &e);
+            return 0;
+        }
+        r->status = 200;
+        r->body = out;
+        r->len = n;
+        r->content_type = "application/json";
+        return 0;
+    }
+    serve_job *j = job_create(req, done, user);
+    if (!j) {
+        request_free(req);
+        routes_error(r, 500, NULL, "out of memory (job)");
+        return 0;
+    }
+    int reason = 0;
+    if (scheduler_submit(app->sched, j, &reason)) {
+        job_unref(j);
+        if (reason < 0) {
+            routes_error(r, 500, NULL, "a row exceeds the scheduler's configured shape limits");
+            return 0;
+        }
+        metrics_reject(reason);
+        overloaded(r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the queue is full");
+        return 0;
+    }
+    *job = j;
+    return 1;
+}
+
+void routes_decide_end(serve_app *app, int endpoint, serve_job *j, http_reply *r)
+{
+    (void)app;
+    if (j->status == 503) {
+        overloaded(r, endpoint, "the server is shutting down");
+        return;
+    }
+    if (j->status != 200) {
+        if (j->status >= 500)
+            log_msg("error", "request failed: %s", j->err.msg);
+        routes_error_from(r, &j->err);
+        return;
+    }
+    layad_error e;
+    layad_error_clear(&e);
+    size_t n = 0;
+    char *out = request_format(j->req, &n, &e);
+    if (!out) {
+        log_msg("error", "formatting an answer failed: %s", e.msg);
+        e.status = 500;
+        routes_error_from(r, &e);
+        return;
+    }
+    r->status = 200;
+    r->body = out;
+    r->len = n;
+    r->content_type = "application/json";
+}

@@ -1,0 +1,113 @@
+/*
+ * scheduler.h - the batching scheduler: a libuv loop between HTTP and workers.
+ *
+ * HTTP threads submit jobs (a parsed request's rows); the loop gathers rows
+ * of many jobs for at most batch_window_us or until max_batch_rows /
+ * max_batch_tokens is reached, sorts them by length, cuts them into buckets
+ * (a small dynamic program over padded cost) and hands the batch to the
+ * least loaded worker (one per device): only an idle worker takes a batch,
+ * the one given the fewest tokens so far first, so a slow or busy device
+ * never holds work that another free device could run. As each
+ * bucket of a batch completes, its rows' logits are copied into their
+ * requests, and a job whose rows are all done is finished at once (short
+ * buckets run first, so short requests do not wait for long ones): its done() hook runs on the loop
+ * thread (the HTTP layer resumes the connection there; formatting happens
+ * back on an HTTP thread).
+ *
+ * Guarantees: the queue is bounded (submit fails at once when full or
+ * draining); a job past its deadline is finished with 504 and its late rows
+ * are dropped; if a bucket's forward fails, every job with rows in it is
+ * retried alone ("solo"), so one bad input cannot fail its neighbours; a
+ * solo failure finishes that job with 500. Every submitted job is finished
+ * exactly once, also on shutdown (503 past the grace period).
+ *
+ * Ownership: a job is reference counted (the HTTP side and the scheduler
+ * each hold one); the last unref frees the request with it.
+ */
+#ifndef LAYAD_SERVER_SCHEDULER_H
+#define LAYAD_SERVER_SCHEDULER_H
+
+#include <stdatomic.h>
+#include <uv.h>
+
+#include "model/base/error.h"
+#include "server/api/request.h"
+#include "model/backend/rows.h"
+#include "server/sched/worker.h"
+
+struct serve_job {
+    /* set by the submitter before scheduler_submit, read-only afterwards */
+    laya_request *req;
+    const laya_row *rows;
+    int n_rows;
+    long n_tokens;
+    void (*done)(serve_job *j); /* called once, on the loop thread */
+    void *user;
+    /* scheduler private (loop thread, or under the queue lock while queued) */
+    serve_job *next;
+    int next_row, rows_done, in_flight, epoch, solo, queued, finished;
+    unsigned long long seen_seq;
+    double pending_infer; /* this batch's forward time up to the last bucket with its rows */
+    double t_enqueue, deadline, t_dispatch;
+    /* result: valid once done() ran */
+    int status;           /* 200, or the error status */
+    layad_error err;
+    double queue_s;       /* enqueue -> first dispatch */
+    double infer_s;       /* forward time of the batches that carried its rows */
+    _Atomic int refs;
+};
+
+/* A job for request r (rows, tokens taken from it); refs = 1 (the caller's). */
+serve_job *job_create(laya_request *r, void (*done)(serve_job *), void *user);
+void job_ref(serve_job *j);
+void job_unref(serve_job *j); /* the last one frees the request too */
+
+typedef struct sched_opts {
+    int max_queue;
+    int batch_window_us;
+    int max_batch_rows;
+    int max_batch_tokens;
+    double request_timeout_s;
+    int kmax;                 /* largest n_markers a row may have */
+} sched_opts;
+
+typedef struct scheduler scheduler;
+
+scheduler *scheduler_create(const sched_opts *o, layad_error *err);
+
+/* Starts a worker owning backend b (device_index labels its metrics). Call
+ * before scheduler_run. On failure the backend is destroyed. */
+int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err);
+int scheduler_n_workers(const scheduler *s);
+laya_backend *scheduler_backend(scheduler *s, int i);
+/* Thread-safe: worker i's counters (workers are numbered in the order they
+ * were added). 0, or -1 when there is no worker i. */
+int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out);
+
+uv_loop_t *scheduler_loop(scheduler *s);
+
+/* Thread-safe. 0: accepted (the scheduler took a reference); -1: rejected,
+ * *reason = REJ_QUEUE_FULL or REJ_DRAINING (metrics.h), nothing kept. */
+int scheduler_submit(scheduler *s, serve_job *j, int *reason);
+
+/* Thread-safe: stop intake (submit answers REJ_DRAINING); queued work continues. */
+void scheduler_drain(scheduler *s);
+int scheduler_draining(const scheduler *s);
+long scheduler_depth(const scheduler *s);   /* queued jobs */
+int scheduler_busy(const scheduler *s);     /* workers running a batch */
+
+/* Loop thread: drain, finish queued and in-flight work, then stop the loop.
+ * Whatever is not finished grace_s later is answered 503. */
+void scheduler_shutdown(scheduler *s, double grace_s);
+
+/* Runs the loop until scheduler_shutdown completes. */
+int scheduler_run(scheduler *s);
+
+/* After scheduler_run returned: stops the workers (destroying their backends)
+ * and frees everything. */
+void scheduler_destroy(scheduler *s);
+
+/* Monotonic clock in seconds (shared by the server files for timings). */
+double sched_now(void);
+
+#endif

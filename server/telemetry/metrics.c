@@ -1,0 +1,284 @@
+/*
+ * metrics.c - see metrics.h.
+ *
+ * Histogram bucket bounds are chosen per family: latencies span 50 us to
+ * 60 s (a CPU forward of a big batch is seconds, a GPU one-question request
+ * well under a millisecond); rows and tokens are powers of two up to the
+ * largest budgets; the padding ratio (padded/real tokens) is >= 1. Sums are
+ * doubles updated with a CAS loop on their bit pattern.
+ */
+#include "server/telemetry/metrics.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/pyexact/pyfloat.h"
+#include "server/telemetry/gpu_snapshot.h"
+
+#define MAX_BOUNDS 24
+
+typedef struct hist {
+    int n;                      /* bounds */
+    double bound[MAX_BOUNDS];
+    _Atomic uint64_t count[MAX_BOUNDS + 1]; /* per bucket (non-cumulative); last = +Inf */
+    _Atomic uint64_t sum_bits;  /* double */
+} hist;
+
+static const int codes[] = {200, 400, 401, 403, 404, 405, 413, 422, 500, 503, 504, 529};
+#define N_CODES (int)(sizeof codes / sizeof codes[0])
+
+static const char *const ep_names[EP_COUNT] = {
+    "/decide", "/v1/systemone", "/v1/models", "/healthz", "/readyz", "/health", "/drain", "/metrics", "other"};
+static const char *const rej_names[REJ_COUNT] = {"queue_full", "draining", "deadline", "body_too_large",
+                                                 "unauthorized"};
+
+static const struct {
+    const char *name, *help;
+} hist_meta[H_COUNT] = {
+    {"laya_request_duration_seconds", "Time from the end of the request body to the response, decide endpoints."},
+    {"laya_queue_wait_seconds", "Time a request waited in the scheduler queue before its first batch."},
+    {"laya_tokenize_seconds", "Time to parse, validate and tokenize one request body."},
+    {"laya_batch_rows", "Question rows per batch."},
+    {"laya_batch_tokens", "Real (unpadded) tokens per batch."},
+    {"laya_batch_padding_ratio", "Padded tokens over real tokens per batch (bucket shapes)."},
+};
+
+static struct {
+    _Atomic uint64_t requests[EP_COUNT][N_CODES + 1]; /* last column: other codes */
+    _Atomic uint64_t rejects[REJ_COUNT];
+    hist h[H_COUNT];
+    hist infer[METRICS_MAX_DEVICES];
+    _Atomic int n_devices;     /* 0 until metrics_set_model */
+    char device_label[METRICS_MAX_DEVICES][32];
+    _Atomic long queue_depth;
+    _Atomic long long graph_hits, graph_misses;
+    char model_name[256], sha256[80], dtype[16], device_kind[16];
+} R;
+
+static void hist_init(hist *h, const double *b, int n)
+{
+    h->n = n;
+    for (int i = 0; i < n; i++)
+        h->bound[i] = b[i];
+}
+
+static void hist_observe(hist *h, double v)
+{
+    int i = 0;
+    while (i < h->n && v > h->bound[i])
+        i++;
+    atomic_fetch_add_explicit(&h->count[i], 1, memory_order_relaxed);
+    uint64_t old = atomic_load_explicit(&h->sum_bits, memory_order_relaxed), nw;
+    do {
+        double d;
+        memcpy(&d, &old, sizeof d);
+        d += v;
+        memcpy(&nw, &d, sizeof nw);
+    } while (!atomic_compare_exchange_weak_explicit(&h->sum_bits, &old, nw, memory_order_relaxed,
+                                                    memory_order_relaxed));
+}
+
+/* Copies a label value, escaping \ " and newlines as the exposition format requires. */
+static void label_copy(char *dst, size_t cap, const char *s)
+{
+    size_t n = 0;
+    for (; s && *s && n + 3 < cap; s++) {
+        if (*s == '\\' || *s == '"') {
+            dst[n++] = '\\';
+            dst[n++] = *s;
+        } else if (*s == '\n') {
+            dst[n++] = '\\';
+            dst[n++] = 'n';
+        } else {
+            dst[n++] = *s;
+        }
+    }
+    dst[n] = 0;
+}
+
+void metrics_init(void)
+{
+    static const double lat[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+    static const double rows[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+    static const double toks[] = {16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+    static const double pad[] = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4, 8, 16};
+    const int nlat = (int)(sizeof lat / sizeof lat[0]);
+    memset(&R, 0, sizeof R);
+    hist_init(&R.h[H_REQUEST_DURATION], lat, nlat);
+    hist_init(&R.h[H_QUEUE_WAIT], lat, nlat);
+    hist_init(&R.h[H_TOKENIZE], lat, nlat);
+    hist_init(&R.h[H_BATCH_ROWS], rows, (int)(sizeof rows / sizeof rows[0]));
+    hist_init(&R.h[H_BATCH_TOKENS], toks, (int)(sizeof toks / sizeof toks[0]));
+    hist_init(&R.h[H_PADDING_RATIO], pad, (int)(sizeof pad / sizeof pad[0]));
+    for (int d = 0; d < METRICS_MAX_DEVICES; d++)
+        hist_init(&R.infer[d], lat, nlat);
+}
+
+void metrics_set_model(const char *model_name, const char *sha256, const char *dtype, const char *device_kind,
+                       int n_devices, const char *const *device_labels)
+{
+    int n = n_devices < METRICS_MAX_DEVICES ? n_devices : METRICS_MAX_DEVICES;
+    for (int d = 0; d < n; d++)
+        label_copy(R.device_label[d], sizeof R.device_label[d], device_labels[d]);
+    label_copy(R.model_name, sizeof R.model_name, model_name);
+    label_copy(R.sha256, sizeof R.sha256, sha256);
+    label_copy(R.dtype, sizeof R.dtype, dtype);
+    label_copy(R.device_kind, sizeof R.device_kind, device_kind);
+    atomic_store_explicit(&R.n_devices, n, memory_order_release); /* publishes the labels */
+}
+
+const char *metrics_endpoint_name(int ep)
+{
+    return ep >= 0 && ep < EP_COUNT ? ep_names[ep] : "other";
+}
+
+void metrics_request(int endpoint, int status, double seconds)
+{
+    if (endpoint < 0 || endpoint >= EP_COUNT)
+        endpoint = EP_OTHER;
+    int c = N_CODES;
+    for (int i = 0; i < N_CODES; i++)
+        if (codes[i] == status)
+            c = i;
+    atomic_fetch_add_explicit(&R.requests[endpoint][c], 1, memory_order_relaxed);
+    if (endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE)
+        hist_observe(&R.h[H_REQUEST_DURATION], seconds);
+}
+
+void metrics_reject(int reason)
+{
+    if (reason >= 0 && reason < REJ_COUNT)
+        atomic_fetch_add_explicit(&R.rejects[reason], 1, memory_order_relaxed);
+}
+
+void metrics_observe(int h, double v)
+{
+    if (h >= 0 && h < H_COUNT)
+        hist_observe(&R.h[h], v);
+}
+
+void metrics_inference(int device, double seconds)
+{
+    if (device >= 0 && device < METRICS_MAX_DEVICES)
+        hist_observe(&R.infer[device], seconds);
+}
+
+void metrics_queue_depth(long depth)
+{
+    atomic_store_explicit(&R.queue_depth, depth, memory_order_relaxed);
+}
+
+void metrics_graph_cache(long long hits, long long misses)
+{
+    atomic_store_explicit(&R.graph_hits, hits, memory_order_relaxed);
+    atomic_store_explicit(&R.graph_misses, misses, memory_order_relaxed);
+}
+
+/* ---- rendering (open_memstream: a FILE that grows a malloc'ed buffer) ---- */
+
+/* A sample value or bucket bound: the shortest digits that round-trip (Python's repr:
+ * "0.005", "1e-05", "0.98"), so the exposition reads like the configured numbers. */
+static const char *num(char buf[32], double x)
+{
+    if (isinf(x))
+        return x > 0 ? "+Inf" : "-Inf";
+    if (isnan(x))
+        return "NaN";
+    py_float_repr(x, buf);
+    return buf;
+}
+
+static void render_hist(FILE *b, const char *name, const char *labels, const hist *h)
+{
+    uint64_t cum = 0;
+    char nb[32];
+    const char *sep = labels[0] ? "," : "";
+    for (int i = 0; i <= h->n; i++) {
+        cum += atomic_load_explicit(&h->count[i], memory_order_relaxed);
+        if (i < h->n)
+            fprintf(b, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep, num(nb, h->bound[i]),
+                    (unsigned long long)cum);
+        else
+            fprintf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep, (unsigned long long)cum);
+    }
+    uint64_t bits = atomic_load_explicit(&h->sum_bits, memory_order_relaxed);
+    double sum;
+    memcpy(&sum, &bits, sizeof sum);
+    if (labels[0]) {
+        fprintf(b, "%s_sum{%s} %s\n", name, labels, num(nb, sum));
+        fprintf(b, "%s_count{%s} %llu\n", name, labels, (unsigned long long)cum);
+    } else {
+        fprintf(b, "%s_sum %s\n%s_count %llu\n", name, num(nb, sum), name, (unsigned long long)cum);
+    }
+}
+
+char *metrics_render(size_t *len)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    if (!f)
+        return NULL;
+
+    fprintf(f, "# HELP laya_requests_total HTTP requests answered, by endpoint and status code.\n"
+                "# TYPE laya_requests_total counter\n");
+    for (int e = 0; e < EP_COUNT; e++)
+        for (int c = 0; c <= N_CODES; c++) {
+            uint64_t v = atomic_load_explicit(&R.requests[e][c], memory_order_relaxed);
+            if (!v && !(c < N_CODES && codes[c] == 200))
+                continue; /* every endpoint shows its 200 series; others appear once seen */
+            if (c == N_CODES)
+                fprintf(f, "laya_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", ep_names[e],
+                        (unsigned long long)v);
+            else
+                fprintf(f, "laya_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", ep_names[e], codes[c],
+                        (unsigned long long)v);
+        }
+
+    for (int h = 0; h < H_COUNT; h++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", hist_meta[h].name, hist_meta[h].help,
+                hist_meta[h].name);
+        render_hist(f, hist_meta[h].name, "", &R.h[h]);
+    }
+    fprintf(f, "# HELP laya_inference_seconds Time of one forward (one bucket) on a device.\n"
+                "# TYPE laya_inference_seconds histogram\n");
+    int ndev = atomic_load_explicit(&R.n_devices, memory_order_acquire);
+    for (int d = 0; d < ndev; d++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "device=\"%s\"", R.device_label[d]);
+        render_hist(f, "laya_inference_seconds", lab, &R.infer[d]);
+    }
+
+    fprintf(f, "# HELP laya_queue_depth Requests waiting in the scheduler queue.\n"
+                "# TYPE laya_queue_depth gauge\nlaya_queue_depth %ld\n",
+            atomic_load_explicit(&R.queue_depth, memory_order_relaxed));
+    fprintf(f, "# HELP laya_rejections_total Requests turned away, by reason.\n"
+                "# TYPE laya_rejections_total counter\n");
+    for (int r = 0; r < REJ_COUNT; r++)
+        fprintf(f, "laya_rejections_total{reason=\"%s\"} %llu\n", rej_names[r],
+                (unsigned long long)atomic_load_explicit(&R.rejects[r], memory_order_relaxed));
+    fprintf(f, "# HELP laya_graph_cache_total CUDA graph lookups by bucket shape (0 on the CPU backend).\n"
+                "# TYPE laya_graph_cache_total counter\n"
+                "laya_graph_cache_total{result=\"hit\"} %lld\nlaya_graph_cache_total{result=\"miss\"} %lld\n",
+            atomic_load_explicit(&R.graph_hits, memory_order_relaxed),
+            atomic_load_explicit(&R.graph_misses, memory_order_relaxed));
+    if (ndev > 0)
+        fprintf(f, "# HELP laya_model_info The served model (value is always 1).\n"
+                   "# TYPE laya_model_info gauge\n"
+                   "laya_model_info{name=\"%s\",sha256=\"%s\",dtype=\"%s\",device=\"%s\"} 1\n",
+                R.model_name, R.sha256, R.dtype, R.device_kind);
+
+    gpu_snapshot_render(f);
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        free(p);
+        return NULL;
+    }
+    *len = n;
+    return p;
+}

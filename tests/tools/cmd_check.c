@@ -1,0 +1,306 @@
+/*
+ * cmd_check.c - `layad-dev check`: is this GPU forward loadable, right and fast, in
+ * a fresh process (what the seed's AOT check is for layad).
+ *
+ * Reports load time (checkpoint open + verify), weight upload time and bytes,
+ * capture time per warm-up bucket, then for each shape (some in the warm-up
+ * list, some not): the first call (a capture for non-warm shapes), latency as
+ * the median of five groups of 30 forwards after ten warm-ups (graph replay
+ * and eager launches, three rotating input sets), and max abs deltas of
+ * logits, probabilities and both heads for graph vs eager vs CPU fp32 (the CPU
+ * on the first --cpu-rows rows of each shape). NVML snapshots before and
+ * after. Writes results.json. Without a GPU it prints SKIP and exits 0.
+ * Kernels are compiled ahead of time (sm_90a SASS from nvcc; the binary links
+ * no NVRTC), so nothing is compiled at load.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/backend/cpu.h"
+#include "model/backend/cuda.h"
+#include "model/checkpoint/checkpoint.h"
+#include "tests/tools/gpu_eval.h"
+#include "tests/tools/synth_rows.h"
+#include "tests/tools/tools.h"
+
+#define N_SETS 3
+#define MAX_SHAPES 16
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: layad-dev check --model DIR [options]\n"
+            "  --dtype fp16|bf16   serving dtype (default fp16)\n"
+            "  --warm LIST         warm-up buckets, ROWSxTOKENS comma list (default 1x96,1x512,8x512)\n"
+            "  --shapes LIST       timed shapes (default 1x83,8x512,4x200,2x300)\n"
+            "  --cpu-rows N        rows per shape compared with CPU fp32 (default 2)\n"
+            "  --threads N         CPU threads (default: all cores)\n"
+            "  --device N          CUDA device (default 0)\n"
+            "  --out FILE          results file (default results.json)\n");
+}
+
+typedef struct shape_run {
+    laya_backend *b;
+    synth_set *sets;
+    fwd_out *out;
+    int use_graph;
+} shape_run;
+
+static int one_forward(void *ctx, int iter, layad_error *err)
+{
+    shape_run *r = ctx;
+    synth_set *s = &r->sets[iter % N_SETS];
+    fwd_out *o = &r->out[iter % N_SETS];
+    return cuda_backend_forward_mode(r->b, s->rows, s->n, o->K, o->logits, o->act, r->use_graph,
+                                     err);
+}
+
+static json_t *latency_json(const double *ms, int n)
+{
+    double lo = ms[0], hi = ms[0];
+    json_t *groups = json_array();
+    for (int i = 0; i < n; i++) {
+        lo = fmin(lo, ms[i]);
+        hi = fmax(hi, ms[i]);
+        json_array_append_new(groups, json_real(ms[i]));
+    }
+    return json_pack("{s:f, s:f, s:f, s:o}", "median_ms", median(ms, n), "min_group_ms", lo,
+                     "max_group_ms", hi, "group_means_ms", groups);
+}
+
+static int in_warm(cuda_bucket k, const cuda_bucket *warm, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cuda_bucket w = cuda_bucket_for(warm[i].rows, warm[i].tokens, 1);
+        if (w.rows == k.rows && w.tokens == k.tokens && w.slots == k.slots)
+            return 1;
+    }
+    return 0;
+}
+
+/* A fwd_out restricted to its first n rows (shares storage). */
+static fwd_out head_rows(const fwd_out *o, int n)
+{
+    fwd_out h = *o;
+    h.n = n;
+    return h;
+}
+
+static int check_shape(const laya_checkpoint *ck, laya_backend *b, laya_backend **cpu,
+                       int threads, cuda_bucket shape, int idx, int cpu_rows,
+                       const cuda_bucket *warm, int n_warm, json_t *shapes, layad_error *err)
+{
+    synth_set sets[N_SETS] = {{0}};
+    fwd_out out[N_SETS] = {{0}}, eager = {0}, cpu_out = {0};
+    int rc = -1;
+    for (int i = 0; i < N_SETS; i++)
+        if (synth_uniform(&sets[i], &ck->cfg, shape.rows, shape.tokens, 3,
+                          1000 + 10 * idx + i, err) ||
+            fwd_out_alloc(&out[i], shape.rows, 3, err))
+            goto out;
+    if (fwd_out_alloc(&eager, shape.rows, 3, err))
+        goto out;
+    cuda_bucket k = cuda_bucket_for(shape.rows, shape.tokens, 3);
+    const int warmed = in_warm(k, warm, n_warm);
+    shape_run run = {b, sets, out, 1};
+    /* first call: a graph capture unless warmed */
+    double t0 = wall_ms();
+    if (one_forward(&run, 0, err))
+        goto out;
+    const double first_ms = wall_ms() - t0;
+    double g_ms[5], e_ms[5];
+    if (time_groups(one_forward, &run, 10, 5, 30, g_ms, err))
+        goto out;
+    run.use_graph = 0;
+    if (time_groups(one_forward, &run, 10, 5, 30, e_ms, err))
+        goto out;
+    /* deltas on set 0: graph (out[0] from the last graph pass is overwritten by
+     * eager passes, so run each once more) */
+    if (cuda_backend_forward_mode(b, sets[0].rows, sets[0].n, 3, out[0].logits, out[0].act, 1,
+                                  err) ||
+        cuda_backend_forward_mode(b, sets[0].rows, sets[0].n, 3, eager.logits, eager.act, 0, err))
+        goto out;
+    delta_stats ge[3] = {0}, geall = {0}, gc[3] = {0}, gcall = {0}, ec[3] = {0}, ecall = {0};
+    delta_accum(ge, &geall, &ck->cfg, sets[0].rows, &eager, &out[0], 1e-2);
+    const int nc = cpu_rows < shape.rows ? cpu_rows : shape.rows;
+    if (nc > 0) {
+        if (!*cpu && !(*cpu = cpu_backend_create(ck, 8, threads, err)))
+            goto out;
+        if (fwd_out_alloc(&cpu_out, nc, 3, err) ||
+            (*cpu)->ops->forward(*cpu, sets[0].rows, nc, 3, cpu_out.logits, cpu_out.act, err))
+            goto out;
+        fwd_out g = head_rows(&out[0], nc), e = head_rows(&eager, nc);
+        delta_accum(gc, &gcall, &ck->cfg, sets[0].rows, &cpu_out, &g, 1e-2);
+        delta_accum(ec, &ecall, &ck->cfg, sets[0].rows, &cpu_out, &e, 1e-2);
+    }
+    const int identical = fwd_out_identical(&eager, &out[0]);
+    printf("  %3dx%-4d bucket %3dx%-4d %-9s first %8.2f ms  graph %8.3f ms  eager %8.3f ms  "
+           "graph==eager %s  max|dp| vs cpu %.2e  max|dlogit| %.2e\n",
+           shape.rows, shape.tokens, k.rows, k.tokens, warmed ? "(warm)" : "(not warm)", first_ms,
+           median(g_ms, 5), median(e_ms, 5), identical ? "bitwise" : "DIFFERS", gcall.max_dp,
+           gcall.max_dlogit);
+    char hash[24];
+    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(&sets[0]));
+    json_array_append_new(
+        shapes,
+        json_pack("{s:i, s:i, s:{s:i, s:i, s:i}, s:b, s:f, s:o, s:o, s:b, s:{s:o, s:o, s:o}, "
+                  "s:i, s:s}",
+                  "rows", shape.rows, "tokens", shape.tokens, "bucket", "rows", k.rows, "tokens",
+                  k.tokens, "slots", k.slots, "warm_up_shape", warmed, "first_call_ms", first_ms,
+                  "graph_latency", latency_json(g_ms, 5), "eager_latency", latency_json(e_ms, 5),
+                  "graph_bit_identical_to_eager", identical, "max_abs_deltas",
+                  "graph_vs_eager", delta_json(ge, &geall), "graph_vs_cpu_fp32",
+                  delta_json(gc, &gcall), "eager_vs_cpu_fp32", delta_json(ec, &ecall),
+                  "cpu_rows_compared", nc, "input_hash", hash));
+    rc = 0;
+out:
+    for (int i = 0; i < N_SETS; i++) {
+        synth_free(&sets[i]);
+        fwd_out_free(&out[i]);
+    }
+    fwd_out_free(&eager);
+    fwd_out_free(&cpu_out);
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},  {"dtype", required_argument, 0, 'd'},
+        {"warm", required_argument, 0, 'w'},   {"shapes", required_argument, 0, 's'},
+        {"cpu-rows", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
+        {"device", required_argument, 0, 'D'}, {"out", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *model = NULL, *warm_s = "1x96,1x512,8x512", *shapes_s = "1x83,8x512,4x200,2x300";
+    const char *out = "results.json";
+    int dtype = CUDA_DT_FP16, cpu_rows = 2, threads = 0, device = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'd':
+            if (cuda_dtype_parse(optarg, &dtype)) {
+                fprintf(stderr, "check: unknown dtype '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'w': warm_s = optarg; break;
+        case 's': shapes_s = optarg; break;
+        case 'c': cpu_rows = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
+        case 'D': device = atoi(optarg); break;
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!model) {
+        usage(stderr);
+        return 2;
+    }
+    if (cuda_device_count() == 0) {
+        printf("SKIP: no CUDA device%s\n", LAYAD_CUDA ? "" : " (built without CUDA)");
+        return 0;
+    }
+    layad_error err = {0};
+    cuda_bucket warm[MAX_SHAPES], shapes[MAX_SHAPES];
+    int n_warm = cuda_bucket_list_parse(warm_s, warm, MAX_SHAPES, &err);
+    int n_shapes = n_warm < 0 ? -1 : cuda_bucket_list_parse(shapes_s, shapes, MAX_SHAPES, &err);
+    if (n_warm < 0 || n_shapes < 0) {
+        fprintf(stderr, "check: %s\n", err.msg);
+        return 2;
+    }
+    json_t *rep = json_object(), *shape_arr = json_array();
+    json_object_set_new(rep, "nvml_before", gpu_snapshot_json());
+    laya_checkpoint *ck = calloc(1, sizeof *ck);
+    laya_backend *b = NULL, *cpu = NULL;
+    int status = 2, opened = 0;
+    double t0 = wall_ms();
+    if (!ck || checkpoint_open(ck, model, &err))
+        goto fail;
+    opened = 1;
+    const double load_ms = wall_ms() - t0;
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.device = device;
+    o.dtype = dtype;
+    o.warm = warm;
+    o.n_warm = n_warm;
+    t0 = wall_ms();
+    if (!(b = cuda_backend_create(ck, &o, &err)))
+        goto fail;
+    const double create_ms = wall_ms() - t0;
+    cuda_backend_info info;
+    if (cuda_backend_info_get(b, &info, &err))
+        goto fail;
+    printf("check: %s on %s (%s, %d SMs), %s\n", ck->dir, info.name, info.pci_bus_id,
+           info.sm_count, cuda_dtype_name(dtype));
+    printf("  load %.1f ms; upload %.1f ms for %.1f MB of weights; activations %.1f MB; "
+           "create total %.1f ms\n",
+           load_ms, info.upload_ms, info.weight_bytes / 1e6, info.act_bytes / 1e6, create_ms);
+    json_t *caps = json_array();
+    for (int i = 0; i < info.n_warm; i++) {
+        printf("  warm-up %dx%d(x%d slots): %.1f ms (eager run + capture + instantiate)\n",
+               info.warm[i].rows, info.warm[i].tokens, info.warm[i].slots,
+               info.warm_capture_ms[i]);
+        json_array_append_new(caps, json_pack("{s:i, s:i, s:i, s:f}", "rows", info.warm[i].rows,
+                                              "tokens", info.warm[i].tokens, "slots",
+                                              info.warm[i].slots, "ms", info.warm_capture_ms[i]));
+    }
+    json_object_set_new(
+        rep, "load",
+        json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:o}", "model", ck->dir,
+                  "model_sha256", ck->sha256, "checkpoint_open_ms", load_ms, "upload_ms",
+                  info.upload_ms, "weight_bytes", (json_int_t)info.weight_bytes, "activation_bytes",
+                  (json_int_t)info.act_bytes, "workspace_bytes", (json_int_t)info.workspace_bytes,
+                  "pinned_bytes", (json_int_t)info.pinned_bytes, "create_ms", create_ms,
+                  "init_before_warmup_ms", info.init_ms, "warm_up_captures", caps));
+    json_object_set_new(
+        rep, "device",
+        json_pack("{s:i, s:s, s:s, s:s, s:i, s:I, s:s, s:s}", "index", info.device, "name",
+                  info.name, "pci_bus_id", info.pci_bus_id, "compute_capability",
+                  info.sm_major == 9 ? "9.0" : "other", "sm_count", info.sm_count,
+                  "memory_total_bytes", (json_int_t)info.mem_total, "dtype",
+                  cuda_dtype_name(dtype), "kernels",
+                  "ahead of time: nvcc sm_90a SASS + compute_90 PTX; no NVRTC linked"));
+    for (int i = 0; i < n_shapes; i++)
+        if (check_shape(ck, b, &cpu, threads, shapes[i], i, cpu_rows, warm, n_warm, shape_arr,
+                        &err))
+            goto fail;
+    json_object_set_new(rep, "shapes", shape_arr);
+    shape_arr = NULL;
+    cuda_backend_stats st;
+    cuda_backend_stats_get(b, &st);
+    json_object_set_new(rep, "graph_cache",
+                        json_pack("{s:I, s:I, s:I, s:i}", "hits", (json_int_t)st.graph_hits,
+                                  "misses", (json_int_t)st.graph_misses, "evictions",
+                                  (json_int_t)st.graph_evictions, "cached", st.graphs_cached));
+    usleep(1200 * 1000); /* let the NVML thread refresh after the work */
+    json_object_set_new(rep, "nvml_after", gpu_snapshot_json());
+    if (json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {
+        fprintf(stderr, "check: cannot write %s\n", out);
+        goto done;
+    }
+    printf("check: wrote %s\n", out);
+    status = 0;
+    goto done;
+fail:
+    fprintf(stderr, "check: %s\n", err.msg);
+done:
+    json_decref(shape_arr);
+    json_decref(rep);
+    if (cpu)
+        cpu->ops->destroy(cpu);
+    if (b)
+        b->ops->destroy(b);
+    if (opened)
+        checkpoint_close(ck);
+    free(ck);
+    return status;
+}
