@@ -8,7 +8,8 @@
  * path: the whole model runs on it in CI, and the GPU kernels are tested
  * against it.
  *
- * Layouts: row-major; tokens are laid out padded, [B, L] -> M = B*L rows.
+ * Layouts: row-major; tokens packed (varlen), row r of a batch at slots
+ * [cu[r], cu[r+1]) (kernels/cuda.h says the same for the GPU).
  * Linear weights are PyTorch-style W[N, K] (y = x W^T + b).
  */
 #ifndef LAYAD_KERNELS_CPU_H
@@ -56,21 +57,31 @@ void kn_rope_tables(float *cos_tab, float *sin_tab, int max_pos, double theta);
 void kn_cpu_rope(float *qkv, int M, int D, const int32_t *pos,
                  const float *cos_tab, const float *sin_tab);
 
-/* Multi-head attention over packed qkv [B*L, 3D] -> out [B*L, D], heads of 64,
- * scale 1/8. Query i of row b sees key j iff j < lens[b] and (window < 0 ||
- * |i - j| <= window). Online softmax in fp32 over key tiles; a query with no
- * visible key (including every query of a row with lens[b] == 0) gets zeros.
- * Query rows past lens[b] follow the same rule and stay finite. */
-void kn_cpu_attention(const float *qkv, float *out, int B, int L, int D,
-                      const int32_t *lens, int window);
+/* Query tile of the attention kernels; a packed batch of R rows in T slots needs
+ * at most kn_attention_tiles_cap(T, R) tiles (each row: ceil(len / KN_ATT_TQ)). */
+#define KN_ATT_TQ 64
+static inline int kn_attention_tiles_cap(int T, int R) { return T / KN_ATT_TQ + R; }
 
-/* kn_cpu_attention for a subset of queries: row b's queries are the positions
- * qsel[b*nq + t] (t < nq, each < L), written to out[(b*nq + t), :]; keys and
- * values still span the whole row (the last head layer needs only CLS and the
- * markers). Same algorithm and masks, so each selected output equals the
- * corresponding kn_cpu_attention output bit for bit. */
-void kn_cpu_attention_select(const float *qkv, float *out, int B, int L, int D,
-                             const int32_t *lens, int window, const int32_t *qsel, int nq);
+/* Fills tiles[2*i] = row, tiles[2*i+1] = first query (absolute slot) for every
+ * query tile of the rows cu[0..R] (host memory), then row = -1 up to cap
+ * entries. Returns the number of live tiles, or -1 if cap is too small. The
+ * CPU and GPU attention both take this list (host code, kernels/attention_cpu.c). */
+int kn_attention_tiles(const int32_t *cu, int R, int32_t *tiles, int cap);
+
+/* Multi-head attention over packed qkv [T, 3D] -> out [T, D], heads of 64,
+ * scale 1/8, over the query tiles of kn_attention_tiles (kernels/cuda.h; tiles
+ * with row < 0 skipped). Query i of row r sees key j iff cu[r] <= j < cu[r+1]
+ * and (window < 0 || |i - j| <= window). Online softmax in fp32 over key tiles
+ * aligned to the row start; a query with no visible key gets zeros. */
+void kn_cpu_attention(const float *qkv, float *out, int T, int D, const int32_t *cu,
+                      const int32_t *tiles, int n_tiles, int window);
+
+/* kn_cpu_attention for selected queries: query g is slot qpos[g] of row qrow[g]
+ * (qrow < 0: zeros), written to out[g, :]; keys and values span the whole row.
+ * Same algorithm and masks, so each output equals kn_cpu_attention's for that
+ * slot bit for bit. */
+void kn_cpu_attention_select(const float *qkv, float *out, int D, const int32_t *cu, int window,
+                             const int32_t *qrow, const int32_t *qpos, int G);
 
 /* ---- gathers and decision-head ops (laya-model.md §5) ---- */
 
@@ -78,23 +89,24 @@ void kn_cpu_attention_select(const float *qkv, float *out, int B, int L, int D,
  * valid rows of table (the caller checks them against the vocabulary). */
 void kn_cpu_embed(const float *table, const int32_t *ids, float *out, int M, int D);
 
-/* h[b, t, :] += type_emb[qtype[b], :] for every t < L (pads included). */
-void kn_cpu_add_type_emb(float *h, const float *type_emb, const int32_t *qtype,
-                         int B, int L, int D);
+/* h[m, :] += type_emb[ttype[m], :] for m < M (ttype: each slot's row's type). */
+void kn_cpu_add_type_emb(float *h, const float *type_emb, const int32_t *ttype, int M, int D);
 
-/* out[b*K + k, :] = h[b, pos[b*K + k], :]; pos indexes within row b. */
-void kn_cpu_gather_rows(const float *h, const int32_t *pos, float *out,
-                        int B, int L, int K, int D);
+/* out[g, :] = h[idx[g], :] for g < G. */
+void kn_cpu_gather_rows(const float *h, const int32_t *idx, float *out, int G, int D);
 
 /* logits[i] = mask[i] ? dot(x[i, :], w) + bias : -1e4, x is [n, D]. */
 void kn_cpu_scorer_tail(const float *x, const float *w, float bias, const uint8_t *mask,
                         float *logits, int n, int D);
 
-/* feats[b] = [top1, top1 - top2, entropy / ln(k), k / 255] from the
- * uncalibrated softmax of logits[b, 0:K] (all K slots), k = max(2, #mask). */
-void kn_cpu_conf_features(const float *logits, const uint8_t *mask, float *feats, int B, int K);
+/* feats[r] = [top1, top1 - top2, entropy / ln(k), k / 255] from the
+ * uncalibrated softmax of logits[goff[r] .. goff[r+1]) (the row's CLS slot and
+ * markers), k = max(2, #mask); an empty row gets zeros. */
+void kn_cpu_conf_features(const float *logits, const uint8_t *mask, const int32_t *goff,
+                          float *feats, int R);
 
-/* out[b] = concat(h[b, 0, :], feats[b, 0:4]) -> [B, D + 4]. */
-void kn_cpu_act_input(const float *h, const float *feats, float *out, int B, int L, int D);
+/* out[r] = concat(h[goff[r], :], feats[r, 0:4]) -> [R, D + 4]; empty rows get zeros. */
+void kn_cpu_act_input(const float *h, const float *feats, const int32_t *goff, float *out, int R,
+                      int D);
 
 #endif

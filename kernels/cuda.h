@@ -14,7 +14,10 @@
  * in tests/gpu_kernels.c compare the two on identical inputs.
  *
  * Conventions (all pointers are device pointers unless said otherwise):
- *   - row-major; tokens laid out padded, [B, L] -> M = B*L rows;
+ *   - row-major; tokens packed (varlen): a batch's rows lie back to back in
+ *     T token slots, row r at [cu[r], cu[r+1]) (cu: int32 [R+1], cu[0] = 0,
+ *     nondecreasing, cu[R] <= T); the slots past cu[R] are padding: per-token
+ *     kernels compute them (finite garbage), nothing reads them into a row;
  *   - linear weights PyTorch-style W[N, K] in the serving dtype (y = x W^T + b);
  *   - vector parameters (biases, LayerNorm weight/bias, type embedding, the
  *     scorer's last row) in fp32: they are small and the reference is fp32;
@@ -45,11 +48,15 @@ typedef enum kn_dtype { KN_F16 = 0, KN_BF16 = 1, KN_F32 = 2 } kn_dtype;
 /* Bytes per element of a dtype; 0 for an unknown one. */
 size_t kn_dtype_size(kn_dtype dt);
 
-/* Programmatic dependent launch of our kernels (kernels/cuda_util.cuh: each may
- * be scheduled while its predecessor runs and waits at its first statement).
- * On by default; off (0) launches them plainly. Process-wide: set it before
- * any launch, for the benchmark's same-run comparison. */
-void kn_set_pdl(int on);
+/* Where a launcher enqueues: the stream, and whether our kernels use
+ * programmatic dependent launch there (kernels/cuda_util.cuh: each may be
+ * scheduled while its predecessor runs and waits at its first statement).
+ * The backend owns one (its field), so two backends in one process may differ;
+ * pdl = 0 launches plainly (the benchmark's same-run comparison). */
+typedef struct kn_stream {
+    cudaStream_t s;
+    int pdl;
+} kn_stream;
 const char *kn_dtype_name(kn_dtype dt); /* "fp16", "bf16", "fp32" */
 
 /* The last failure of a launcher on this thread ("file:line: statement: error"),
@@ -61,7 +68,7 @@ const char *kn_cuda_last_error(void);
 /* dst[i] = (dst dtype) src[i] for i < n, round to nearest even (f32 -> 16-bit,
  * f16 <-> bf16 via f32). Used to upload weights in the serving dtype and by the
  * tests. src and dst must not overlap. */
-int kn_convert(cudaStream_t s, const void *src, kn_dtype sdt, void *dst, kn_dtype ddt, size_t n);
+int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype ddt, size_t n);
 
 /* ---- GEMM: Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]) ----------------------- */
 
@@ -99,13 +106,13 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  * 16-bit PyTorch Linear). kn_gemm_ex takes the bias in wdt and skips that.
  * A context's GEMMs must be issued on one stream at a time (shared scratch).
  */
-int kn_gemm(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt,
+int kn_gemm(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
             const void *W, kn_dtype wdt, const float *bias, void *Y, kn_dtype ydt,
             int M, int N, int K, int epi);
 
 /* kn_gemm with the bias in bdt: KN_F32 (as kn_gemm) or wdt (16-bit, no
  * conversion launch when Y has that dtype too). */
-int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt,
+int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
                const void *W, kn_dtype wdt, const void *bias, kn_dtype bdt, void *Y,
                kn_dtype ydt, int M, int N, int K, int epi);
 
@@ -123,7 +130,7 @@ void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
  * tuning on, the shape's candidates are timed on them on stream s (the only
  * launches it makes, once per shape); without, nothing is launched. */
 int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt,
-                    int M, int N, int K, int epi, int has_bias, cudaStream_t s, const void *X,
+                    int M, int N, int K, int epi, int has_bias, kn_stream ks, const void *X,
                     const void *W, void *Y);
 
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
@@ -132,14 +139,14 @@ int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *
 
 /* The own GEMM kernel alone (no cuBLASLt), same contract as kn_gemm; for the
  * tests and the benchmark. */
-int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
+int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                 const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi);
 
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F]; U [M, 2F] and out in dt (16-bit),
  * math in fp32, one pass over U. */
-int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, int M, int F);
+int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int M, int F);
 
 /* ---- LayerNorm with residual ------------------------------------------------ */
 
@@ -152,7 +159,7 @@ int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, int M, int F
  *   y32[m] = y       if y32 != NULL (y32 may equal r: in-place normalization).
  * r, w, b, y32 fp32. At least one of y16, y32.
  */
-int kn_layernorm(cudaStream_t s, float *r, const void *x, kn_dtype xdt,
+int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
                  const float *w, const float *b, void *y16, kn_dtype ydt, float *y32,
                  int M, int D, float eps);
 
@@ -161,69 +168,77 @@ int kn_layernorm(cudaStream_t s, float *r, const void *x, kn_dtype xdt,
 /* Fills cos_tab/sin_tab [max_pos, 32] (fp32) on the device, the CPU's formula
  * (kn_rope_tables): inv_freq[j] = (float)(1 / theta^(2j/64)), angle =
  * (float)pos * inv_freq[j]. Call once at load. */
-int kn_rope_tables_gpu(cudaStream_t s, float *cos_tab, float *sin_tab, int max_pos, double theta);
+int kn_rope_tables_gpu(kn_stream ks, float *cos_tab, float *sin_tab, int max_pos, double theta);
 
 /* Rotate-half RoPE in place on the Q block [0, D) and K block [D, 2D) of
  * qkv [M, 3D] (dt), V untouched, heads of 64; row m has position pos[m]
  * (0 <= pos[m] < max_pos of the tables); math in fp32. D % 64 == 0. */
-int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
+int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
             const float *cos_tab, const float *sin_tab);
 
 /* ---- attention ---------------------------------------------------------------- */
 
+/* The query tiles (kn_attention_tiles, KN_ATT_TQ) are in kernels/cpu.h. */
+
 /*
- * Multi-head attention over packed qkv [B*L, 3D] (dt; Q | K | V, heads of 64,
- * D % 64 == 0) -> out [B*L, D] (dt). Query i of row b sees key j iff
- * j < lens[b] and (window < 0 || |i - j| <= window); scale 1/8; online softmax
- * in fp32 over key tiles of 64; key tiles wholly outside the window or past
- * lens[b] are skipped. A query with no visible key (every query of a row with
- * lens[b] == 0, or a pad query far past the last key in a sliding layer) gets
- * zeros; all outputs are finite. lens: int32 [B] on the device, 0 <= lens[b] <= L.
+ * Multi-head attention over packed qkv [T, 3D] (dt; Q | K | V, heads of 64,
+ * D % 64 == 0) -> out [T, D] (dt). Launches n_tiles tiles (the list of
+ * kn_attention_tiles, on the device); a tile with row < 0 returns at once.
+ * Query i of row r sees key j iff cu[r] <= j < cu[r+1] and (window < 0 ||
+ * |i - j| <= window) (absolute slots); scale 1/8; online softmax in fp32 over
+ * key tiles of 64, aligned to the row start; key tiles wholly outside the
+ * window are skipped. Only the rows' own query slots are written.
  */
-int kn_attention(cudaStream_t s, kn_dtype dt, const void *qkv, void *out,
-                 int B, int L, int D, const int32_t *lens, int window);
+int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
+                 const int32_t *cu, const int32_t *tiles, int n_tiles, int window);
 
 /* The same attention for a selection of queries (the last head layer needs only
- * the CLS and marker rows): row b's queries are the positions qsel[b*nq + t]
- * (t < nq, 0 <= qsel < L; int32 on the device), written to out[b*nq + t, :]
- * (out [B*nq, D], dt); keys and values still span the whole row. Same masks as
- * kn_attention (kn_cpu_attention_select is its CPU sibling). */
-int kn_attention_select(cudaStream_t s, kn_dtype dt, const void *qkv, void *out,
-                        int B, int L, int D, const int32_t *lens, int window,
-                        const int32_t *qsel, int nq);
+ * the CLS and marker rows): selected query g < G is slot qpos[g] of row qrow[g]
+ * (int32 on the device), written to out[g, :] (out [G, D], dt); qrow[g] < 0
+ * writes zeros. Keys and values span the whole row. Each output equals
+ * kn_attention's output of that slot bit for bit. */
+int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int D,
+                        const int32_t *cu, int window, const int32_t *qrow,
+                        const int32_t *qpos, int G);
 
 /* ---- decision-head and embedding ops ------------------------------------------ */
 
 /* Embedding + its LayerNorm (no bias in the encoder; b may be NULL):
  * r[m] = table[ids[m]] (fp32), then y16 / y32 = LN(r[m]) as kn_layernorm.
  * table [V, D] in tdt (16-bit); ids int32 [M], 0 <= ids[m] < V. */
-int kn_embed_layernorm(cudaStream_t s, const int32_t *ids, const void *table, kn_dtype tdt,
+int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *table, kn_dtype tdt,
                        int V, const float *w, const float *b, float *r,
                        void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
 
-/* h[b, t, :] += type_emb[qtype[b], :] for every t < L (pads included);
- * h fp32 [B*L, D], type_emb fp32 [n_types, D], qtype int32 [B] in [0, n_types). */
-int kn_add_type_emb(cudaStream_t s, float *h, const float *type_emb, const int32_t *qtype,
-                    int B, int L, int D);
+/* h[m, :] += type_emb[ttype[m], :] for m < M: ttype int32 [M] is each slot's
+ * row's question type (0 for padding slots); h fp32 [M, D], type_emb fp32
+ * [n_types, D]. */
+int kn_add_type_emb(kn_stream ks, float *h, const float *type_emb, const int32_t *ttype,
+                    int M, int D);
 
-/* out[b*K + k, :] = h[b, pos[b*K + k], :], pos indexes within row b
- * (0 <= pos < L). h and out in dt (any of the three). */
-int kn_gather_rows(cudaStream_t s, kn_dtype dt, const void *h, const int32_t *pos, void *out,
-                   int B, int L, int K, int D);
+/* out[g, :] = h[idx[g], :] for g < G (idx int32, absolute rows of h). h and
+ * out in dt (any of the three). */
+int kn_gather_rows(kn_stream ks, kn_dtype dt, const void *h, const int32_t *idx, void *out,
+                   int G, int D);
 
 /* logits[i] = mask[i] ? dot(x[i, :], w) + bias[0] : -1e4 (fp32), x [n, D] in xdt
  * (any of the three), w fp32 [D], bias fp32 [1] on the device. */
-int kn_scorer_tail(cudaStream_t s, const void *x, kn_dtype xdt, const float *w,
+int kn_scorer_tail(kn_stream ks, const void *x, kn_dtype xdt, const float *w,
                    const float *bias, const uint8_t *mask, float *logits, int n, int D);
 
-/* feats[b] = [top1, top1 - top2, entropy / ln(k), k / 255] from the softmax of
- * logits[b, 0:K] (all K slots, fp32), k = max(2, #mask[b, :]); top2 = 0 if K == 1. */
-int kn_conf_features(cudaStream_t s, const float *logits, const uint8_t *mask, float *feats,
-                     int B, int K);
+/* Row r's gathered slots are goff[r] .. goff[r+1]-1 (goff int32 [R+1]): its
+ * CLS slot (mask 0), then its markers (mask 1). feats[r] = [top1, top1 - top2,
+ * entropy / ln(k), k / 255] from the softmax of logits over the row's slots
+ * (fp32), k = max(2, #mask); top2 = 0 with a single slot; an empty row
+ * (goff[r] == goff[r+1], padding) gets zeros. Masked slots hold -1e4, so the
+ * result equals that over any number of extra masked slots, bit for bit. */
+int kn_conf_features(kn_stream ks, const float *logits, const uint8_t *mask,
+                     const int32_t *goff, float *feats, int R);
 
-/* out[b] = concat(h[b*L + 0, :], feats[b, 0:4]) -> [B, D + 4] in odt; h fp32. */
-int kn_act_input(cudaStream_t s, const float *h, const float *feats, void *out, kn_dtype odt,
-                 int B, int L, int D);
+/* out[r] = concat(h[goff[r], :], feats[r, 0:4]) -> [R, D + 4] in odt; h fp32
+ * gathered rows; an empty row (goff[r] == goff[r+1]) gets zeros. */
+int kn_act_input(kn_stream ks, const float *h, const float *feats, const int32_t *goff,
+                 void *out, kn_dtype odt, int R, int D);
 
 #ifdef __cplusplus
 }
