@@ -1,19 +1,23 @@
 /*
  * attention_cpu.c - multi-head attention over the packed QKV buffer, CPU fp32.
  *
- * qkv is [B*L, 3D] (Q | K | V, heads of 64 inside each block), out is [.., D].
- * Query i of row b sees key j iff j < lens[b] and (window < 0 || |i - j| <= window)
- * (key padding mask, inclusive sliding window). Scale 1/8 = 1/sqrt(64).
+ * qkv is [T, 3D] (Q | K | V, heads of 64 inside each block), out is [T, D],
+ * rows packed back to back: row r holds slots [cu[r], cu[r+1]). Query i of row
+ * r sees key j of the same row iff (window < 0 || |i - j| <= window)
+ * (inclusive sliding window). Scale 1/8 = 1/sqrt(64).
  *
  * Algorithm (shared with the CUDA sibling, flash-attention style):
- *   - Work item = (row b, head h, query tile of ATT_TQ = 64 queries). Items are
- *     independent; OpenMP splits them statically (thread-count independent).
- *   - Keys are walked in tiles of ATT_TK = 64 aligned at j = 0 (tile t covers
- *     [64t, 64t + 64)). Tile predicate: tiles outside [0, lens[b]) or outside
- *     the query tile's window band are skipped whole; element predicate: the
- *     visibility rule above, per (i, j). A skipped tile and a tile with no
- *     visible key for query i leave that query's state untouched, so padding
- *     (a larger L) never changes a result.
+ *   - Work item = (query tile, head h): a tile is ATT_TQ = 64 queries of one
+ *     row, from the host-built list of kn_attention_tiles (row, first slot),
+ *     the same list the CUDA kernel's grid walks. Items are independent;
+ *     OpenMP splits them statically (thread-count independent).
+ *   - Keys are walked in tiles of ATT_TK = 64 aligned at the row start (tile t
+ *     covers row positions [64t, 64t + 64)). Tile predicate: tiles past the row
+ *     or outside the query tile's window band are skipped whole; element
+ *     predicate: the visibility rule above, per (i, j). A skipped tile and a
+ *     tile with no visible key for query i leave that query's state untouched,
+ *     so neither the row's place in the batch nor its neighbours change a
+ *     result: a row packed with others is bit-identical to the row alone.
  *   - Scores of a (query tile, key tile) pair are computed as one small block,
  *     S = Q K^T * 0.125, in 3 x 4 register micro-tiles (partial micro-tiles read
  *     clamped rows and discard them); each dot product is 8 lane partial sums
@@ -22,11 +26,10 @@
  *   - Online softmax per query in fp32: per tile m' = max(m, max_j s_j); alpha = exp(m - m') (0 while m is
  *     -inf); l = l * alpha + sum_j exp(s_j - m'); acc = acc * alpha +
  *     sum_j exp(s_j - m') v_j (j ascending). At the end out = acc / l, or 0 when
- *     l == 0: a query with no visible key (every query of a row with lens[b] == 0,
- *     a padding query farther than the window from the last real key) gets
- *     finite zeros, never NaN.
+ *     l == 0: a query with no visible key gets finite zeros, never NaN.
  * A query selection (kn_cpu_attention_select) runs the same algorithm for a
- * subset of query positions per row: keys and values still span the row.
+ * list of (row, slot) queries, grouped by row: keys and values still span
+ * the row.
  */
 #include <math.h>
 #include <stddef.h>
@@ -57,12 +60,17 @@ typedef float v8f __attribute__((vector_size(ATT_VL * sizeof(float))));
 typedef struct att_args {
     const float *qkv;
     float *out;
-    int B, L, D;
-    const int32_t *lens;
+    int D;
+    const int32_t *cu;
     int window;
-    const int32_t *qsel; /* NULL: queries 0..L-1; else nq positions per row */
-    int nq;              /* queries per row */
 } att_args;
+
+/* One work item: tq (<= ATT_TQ) queries of row r, head h; query t is row
+ * position qi[t] and writes output row oi[t]. */
+typedef struct att_item_q {
+    int r, h, tq;
+    int qi[ATT_TQ], oi[ATT_TQ];
+} att_item_q;
 
 /* S[t][c] = (q_t . k_c) * 0.125 for a 3 x 4 micro-tile of (query, key) pairs:
  * each dot is 8 lane partial sums (lane l sums d = l mod 8) reduced lane 0..7,
@@ -99,20 +107,18 @@ static inline void scores_3x4(const float *const qr[3], const float *const kr[4]
     }
 }
 
-/* One (b, h, query tile) work item. */
-ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, int b, int h, int t0)
+/* One work item (see att_item_q); positions are relative to the row start. */
+ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, const att_item_q *w)
 {
-    const int D3 = 3 * a->D;
-    const int len = a->lens[b] < a->L ? a->lens[b] : a->L;
-    const int tq = a->nq - t0 < ATT_TQ ? a->nq - t0 : ATT_TQ;
-    const float *base = a->qkv + (size_t)b * a->L * D3;
-    const float *qbase = base + (size_t)h * KN_HEAD_DIM;
+    const int D3 = 3 * a->D, tq = w->tq;
+    const int len = a->cu[w->r + 1] - a->cu[w->r];
+    const int *qi = w->qi;
+    const float *base = a->qkv + (size_t)a->cu[w->r] * D3;
+    const float *qbase = base + (size_t)w->h * KN_HEAD_DIM;
     const float *kbase = qbase + a->D, *vbase = qbase + 2 * (size_t)a->D;
     float m[ATT_TQ], l[ATT_TQ], acc[ATT_TQ][KN_HEAD_DIM], S[ATT_TQ][ATT_TK];
-    int qi[ATT_TQ];
     int qmin = 0x7fffffff, qmax = -1;
     for (int t = 0; t < tq; t++) {
-        qi[t] = a->qsel ? a->qsel[(size_t)b * a->nq + t0 + t] : t0 + t;
         qmin = qi[t] < qmin ? qi[t] : qmin;
         qmax = qi[t] > qmax ? qi[t] : qmax;
         m[t] = -INFINITY;
@@ -189,36 +195,72 @@ ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, int b, int h, in
         }
     }
     for (int t = 0; t < tq; t++) {
-        float *dst = a->out + ((size_t)b * a->nq + t0 + t) * a->D + (size_t)h * KN_HEAD_DIM;
+        float *dst = a->out + (size_t)w->oi[t] * a->D + (size_t)w->h * KN_HEAD_DIM;
         for (int d = 0; d < KN_HEAD_DIM; d++)
             dst[d] = l[t] > 0.0f ? acc[t][d] / l[t] : 0.0f;
     }
 }
 
-static void att_run(const att_args *a)
+int kn_attention_tiles(const int32_t *cu, int R, int32_t *tiles, int cap)
 {
-    const int H = a->D / KN_HEAD_DIM;
-    const int nt = (a->nq + ATT_TQ - 1) / ATT_TQ;
-    const long items = (long)a->B * H * nt;
+    int n = 0;
+    for (int r = 0; r < R; r++)
+        for (int q = cu[r]; q < cu[r + 1]; q += ATT_TQ) {
+            if (n >= cap)
+                return -1;
+            tiles[2 * n] = r;
+            tiles[2 * n + 1] = q;
+            n++;
+        }
+    for (int i = n; i < cap; i++) {
+        tiles[2 * i] = -1;
+        tiles[2 * i + 1] = 0;
+    }
+    return n;
+}
+
+void kn_cpu_attention(const float *qkv, float *out, int T, int D, const int32_t *cu,
+                      const int32_t *tiles, int n_tiles, int window)
+{
+    (void)T;
+    const att_args a = {qkv, out, D, cu, window};
+    const int H = D / KN_HEAD_DIM;
+    const long items = (long)n_tiles * H;
 #pragma omp parallel for schedule(static)
     for (long it = 0; it < items; it++) {
-        int t = (int)(it % nt);
-        int h = (int)((it / nt) % H);
-        int b = (int)(it / ((long)nt * H));
-        att_item(a, b, h, t * ATT_TQ);
+        const int i = (int)(it / H), r = tiles[2 * i], q0 = tiles[2 * i + 1];
+        if (r < 0)
+            continue;
+        att_item_q w = {.r = r, .h = (int)(it % H)};
+        const int end = cu[r + 1];
+        w.tq = end - q0 < ATT_TQ ? end - q0 : ATT_TQ;
+        for (int t = 0; t < w.tq; t++) {
+            w.qi[t] = q0 - cu[r] + t;
+            w.oi[t] = q0 + t;
+        }
+        att_item(&a, &w);
     }
 }
 
-void kn_cpu_attention(const float *qkv, float *out, int B, int L, int D,
-                      const int32_t *lens, int window)
+/* Selected queries: one item per (query, head). A score does not depend on the
+ * tile it was computed in, so this equals kn_cpu_attention's output bit for
+ * bit; the head's last layer selects only a few queries per row. */
+void kn_cpu_attention_select(const float *qkv, float *out, int D, const int32_t *cu, int window,
+                             const int32_t *qrow, const int32_t *qpos, int G)
 {
-    att_args a = {qkv, out, B, L, D, lens, window, NULL, L};
-    att_run(&a);
-}
-
-void kn_cpu_attention_select(const float *qkv, float *out, int B, int L, int D,
-                             const int32_t *lens, int window, const int32_t *qsel, int nq)
-{
-    att_args a = {qkv, out, B, L, D, lens, window, qsel, nq};
-    att_run(&a);
+    const att_args a = {qkv, out, D, cu, window};
+    const int H = D / KN_HEAD_DIM;
+    const long items = (long)G * H;
+#pragma omp parallel for schedule(static)
+    for (long it = 0; it < items; it++) {
+        const int g = (int)(it / H), h = (int)(it % H);
+        if (qrow[g] < 0) {
+            memset(out + (size_t)g * D + (size_t)h * KN_HEAD_DIM, 0, sizeof(float) * KN_HEAD_DIM);
+            continue;
+        }
+        att_item_q w = {.r = qrow[g], .h = h, .tq = 1};
+        w.qi[0] = qpos[g] - cu[w.r];
+        w.oi[0] = g;
+        att_item(&a, &w);
+    }
 }

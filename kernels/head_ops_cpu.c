@@ -9,10 +9,12 @@
  *   - scorer tail: dot(x, w) with 8 fp32 lane partial sums (lane l sums i = l
  *     mod 8), reduced lane 0..7, then the D % 8 tail, then + bias (the GEMM's
  *     summation order, without FMA contraction).
- *   - confidence features: fp32 softmax over all K slots (max-subtracted, sum in
- *     slot order), entropy -sum p ln(max(p, 1e-9)) / ln(k) with k = max(2, live
- *     markers), top-2 of p (top2 = 0 when K == 1), as DecisionModel.forward does
- *     on the uncalibrated logits.
+ *   - confidence features: fp32 softmax over a row's gathered slots (its CLS
+ *     slot, masked to -1e4, then its markers; max-subtracted, sum in slot
+ *     order), entropy -sum p ln(max(p, 1e-9)) / ln(k) with k = max(2, live
+ *     markers), top-2 of p, as DecisionModel.forward does on the uncalibrated
+ *     logits. A masked slot has p = 0 exactly and adds exact zeros, so the
+ *     result equals upstream's over its padded K slots bit for bit.
  * Rows are split statically over OpenMP threads where a loop is worth it.
  */
 #include <math.h>
@@ -27,26 +29,21 @@ void kn_cpu_embed(const float *table, const int32_t *ids, float *out, int M, int
         memcpy(out + (size_t)m * D, table + (size_t)ids[m] * D, sizeof(float) * (size_t)D);
 }
 
-void kn_cpu_add_type_emb(float *h, const float *type_emb, const int32_t *qtype,
-                         int B, int L, int D)
+void kn_cpu_add_type_emb(float *h, const float *type_emb, const int32_t *ttype, int M, int D)
 {
 #pragma omp parallel for schedule(static)
-    for (long r = 0; r < (long)B * L; r++) {
-        const float *te = type_emb + (size_t)qtype[r / L] * D;
-        float *x = h + (size_t)r * D;
+    for (int m = 0; m < M; m++) {
+        const float *te = type_emb + (size_t)ttype[m] * D;
+        float *x = h + (size_t)m * D;
         for (int d = 0; d < D; d++)
             x[d] = x[d] + te[d];
     }
 }
 
-void kn_cpu_gather_rows(const float *h, const int32_t *pos, float *out,
-                        int B, int L, int K, int D)
+void kn_cpu_gather_rows(const float *h, const int32_t *idx, float *out, int G, int D)
 {
-    for (long r = 0; r < (long)B * K; r++) {
-        const long b = r / K;
-        memcpy(out + (size_t)r * D, h + ((size_t)b * L + (size_t)pos[r]) * D,
-               sizeof(float) * (size_t)D);
-    }
+    for (int g = 0; g < G; g++)
+        memcpy(out + (size_t)g * D, h + (size_t)idx[g] * D, sizeof(float) * (size_t)D);
 }
 
 void kn_cpu_scorer_tail(const float *x, const float *w, float bias, const uint8_t *mask,
@@ -72,15 +69,21 @@ void kn_cpu_scorer_tail(const float *x, const float *w, float bias, const uint8_
     }
 }
 
-void kn_cpu_conf_features(const float *logits, const uint8_t *mask, float *feats, int B, int K)
+void kn_cpu_conf_features(const float *logits, const uint8_t *mask, const int32_t *goff,
+                          float *feats, int R)
 {
-    for (int b = 0; b < B; b++) {
-        const float *z = logits + (size_t)b * K;
-        float *f = feats + (size_t)b * 4;
+    for (int r = 0; r < R; r++) {
+        const int g0 = goff[r], K = goff[r + 1] - goff[r];
+        const float *z = logits + g0;
+        float *f = feats + (size_t)r * 4;
+        if (K <= 0) {
+            memset(f, 0, 4 * sizeof *f);
+            continue;
+        }
         int live = 0;
         float mx = -INFINITY;
         for (int k = 0; k < K; k++) {
-            live += mask[(size_t)b * K + k] != 0;
+            live += mask[g0 + k] != 0;
             mx = z[k] > mx ? z[k] : mx;
         }
         float sum = 0.0f;
@@ -105,11 +108,16 @@ void kn_cpu_conf_features(const float *logits, const uint8_t *mask, float *feats
     }
 }
 
-void kn_cpu_act_input(const float *h, const float *feats, float *out, int B, int L, int D)
+void kn_cpu_act_input(const float *h, const float *feats, const int32_t *goff, float *out, int R,
+                      int D)
 {
-    for (int b = 0; b < B; b++) {
-        float *o = out + (size_t)b * (D + 4);
-        memcpy(o, h + (size_t)b * L * D, sizeof(float) * (size_t)D);
-        memcpy(o + D, feats + (size_t)b * 4, sizeof(float) * 4);
+    for (int r = 0; r < R; r++) {
+        float *o = out + (size_t)r * (D + 4);
+        if (goff[r + 1] <= goff[r]) {
+            memset(o, 0, sizeof(float) * (size_t)(D + 4));
+            continue;
+        }
+        memcpy(o, h + (size_t)goff[r] * D, sizeof(float) * (size_t)D);
+        memcpy(o + D, feats + (size_t)r * 4, sizeof(float) * 4);
     }
 }
