@@ -1,18 +1,13 @@
 /*
- * scheduler.c - see scheduler.h.
+ * scheduler.c - the scheduler loop; see scheduler.h, and internal.h for how
+ * server/sched/ is divided.
  *
- * Threads: HTTP threads only touch the queue (under `lock`) and wake the loop
- * with uv_async_send; workers wake it the same way when a batch is done;
- * everything else runs on the loop thread. Batches are cut from the queue
- * head in FIFO order and go to the least loaded idle worker (pick_worker);
- * a job larger than the budgets is split over several batches (it stays at
- * the head until all its rows are out).
- *
- * Bucket cutting: rows sorted by length; a bucket of n rows whose longest row
- * has L tokens costs pow2(n) * pad(L) + FORWARD_OVERHEAD_TOKENS (pad: a
- * multiple of 16 up to 256, of 64 beyond, as the GPU buckets are shaped); an
- * O(n^2) dynamic program over the sorted rows picks the cheapest contiguous
- * cut. n <= max_batch_rows, so this is a few thousand steps per batch.
+ * Batches are cut from the queue head in FIFO order (queue.c, cut.c) and go
+ * to the least loaded idle worker (pick_worker). As a worker publishes
+ * buckets, on_wake copies their results into the requests and finishes the
+ * jobs that are complete; a tick expires jobs past their deadline; shutdown
+ * stops intake, lets queued and in-flight work finish within the grace
+ * period and answers the rest 503.
  */
 #include "server/sched/scheduler.h"
 
@@ -20,42 +15,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "server/sched/internal.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
 
-#define MAX_WORKERS 16
-#define FORWARD_OVERHEAD_TOKENS 512 /* fixed cost of one forward, in padded-token units */
 #define TICK_MS 5                   /* deadline scan period */
-
-struct scheduler {
-    sched_opts o;
-    uv_loop_t loop;
-    uv_async_t wake;       /* submit or batch done */
-    uv_timer_t window;     /* batch window expiry */
-    uv_timer_t tick;       /* deadlines */
-    uv_timer_t grace;      /* shutdown grace */
-    int window_armed;
-
-    uv_mutex_t lock;       /* guards the queue fields and draining */
-    serve_job *head, *tail;
-    long depth;            /* jobs queued */
-    long q_rows, q_tokens; /* rows/tokens not yet dispatched */
-    int draining;
-
-    int n_workers;
-    serve_worker *workers[MAX_WORKERS];
-    serve_batch batches[MAX_WORKERS];
-    int busy[MAX_WORKERS];
-    int buckets_seen[MAX_WORKERS]; /* buckets of the worker's batch already answered */
-    long long given_tokens[MAX_WORKERS]; /* padded tokens dispatched to each worker so far */
-    unsigned long long seq;
-
-    int shutting_down, grace_over, stopped;
-    serve_job **scratch;   /* distinct jobs of a batch, [max_batch_rows] */
-    int *dp_cost_from;     /* DP scratch, [max_batch_rows + 1] */
-    long *dp_cost;
-    int *order;            /* sort scratch, [max_batch_rows] */
-};
 
 double sched_now(void)
 {
@@ -64,226 +28,7 @@ double sched_now(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* ---- jobs ---------------------------------------------------------------- */
-
-serve_job *job_create(laya_request *r, void (*done)(serve_job *), void *user)
-{
-    serve_job *j = calloc(1, sizeof *j);
-    if (!j)
-        return NULL;
-    j->req = r;
-    j->rows = request_rows(r);
-    j->n_rows = request_n_rows(r);
-    j->n_tokens = request_n_tokens(r);
-    j->done = done;
-    j->user = user;
-    atomic_init(&j->refs, 1);
-    return j;
-}
-
-void job_ref(serve_job *j)
-{
-    atomic_fetch_add(&j->refs, 1);
-}
-
-void job_unref(serve_job *j)
-{
-    if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
-        request_free(j->req);
-        free(j);
-    }
-}
-
-/* ---- helpers --------------------------------------------------------------- */
-
-static int pad_tokens(int len)
-{
-    if (len <= 256)
-        return (len + 15) / 16 * 16;
-    return (len + 63) / 64 * 64;
-}
-
-static long pow2(long n)
-{
-    long p = 1;
-    while (p < n)
-        p <<= 1;
-    return p;
-}
-
-static void update_depth_metric(scheduler *s)
-{
-    metrics_queue_depth(s->depth);
-}
-
-/* Finishes a job (loop thread). Drops the scheduler's reference when nothing
- * of the scheduler still points at it. */
-static void job_finish(scheduler *s, serve_job *j, int status, const layad_error *err)
-{
-    (void)s;
-    if (j->finished)
-        return;
-    j->finished = 1;
-    j->status = status;
-    if (err)
-        j->err = *err;
-    if (status == 504)
-        metrics_reject(REJ_DEADLINE);
-    j->done(j);
-}
-
-static void job_release_if_idle(serve_job *j)
-{
-    if (j->finished && !j->queued && j->in_flight == 0)
-        job_unref(j);
-}
-
-/* Unlinks j from the queue (lock held). */
-static void queue_remove(scheduler *s, serve_job *j)
-{
-    serve_job **pp = &s->head, *prev = NULL;
-    while (*pp && *pp != j) {
-        prev = *pp;
-        pp = &(*pp)->next;
-    }
-    if (!*pp)
-        return;
-    *pp = j->next;
-    if (s->tail == j)
-        s->tail = prev;
-    j->next = NULL;
-    j->queued = 0;
-    s->depth--;
-    for (int r = j->next_row; r < j->n_rows; r++)
-        s->q_tokens -= j->rows[r].len;
-    s->q_rows -= j->n_rows - j->next_row;
-}
-
-/* ---- batch formation ---------------------------------------------------- */
-
-static int cmp_len(const void *a, const void *b, void *ctx)
-{
-    const serve_batch *bt = ctx;
-    int x = *(const int *)a, y = *(const int *)b;
-    int lx = bt->rows[x].len, ly = bt->rows[y].len;
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts the batch rows by length (stable by arrival) and cuts buckets. */
-static void cut_buckets(scheduler *s, serve_batch *b)
-{
-    int n = b->n_rows;
-    for (int i = 0; i < n; i++)
-        s->order[i] = i;
-    qsort_r(s->order, (size_t)n, sizeof *s->order, cmp_len, b);
-    /* Apply the permutation in place by following its cycles (no scratch rows). */
-    for (int i = 0; i < n; i++) {
-        if (s->order[i] < 0)
-            continue;
-        int cur = i;
-        laya_row tr = b->rows[i];
-        batch_entry te = b->ent[i];
-        for (;;) {
-            int src = s->order[cur];
-            s->order[cur] = -1;
-            if (src == i) {
-                b->rows[cur] = tr;
-                b->ent[cur] = te;
-                break;
-            }
-            b->rows[cur] = b->rows[src];
-            b->ent[cur] = b->ent[src];
-            cur = src;
-        }
-    }
-    /* DP: dp[i] = cheapest cut of rows[0..i). */
-    long *dp = s->dp_cost;
-    int *from = s->dp_cost_from;
-    dp[0] = 0;
-    for (int i = 1; i <= n; i++) {
-        long best = -1;
-        int arg = 0;
-        long L = pad_tokens(b->rows[i - 1].len);
-        for (int j = 0; j < i; j++) {
-            long c = dp[j] + pow2(i - j) * L + FORWARD_OVERHEAD_TOKENS;
-            if (best < 0 || c < best) {
-                best = c;
-                arg = j;
-            }
-        }
-        dp[i] = best;
-        from[i] = arg;
-    }
-    int nb = 0;
-    for (int i = n; i > 0; i = from[i])
-        nb++;
-    b->n_buckets = nb;
-    int k = nb;
-    b->bucket_start[nb] = n;
-    for (int i = n; i > 0; i = from[i])
-        b->bucket_start[--k] = from[i];
-    b->tokens = 0;
-    b->padded_tokens = 0;
-    for (int q = 0; q < nb; q++) {
-        int st = b->bucket_start[q], en = b->bucket_start[q + 1], K = 1;
-        for (int r = st; r < en; r++) {
-            if (b->rows[r].n_markers > K)
-                K = b->rows[r].n_markers;
-            b->tokens += b->rows[r].len;
-        }
-        b->bucket_k[q] = K;
-        b->padded_tokens += pow2(en - st) * pad_tokens(b->rows[en - 1].len);
-    }
-}
-
-/* Takes rows from the queue head into b (lock held). Returns rows taken. */
-static int take_rows(scheduler *s, serve_batch *b, double now)
-{
-    int n = 0;
-    long tokens = 0;
-    b->seq = ++s->seq;
-    while (s->head) {
-        serve_job *j = s->head;
-        if (j->solo && n > 0)
-            break;
-        int took = 0;
-        while (j->next_row < j->n_rows && n < s->o.max_batch_rows) {
-            const laya_row *r = &j->rows[j->next_row];
-            if (n > 0 && tokens + r->len > s->o.max_batch_tokens)
-                break;
-            b->rows[n] = *r;
-            b->ent[n] = (batch_entry){j, j->next_row, j->epoch};
-            tokens += r->len;
-            s->q_tokens -= r->len;
-            s->q_rows--;
-            j->next_row++;
-            n++;
-            took = 1;
-        }
-        if (took) {
-            j->in_flight++;
-            if (j->t_dispatch == 0) {
-                j->t_dispatch = now;
-                j->queue_s = now - j->t_enqueue;
-                metrics_observe(H_QUEUE_WAIT, j->queue_s);
-            }
-        }
-        if (j->next_row < j->n_rows)
-            break; /* budget full; the rest of j goes next */
-        s->head = j->next;
-        if (!s->head)
-            s->tail = NULL;
-        j->next = NULL;
-        j->queued = 0;
-        s->depth--;
-        if (j->solo)
-            break;
-    }
-    b->n_rows = n;
-    return n;
-}
+/* ---- dispatch -------------------------------------------------------------- */
 
 static void arm_window(scheduler *s, double remaining_s);
 
@@ -305,6 +50,24 @@ static int pick_worker(const scheduler *s)
     return best;
 }
 
+/* Cuts worker w's batch (rows already taken) into buckets and hands it over. */
+static void launch(scheduler *s, int w)
+{
+    serve_batch *b = &s->batches[w];
+    cut_buckets(s, b);
+    metrics_observe(H_BATCH_ROWS, b->n_rows);
+    metrics_observe(H_BATCH_TOKENS, (double)b->tokens);
+    metrics_observe(H_PADDING_RATIO, b->tokens ? (double)b->padded_tokens / (double)b->tokens : 1.0);
+    s->busy[w] = 1;
+    s->given_tokens[w] += b->padded_tokens;
+    s->buckets_seen[w] = 0;
+    atomic_store_explicit(&b->buckets_done, 0, memory_order_relaxed);
+    worker_submit(s->workers[w], b);
+}
+
+/* Gives batches to idle workers while the queue has rows and the batch window
+ * of its head job is over (or the budgets are full, or shutdown began);
+ * otherwise arms the window timer. */
 static void dispatch(scheduler *s)
 {
     double now = sched_now();
@@ -334,21 +97,12 @@ static void dispatch(scheduler *s)
             now = sched_now();
             continue;
         }
-        serve_batch *b = &s->batches[w];
-        int n = take_rows(s, b, now);
-        update_depth_metric(s);
+        int n = queue_take_rows(s, &s->batches[w], now);
+        queue_depth_metric(s);
         uv_mutex_unlock(&s->lock);
         if (n == 0)
-            continue; /* take_rows dropped an exhausted head job: the queue shrank */
-        cut_buckets(s, b);
-        metrics_observe(H_BATCH_ROWS, b->n_rows);
-        metrics_observe(H_BATCH_TOKENS, (double)b->tokens);
-        metrics_observe(H_PADDING_RATIO, b->tokens ? (double)b->padded_tokens / (double)b->tokens : 1.0);
-        s->busy[w] = 1;
-        s->given_tokens[w] += b->padded_tokens;
-        s->buckets_seen[w] = 0;
-        atomic_store_explicit(&b->buckets_done, 0, memory_order_relaxed);
-        worker_submit(s->workers[w], b);
+            continue; /* the queue dropped an exhausted head job: it shrank */
+        launch(s, w);
     }
 }
 
@@ -374,34 +128,23 @@ static void arm_window(scheduler *s, double remaining_s)
 
 /* ---- completion --------------------------------------------------------------- */
 
-static void requeue_solo(scheduler *s, serve_job *j)
+/* Row i of bucket q failed: a solo job is answered 500, any other is retried alone. */
+static void fail_row(scheduler *s, serve_batch *b, int q, serve_job *j)
 {
-    j->epoch++;
-    j->solo = 1;
-    j->rows_done = 0;
-    uv_mutex_lock(&s->lock);
-    if (j->queued) {
-        for (int r = 0; r < j->next_row; r++)
-            s->q_tokens += j->rows[r].len;
-        s->q_rows += j->next_row;
-        j->next_row = 0;
+    if (j->solo) {
+        log_msg("error", "forward failed for a request run alone: %s", b->bucket_err[q].msg);
+        layad_error e = b->bucket_err[q];
+        e.status = 500;
+        j->infer_s += b->bucket_t_end[q];
+        job_finish(j, 500, &e);
     } else {
-        j->next_row = 0;
-        j->queued = 1;
-        j->next = s->head;
-        s->head = j;
-        if (!s->tail)
-            s->tail = j;
-        s->depth++;
-        s->q_rows += j->n_rows;
-        s->q_tokens += j->n_tokens;
+        log_msg("warn", "batch forward failed (%s); retrying its requests one by one", b->bucket_err[q].msg);
+        queue_requeue_solo(s, j);
     }
-    update_depth_metric(s);
-    uv_mutex_unlock(&s->lock);
 }
 
-/* Copies the results of buckets [b->buckets_seen, done) into their requests
- * and finishes the jobs whose rows are now all done (loop thread). */
+/* Copies the results of buckets [*seen, done) into their requests and
+ * finishes the jobs whose rows are now all done (loop thread). */
 static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
 {
     for (int q = *seen; q < done; q++) {
@@ -412,17 +155,7 @@ static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
             if (j->finished || b->ent[i].epoch != j->epoch)
                 continue; /* late (504) or superseded by a retry: dropped */
             if (b->bucket_failed[q]) {
-                if (j->solo) {
-                    log_msg("error", "forward failed for a request run alone: %s", b->bucket_err[q].msg);
-                    layad_error e = b->bucket_err[q];
-                    e.status = 500;
-                    j->infer_s += b->bucket_t_end[q];
-                    job_finish(s, j, 500, &e);
-                } else {
-                    log_msg("warn", "batch forward failed (%s); retrying its requests one by one",
-                            b->bucket_err[q].msg);
-                    requeue_solo(s, j);
-                }
+                fail_row(s, b, q, j);
                 continue;
             }
             int row = b->ent[i].row;
@@ -433,7 +166,7 @@ static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
             if (++j->rows_done == j->n_rows) {
                 j->infer_s += j->pending_infer; /* timing is final before done() hands j over */
                 j->pending_infer = 0;
-                job_finish(s, j, 200, NULL);
+                job_finish(j, 200, NULL);
             }
         }
     }
@@ -492,30 +225,21 @@ static void worker_done_cb(void *arg)
     uv_async_send(&s->wake);
 }
 
-/* ---- deadlines -------------------------------------------------------------- */
+/* ---- deadlines and shutdown ---------------------------------------------------- */
 
-static void expire(scheduler *s, double now)
+/* Finishes with e the jobs evicted from the queue (list), then the unfinished
+ * jobs in flight that are past their deadline, or all of them when `all`:
+ * their rows are dropped when the batch returns. Each answer also counts as
+ * rejection `reject` unless it is -1. */
+static void finish_evicted(scheduler *s, serve_job *list, int all, double now, const layad_error *e,
+                           int reject)
 {
-    /* Queued jobs past their deadline leave the queue; in-flight ones are
-     * answered now and their rows dropped when the batch returns. */
-    serve_job *expired = NULL;
-    uv_mutex_lock(&s->lock);
-    for (serve_job *j = s->head, *nx; j; j = nx) {
-        nx = j->next;
-        if (now >= j->deadline) {
-            queue_remove(s, j);
-            j->next = expired;
-            expired = j;
-        }
-    }
-    update_depth_metric(s);
-    uv_mutex_unlock(&s->lock);
-    layad_error e;
-    layad_fail(&e, 504, "the request waited past its deadline");
-    for (serve_job *j = expired, *nx; j; j = nx) {
+    for (serve_job *j = list, *nx; j; j = nx) {
         nx = j->next;
         j->next = NULL;
-        job_finish(s, j, 504, &e);
+        if (reject >= 0)
+            metrics_reject(reject);
+        job_finish(j, e->status, e);
         job_release_if_idle(j);
     }
     for (int w = 0; w < s->n_workers; w++) {
@@ -524,10 +248,21 @@ static void expire(scheduler *s, double now)
         serve_batch *b = &s->batches[w];
         for (int i = 0; i < b->n_rows; i++) {
             serve_job *j = b->ent[i].job;
-            if (!j->finished && now >= j->deadline)
-                job_finish(s, j, 504, &e);
+            if (!j->finished && (all || now >= j->deadline)) {
+                if (reject >= 0)
+                    metrics_reject(reject);
+                job_finish(j, e->status, e);
+            }
         }
     }
+}
+
+static void expire(scheduler *s, double now)
+{
+    serve_job *expired = queue_evict(s, 0, now);
+    layad_error e;
+    layad_fail(&e, 504, "the request waited past its deadline");
+    finish_evicted(s, expired, 0, now, &e, -1); /* job_finish counts the 504s */
 }
 
 static void on_tick(uv_timer_t *t)
@@ -537,48 +272,19 @@ static void on_tick(uv_timer_t *t)
     maybe_stop(s);
 }
 
-/* ---- shutdown ---------------------------------------------------------------- */
-
 static void fail_everything(scheduler *s)
 {
     layad_error e;
     layad_fail(&e, 503, "the server is shutting down");
-    serve_job *list = NULL;
-    uv_mutex_lock(&s->lock);
-    while (s->head) {
-        serve_job *j = s->head;
-        queue_remove(s, j);
-        j->next = list;
-        list = j;
-    }
-    update_depth_metric(s);
-    uv_mutex_unlock(&s->lock);
-    for (serve_job *j = list, *nx; j; j = nx) {
-        nx = j->next;
-        j->next = NULL;
-        metrics_reject(REJ_DRAINING);
-        job_finish(s, j, 503, &e);
-        job_release_if_idle(j);
-    }
-    for (int w = 0; w < s->n_workers; w++) {
-        if (!s->busy[w])
-            continue;
-        serve_batch *b = &s->batches[w];
-        for (int i = 0; i < b->n_rows; i++)
-            if (!b->ent[i].job->finished) {
-                metrics_reject(REJ_DRAINING);
-                job_finish(s, b->ent[i].job, 503, &e);
-            }
-    }
+    serve_job *list = queue_evict(s, 1, 0);
+    finish_evicted(s, list, 1, 0, &e, REJ_DRAINING);
 }
 
 static void maybe_stop(scheduler *s)
 {
     if (!s->shutting_down || s->stopped)
         return;
-    uv_mutex_lock(&s->lock);
-    int empty = s->head == NULL;
-    uv_mutex_unlock(&s->lock);
+    int empty = queue_empty(s);
     for (int w = 0; w < s->n_workers; w++)
         if (s->busy[w])
             return;
@@ -608,7 +314,7 @@ void scheduler_shutdown(scheduler *s, double grace_s)
     maybe_stop(s);
 }
 
-/* ---- public ------------------------------------------------------------------ */
+/* ---- set-up, accessors, teardown ------------------------------------------------ */
 
 scheduler *scheduler_create(const sched_opts *o, layad_error *err)
 {
@@ -618,12 +324,8 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err)
         return NULL;
     }
     s->o = *o;
-    size_t n = (size_t)o->max_batch_rows;
-    s->scratch = calloc(n, sizeof *s->scratch);
-    s->dp_cost_from = calloc(n + 1, sizeof *s->dp_cost_from);
-    s->dp_cost = calloc(n + 1, sizeof *s->dp_cost);
-    s->order = calloc(n, sizeof *s->order);
-    if (!s->scratch || !s->dp_cost_from || !s->dp_cost || !s->order)
+    s->scratch = calloc((size_t)o->max_batch_rows, sizeof *s->scratch);
+    if (!s->scratch || cut_init(&s->cut, o->max_batch_rows))
         goto fail;
     if (uv_loop_init(&s->loop))
         goto fail;
@@ -640,14 +342,11 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err)
     return s;
 fail:
     free(s->scratch);
-    free(s->dp_cost_from);
-    free(s->dp_cost);
-    free(s->order);
+    cut_free(&s->cut);
     free(s);
     layad_fail(err, 500, "cannot set up the scheduler loop");
     return NULL;
 }
-
 int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err)
 {
     if (s->n_workers >= MAX_WORKERS) {
@@ -692,69 +391,6 @@ uv_loop_t *scheduler_loop(scheduler *s)
     return &s->loop;
 }
 
-int scheduler_submit(scheduler *s, serve_job *j, int *reason)
-{
-    /* Rows are validated here once so that the loop can trust them. */
-    for (int i = 0; i < j->n_rows; i++)
-        if (j->rows[i].n_markers < 1 || j->rows[i].n_markers > s->o.kmax || j->rows[i].len < 1 ||
-            j->rows[i].len > s->o.max_batch_tokens) {
-            *reason = -1;
-            return -1;
-        }
-    double now = sched_now();
-    uv_mutex_lock(&s->lock);
-    if (s->draining) {
-        uv_mutex_unlock(&s->lock);
-        *reason = REJ_DRAINING;
-        return -1;
-    }
-    if (s->depth >= s->o.max_queue) {
-        uv_mutex_unlock(&s->lock);
-        *reason = REJ_QUEUE_FULL;
-        return -1;
-    }
-    job_ref(j);
-    j->t_enqueue = now;
-    j->deadline = now + s->o.request_timeout_s;
-    j->queued = 1;
-    j->next = NULL;
-    if (s->tail)
-        s->tail->next = j;
-    else
-        s->head = j;
-    s->tail = j;
-    s->depth++;
-    s->q_rows += j->n_rows;
-    s->q_tokens += j->n_tokens;
-    update_depth_metric(s);
-    uv_mutex_unlock(&s->lock);
-    uv_async_send(&s->wake);
-    return 0;
-}
-
-void scheduler_drain(scheduler *s)
-{
-    uv_mutex_lock(&s->lock);
-    s->draining = 1;
-    uv_mutex_unlock(&s->lock);
-}
-
-int scheduler_draining(const scheduler *s)
-{
-    uv_mutex_lock((uv_mutex_t *)&s->lock);
-    int d = s->draining;
-    uv_mutex_unlock((uv_mutex_t *)&s->lock);
-    return d;
-}
-
-long scheduler_depth(const scheduler *s)
-{
-    uv_mutex_lock((uv_mutex_t *)&s->lock);
-    long d = s->depth;
-    uv_mutex_unlock((uv_mutex_t *)&s->lock);
-    return d;
-}
-
 int scheduler_busy(const scheduler *s)
 {
     int n = 0;
@@ -794,8 +430,6 @@ void scheduler_destroy(scheduler *s)
         log_msg("warn", "scheduler loop closed with live handles");
     uv_mutex_destroy(&s->lock);
     free(s->scratch);
-    free(s->dp_cost_from);
-    free(s->dp_cost);
-    free(s->order);
+    cut_free(&s->cut);
     free(s);
 }
