@@ -35,16 +35,18 @@ ifneq ($(NVCC),)
                -Xcompiler -Wall,-Wextra,-fPIC
   CU_SRC    := $(wildcard kernels/*.cu) $(call rwildcard,model,*.cu)
   CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
+  SKIP_SRC  := model/backend/cuda_stub.c # the CUDA backend without CUDA
   LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 else
   CFLAGS    += -DLAYAD_CUDA=0
   CU_OBJ    :=
+  SKIP_SRC := $(filter-out model/backend/cuda_stub.c model/backend/cuda_opts.c,$(wildcard model/backend/cuda_*.c))
 endif
 
 # The library (model/ + kernels/), the daemon (server/), the development tools (tests/tools/):
 # each layer links only what lies below it.
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
-LIB_SRC  := $(call rwildcard,model,*.c) $(wildcard kernels/*.c)
+LIB_SRC  := $(filter-out $(SKIP_SRC),$(call rwildcard,model,*.c) $(wildcard kernels/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 SRV_SRC  := $(filter-out server/cli/main.c,$(call rwildcard,server,*.c))
 SRV_OBJ  := $(SRV_SRC:%.c=$(BUILD)/%.o)
@@ -111,13 +113,13 @@ test: deps
 	@$(MAKE) --no-print-directory test-cpu
 	@$(MAKE) --no-print-directory test-asan
 
-test-cpu: $(TEST_BIN) $(TINY)/model.safetensors
+test-cpu: $(BUILD)/layad $(TEST_BIN) $(TINY)/model.safetensors
 	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(TEST_BIN)
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 OPT=-O1 test-cpu
 
-test-gpu: $(GPU_TEST_BIN) $(TINY)/model.safetensors
+test-gpu: $(BUILD)/layad $(GPU_TEST_BIN) $(TINY)/model.safetensors
 	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
 
 # Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer

@@ -418,65 +418,118 @@ static void att_ref(const float *qkv, double *out, int B, int L, int D, const in
     free(sc);
 }
 
+/* A packed batch of rows taken from a padded [B, L] buffer in the order
+ * order[0..B): qkv rows back to back, cu, and the query-tile list. */
+typedef struct packed {
+    int T, n_tiles;
+    int32_t cu[16], tiles[2 * 64];
+    float *qkv;
+} packed;
+
+static void pack_rows(packed *p, const float *qkv, int B, int L, int D, const int32_t *lens,
+                      const int *order)
+{
+    p->T = 0;
+    for (int i = 0; i < B; i++)
+        p->T += lens[order[i]];
+    p->qkv = falloc((size_t)(p->T + 1) * 3 * D);
+    int t = 0;
+    for (int i = 0; i < B; i++) {
+        const int b = order[i];
+        p->cu[i] = t;
+        memcpy(p->qkv + (size_t)t * 3 * D, qkv + (size_t)b * L * 3 * D, sizeof(float) * (size_t)lens[b] * 3 * D);
+        t += lens[b];
+    }
+    p->cu[B] = t;
+    p->n_tiles = kn_attention_tiles(p->cu, B, p->tiles, 64);
+    ck_assert(p->n_tiles >= 0);
+}
+
 static void att_case(int B, int L, int D, const int32_t *lens, int window, float qscale)
 {
     const size_t n = (size_t)B * L;
-    float *qkv = frand(n * 3 * D, -1, 1), *out = falloc(n * D);
+    float *qkv = frand(n * 3 * D, -1, 1);
     for (size_t m = 0; m < n; m++) /* sharpen the scores so the softmax is not flat */
         for (int t = 0; t < D; t++)
             qkv[m * 3 * D + t] *= qscale;
     double *R = malloc(sizeof(double) * n * D);
     att_ref(qkv, R, B, L, D, lens, window);
-    poison(out, n * D);
-    kn_cpu_attention(qkv, out, B, L, D, lens, window);
-    double e = max_err(out, R, n * D);
-    ck_assert_msg(e <= TOL, "attention B=%d L=%d window=%d err %g", B, L, window, e);
+    int fwd[16], rev[16];
+    for (int b = 0; b < B; b++)
+        fwd[b] = b, rev[b] = B - 1 - b;
+    packed p, q;
+    pack_rows(&p, qkv, B, L, D, lens, fwd);
+    float *out = falloc((size_t)(p.T + 1) * D);
+    poison(out, (size_t)(p.T + 1) * D);
+    kn_cpu_attention(p.qkv, out, p.T, D, p.cu, p.tiles, p.n_tiles + 3, window);
+    for (int b = 0; b < B; b++) {
+        double e = 0;
+        for (int i = 0; i < lens[b]; i++)
+            for (int t = 0; t < D; t++) {
+                double d = fabs(out[((size_t)p.cu[b] + i) * D + t] - R[((size_t)b * L + i) * D + t]);
+                e = d > e ? d : e;
+            }
+        ck_assert_msg(e <= TOL, "attention B=%d L=%d window=%d row %d err %g", B, L, window, b, e);
+    }
+    ck_assert(isnan(out[(size_t)p.T * D])); /* the slot past the rows is not written */
 
     /* Thread-count independence. */
-    float *out1 = falloc(n * D);
+    float *out1 = falloc((size_t)(p.T + 1) * D);
     int saved = omp_get_max_threads();
     omp_set_num_threads(1);
-    kn_cpu_attention(qkv, out1, B, L, D, lens, window);
+    kn_cpu_attention(p.qkv, out1, p.T, D, p.cu, p.tiles, p.n_tiles, window);
     omp_set_num_threads(saved);
-    ck_assert(memcmp(out, out1, sizeof(float) * n * D) == 0);
+    ck_assert(memcmp(out, out1, sizeof(float) * (size_t)p.T * D) == 0);
 
-    /* Batch composition: each row alone, padded to its own length, gives the
-     * same valid outputs bit for bit. */
-    for (int b = 0; b < B; b++) {
-        int lb = lens[b] > 0 ? lens[b] : 1;
-        float *o1 = falloc((size_t)lb * D);
-        float *q1 = falloc((size_t)lb * 3 * D);
-        memcpy(q1, qkv + (size_t)b * L * 3 * D, sizeof(float) * (size_t)lb * 3 * D);
-        int32_t l1 = lens[b];
-        poison(o1, (size_t)lb * D);
-        kn_cpu_attention(q1, o1, 1, lb, D, &l1, window);
-        ck_assert_msg(memcmp(o1, out + (size_t)b * L * D, sizeof(float) * (size_t)lb * D) == 0,
-                      "row %d alone differs from batched", b);
-        free(o1), free(q1);
+    /* Pack composition: the rows in reverse order (other starts) and each row
+     * alone give the same outputs bit for bit. */
+    pack_rows(&q, qkv, B, L, D, lens, rev);
+    float *outr = falloc((size_t)(q.T + 1) * D);
+    kn_cpu_attention(q.qkv, outr, q.T, D, q.cu, q.tiles, q.n_tiles, window);
+    for (int i = 0; i < B; i++) {
+        const int b = rev[i];
+        ck_assert_msg(memcmp(outr + (size_t)q.cu[i] * D, out + (size_t)p.cu[b] * D,
+                             sizeof(float) * (size_t)lens[b] * D) == 0, "row %d moved differs", b);
+        packed one;
+        pack_rows(&one, qkv + (size_t)b * L * 3 * D, 1, L, D, &lens[b], &(int){0});
+        float *o1 = falloc((size_t)(one.T + 1) * D);
+        kn_cpu_attention(one.qkv, o1, one.T, D, one.cu, one.tiles, one.n_tiles, window);
+        ck_assert_msg(memcmp(o1, out + (size_t)p.cu[b] * D, sizeof(float) * (size_t)lens[b] * D) == 0,
+                      "row %d alone differs from packed", b);
+        free(o1), free(one.qkv);
     }
 
-    /* Query selection equals the full kernel at the selected rows. */
-    const int nq = 3;
-    int32_t *qsel = malloc(sizeof(int32_t) * (size_t)B * nq);
+    /* Query selection equals the full kernel at the selected slots; row -1 gives zeros. */
+    int32_t qrow[64], qpos[64];
+    int G = 0;
     for (int b = 0; b < B; b++) {
-        qsel[b * nq + 0] = 0;
-        qsel[b * nq + 1] = irand(L);
-        qsel[b * nq + 2] = L - 1;
+        if (!lens[b])
+            continue;
+        const int at[3] = {0, irand(lens[b]), lens[b] - 1};
+        for (int t = 0; t < 3; t++, G++) {
+            qrow[G] = b;
+            qpos[G] = p.cu[b] + at[t];
+        }
     }
-    float *os = falloc((size_t)B * nq * D);
-    poison(os, (size_t)B * nq * D);
-    kn_cpu_attention_select(qkv, os, B, L, D, lens, window, qsel, nq);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < nq; t++)
-            ck_assert(memcmp(os + ((size_t)b * nq + t) * D, out + ((size_t)b * L + qsel[b * nq + t]) * D,
-                             sizeof(float) * D) == 0);
-    free(qkv), free(out), free(out1), free(R), free(qsel), free(os);
+    qrow[G] = -1, qpos[G] = 0, G++;
+    float *os = falloc((size_t)G * D);
+    poison(os, (size_t)G * D);
+    kn_cpu_attention_select(p.qkv, os, D, p.cu, window, qrow, qpos, G);
+    for (int g = 0; g < G; g++) {
+        if (qrow[g] < 0) {
+            for (int t = 0; t < D; t++)
+                ck_assert(os[(size_t)g * D + t] == 0.0f);
+            continue;
+        }
+        ck_assert(memcmp(os + (size_t)g * D, out + (size_t)qpos[g] * D, sizeof(float) * D) == 0);
+    }
+    free(qkv), free(out), free(out1), free(outr), free(R), free(os), free(p.qkv), free(q.qkv);
 }
 
 START_TEST(test_attention_windows_lengths)
 {
     FOR_SEEDS {
-        /* Unequal lengths incl. 0 and partial key tiles; L not a tile multiple. */
+        /* Unequal lengths incl. 0 and partial key tiles; starts off the tile grid. */
         const int32_t lens4[4] = {130, 0, 67, 1};
         const int windows[] = {-1, 64, 3, 0};
         for (int w = 0; w < 4; w++) {
@@ -488,33 +541,24 @@ START_TEST(test_attention_windows_lengths)
         att_case(2, 200, 64, lens2, -1, 2.0f);
         const int32_t lens1[1] = {65};
         att_case(1, 65, 192, lens1, 64, 1.0f);
+        const int32_t lens5[5] = {17, 63, 64, 1, 65};
+        att_case(5, 65, 64, lens5, 64, 2.0f);
     }
 }
 END_TEST
 
-START_TEST(test_attention_empty_and_padding_finite)
+START_TEST(test_attention_tiles)
 {
-    /* A row of length 0 and padding queries far past the window: finite zeros. */
-    const int B = 2, L = 200, D = 64;
-    const int32_t lens[2] = {0, 10};
-    float *qkv = frand((size_t)B * L * 3 * D, -1, 1), *out = falloc((size_t)B * L * D);
-    poison(out, (size_t)B * L * D);
-    kn_cpu_attention(qkv, out, B, L, D, lens, 64);
-    for (size_t i = 0; i < (size_t)L * D; i++)
-        ck_assert(out[i] == 0.0f);                 /* row 0: no keys at all */
-    for (int i = 0; i < L; i++)
-        for (int t = 0; t < D; t++) {
-            float v = out[((size_t)L + i) * D + t];
-            ck_assert(isfinite(v));
-            if (i > 10 + 64 - 1)
-                ck_assert(v == 0.0f);              /* beyond the window of key 9 */
-        }
-    /* Global: padding queries see the real keys and stay finite. */
-    poison(out, (size_t)B * L * D);
-    kn_cpu_attention(qkv, out, B, L, D, lens, -1);
-    for (size_t i = 0; i < (size_t)B * L * D; i++)
-        ck_assert(isfinite(out[i]));
-    free(qkv), free(out);
+    /* Each row gets ceil(len / 64) tiles in order; the rest of the list is dead. */
+    const int32_t cu[5] = {0, 0, 130, 131, 195};
+    int32_t tiles[2 * 10];
+    ck_assert_int_eq(kn_attention_tiles(cu, 4, tiles, 10), 5);
+    const int32_t want[10] = {1, 0, 1, 64, 1, 128, 2, 130, 3, 131};
+    ck_assert(memcmp(tiles, want, sizeof want) == 0);
+    for (int i = 5; i < 10; i++)
+        ck_assert_int_eq(tiles[2 * i], -1);
+    ck_assert_int_eq(kn_attention_tiles(cu, 4, tiles, 4), -1);
+    ck_assert_int_eq(kn_attention_tiles(cu, 4, tiles, 195 / 64 + 4), 5); /* the documented cap */
 }
 END_TEST
 
@@ -523,31 +567,33 @@ END_TEST
 START_TEST(test_embed_type_gather)
 {
     FOR_SEEDS {
-        const int V = 50, D = 70, B = 3, L = 9, K = 4;
-        float *E = frand((size_t)V * D, -1, 1), *h = falloc((size_t)B * L * D);
-        int32_t ids[27], qtype[3] = {2, 0, 1}, pos[12];
-        for (int m = 0; m < B * L; m++)
+        const int V = 50, D = 70, M = 27, G = 12;
+        float *E = frand((size_t)V * D, -1, 1), *h = falloc((size_t)M * D);
+        int32_t ids[27], ttype[27], idx[12];
+        for (int m = 0; m < M; m++) {
             ids[m] = irand(V);
-        poison(h, (size_t)B * L * D);
-        kn_cpu_embed(E, ids, h, B * L, D);
-        for (int m = 0; m < B * L; m++)
+            ttype[m] = irand(3);
+        }
+        poison(h, (size_t)M * D);
+        kn_cpu_embed(E, ids, h, M, D);
+        for (int m = 0; m < M; m++)
             ck_assert(memcmp(h + (size_t)m * D, E + (size_t)ids[m] * D, sizeof(float) * D) == 0);
-        float *T = frand((size_t)3 * D, -1, 1), *h0 = falloc((size_t)B * L * D);
-        memcpy(h0, h, sizeof(float) * (size_t)B * L * D);
-        kn_cpu_add_type_emb(h, T, qtype, B, L, D);
-        for (int m = 0; m < B * L; m++)
+        float *T = frand((size_t)3 * D, -1, 1), *h0 = falloc((size_t)M * D);
+        memcpy(h0, h, sizeof(float) * (size_t)M * D);
+        kn_cpu_add_type_emb(h, T, ttype, M, D);
+        for (int m = 0; m < M; m++)
             for (int d = 0; d < D; d++) {
-                volatile float want = h0[(size_t)m * D + d] + T[(size_t)qtype[m / L] * D + d];
+                volatile float want = h0[(size_t)m * D + d] + T[(size_t)ttype[m] * D + d];
                 ck_assert(h[(size_t)m * D + d] == want);
             }
-        for (int r = 0; r < B * K; r++)
-            pos[r] = irand(L);
-        float *g = falloc((size_t)B * K * D);
-        poison(g, (size_t)B * K * D);
-        kn_cpu_gather_rows(h, pos, g, B, L, K, D);
-        for (int r = 0; r < B * K; r++)
-            ck_assert(memcmp(g + (size_t)r * D, h + ((size_t)(r / K) * L + pos[r]) * D, sizeof(float) * D) == 0);
-        free(E), free(h), free(T), free(h0), free(g);
+        for (int g = 0; g < G; g++)
+            idx[g] = irand(M);
+        float *gr = falloc((size_t)G * D);
+        poison(gr, (size_t)G * D);
+        kn_cpu_gather_rows(h, idx, gr, G, D);
+        for (int g = 0; g < G; g++)
+            ck_assert(memcmp(gr + (size_t)g * D, h + (size_t)idx[g] * D, sizeof(float) * D) == 0);
+        free(E), free(h), free(T), free(h0), free(gr);
     }
 }
 END_TEST
@@ -609,46 +655,59 @@ static void feats_ref(const float *z, const uint8_t *mask, int K, double f[4])
 START_TEST(test_conf_features_act_input)
 {
     FOR_SEEDS {
-        enum { B = 6, K = 7 };
-        float z[B * K], feats[B * 4];
-        uint8_t mask[B * K];
-        const int live[B] = {7, 1, 2, 5, 3, 6};
-        for (int b = 0; b < B; b++)
-            for (int k = 0; k < K; k++) {
-                mask[b * K + k] = k < live[b];
-                z[b * K + k] = k < live[b] ? urand(-6, 6) : -1e4f;
-            }
-        z[5 * K + 2] = z[5 * K + 4] = 9.0f; /* a tie for the top */
-        poison(feats, B * 4);
-        kn_cpu_conf_features(z, mask, feats, B, K);
+        /* Rows of 1 + live slots (CLS masked to -1e4, then the markers), an
+         * empty padding row, and the same rows padded to K slots: equal bits. */
+        enum { B = 7, K = 8 };
+        const int live[B] = {7, 1, 2, 5, 3, 6, 0};
+        float z[B * K], zp[B * K], feats[B * 4], featp[B * 4];
+        uint8_t mask[B * K], maskp[B * K];
+        int32_t goff[B + 1], goffp[B + 1];
+        int g = 0;
         for (int b = 0; b < B; b++) {
+            goff[b] = g;
+            goffp[b] = b * K;
+            const int n = live[b] ? 1 + live[b] : 0;
+            for (int k = 0; k < K; k++) {
+                const int real = k >= 1 && k <= live[b];
+                zp[b * K + k] = real ? urand(-6, 6) : -1e4f;
+                maskp[b * K + k] = (uint8_t)real;
+                if (k < n) {
+                    z[g] = zp[b * K + k];
+                    mask[g++] = maskp[b * K + k];
+                }
+            }
+        }
+        goff[B] = g, goffp[B] = B * K;
+        goffp[B - 1] = goffp[B]; /* the empty row stays empty when padded */
+        for (int b = 0; b < B; b++) /* a tie for the top in row 5 */
+            if (b == 5)
+                z[goff[b] + 2] = z[goff[b] + 4] = zp[b * K + 2] = zp[b * K + 4] = 9.0f;
+        poison(feats, B * 4);
+        kn_cpu_conf_features(z, mask, goff, feats, B);
+        for (int b = 0; b + 1 < B; b++) {
             double f[4];
-            feats_ref(z + b * K, mask + b * K, K, f);
+            feats_ref(z + goff[b], mask + goff[b], goff[b + 1] - goff[b], f);
             for (int i = 0; i < 4; i++)
                 ck_assert_msg(fabs(feats[b * 4 + i] - f[i]) <= TOL, "feat b=%d i=%d %g vs %g",
                               b, i, feats[b * 4 + i], f[i]);
         }
-        ck_assert(feats[5 * 4 + 1] == 0.0f); /* tie: top1 - top2 = 0 */
+        for (int i = 0; i < 4; i++)
+            ck_assert(feats[(B - 1) * 4 + i] == 0.0f); /* empty row */
+        ck_assert(feats[5 * 4 + 1] == 0.0f);          /* tie: top1 - top2 = 0 */
+        ck_assert(feats[1 * 4 + 0] == 1.0f && feats[1 * 4 + 3] == 2.0f / 255.0f); /* one marker */
+        kn_cpu_conf_features(zp, maskp, goffp, featp, B);
+        ck_assert(memcmp(feats, featp, sizeof feats) == 0);
 
-        /* K == 1 (single-option rows): p = 1, top2 = 0, k = 2. */
-        float z1[2] = {urand(-3, 3), -2.0f}, f1[8];
-        uint8_t m1[2] = {1, 1};
-        poison(f1, 8);
-        kn_cpu_conf_features(z1, m1, f1, 2, 1);
-        for (int b = 0; b < 2; b++) {
-            ck_assert(f1[b * 4 + 0] == 1.0f && f1[b * 4 + 1] == 1.0f);
-            ck_assert(fabs(f1[b * 4 + 2]) <= TOL);
-            ck_assert(f1[b * 4 + 3] == 2.0f / 255.0f);
-        }
-
-        const int L = 5, D = 9;
-        float *h = frand((size_t)B * L * D, -1, 1), *ai = falloc((size_t)B * (D + 4));
+        const int D = 9;
+        float *h = frand((size_t)g * D, -1, 1), *ai = falloc((size_t)B * (D + 4));
         poison(ai, (size_t)B * (D + 4));
-        kn_cpu_act_input(h, feats, ai, B, L, D);
-        for (int b = 0; b < B; b++) {
-            ck_assert(memcmp(ai + (size_t)b * (D + 4), h + (size_t)b * L * D, sizeof(float) * D) == 0);
+        kn_cpu_act_input(h, feats, goff, ai, B, D);
+        for (int b = 0; b + 1 < B; b++) {
+            ck_assert(memcmp(ai + (size_t)b * (D + 4), h + (size_t)goff[b] * D, sizeof(float) * D) == 0);
             ck_assert(memcmp(ai + (size_t)b * (D + 4) + D, feats + b * 4, sizeof(float) * 4) == 0);
         }
+        for (int i = 0; i < D + 4; i++)
+            ck_assert(ai[(size_t)(B - 1) * (D + 4) + i] == 0.0f);
         free(h), free(ai);
     }
 }
@@ -668,7 +727,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(tc, test_rope_tables);
     tcase_add_test(tc, test_rope_apply);
     tcase_add_test(tc, test_attention_windows_lengths);
-    tcase_add_test(tc, test_attention_empty_and_padding_finite);
+    tcase_add_test(tc, test_attention_tiles);
     tcase_add_test(tc, test_embed_type_gather);
     tcase_add_test(tc, test_scorer_tail);
     tcase_add_test(tc, test_conf_features_act_input);

@@ -81,7 +81,7 @@ static void fake_destroy(laya_backend *b)
     free(b);
 }
 
-static const laya_backend_ops fake_ops = {"fake", fake_forward, fake_destroy};
+static const laya_backend_ops fake_ops = {"fake", fake_forward, fake_destroy, NULL};
 
 /* ---- harness ------------------------------------------------------------------- */
 

@@ -1,33 +1,29 @@
 /*
- * backend_cpu.c - the fp32 forward on the CPU kernels (laya-model.md §3, §5).
+ * cpu.c - the fp32 forward on the CPU kernels (laya-model.md §3, §5).
  *
- * Rows are taken in order into chunks of B rows right-padded to L tokens
- * (M = B*L token rows); a chunk closes when the arena is full or when padding
- * would exceed 25% of its real tokens (unless it is small, <= 256 tokens;
- * cpu_backend_set_max_padding changes the 25%).
- * Per chunk:
+ * Rows are taken in order into packs (model/backend/batching.h, exact policy:
+ * no bucket rounding): the rows of a pack lie back to back in its token slots,
+ * so a pack of unequal rows pays no padding. Per pack of T tokens:
  *
  *   encoder   h = LN(E[ids]); for each layer i:
  *               a = i ? LN_attn(h += pending) : h          (layer 0 has no attn_norm)
  *               qkv = a Wqkv^T; RoPE(theta_global | theta_local); ctx = attn(window)
  *               a = LN_mlp(h += ctx Wo^T); pending = GeGLU(a Wi^T) Wo_mlp^T
  *             h = LN_final(h += pending)
- *   head      h += type_emb[qtype]; head layers 0..HL-2 over all M rows
- *             (pre-norm, biased LN, key-padding mask, ReLU FFN); the last head
- *             layer computes attention only for the S = B*(1+Kc) query rows it
- *             needs (CLS and the Kc marker slots of each row; unused slots
- *             gather position 0, as torch.gather on zero-padded marker_pos
- *             does), with keys and values over the whole row, and runs its
- *             out-projection and FFN on those S rows only (exact: no other row
- *             reaches the outputs).
- *   scorer    logits = sc3 . GELU(sc1 LN_sc0(h_marker)) + b, unused slots -1e4
- *   act       feats from the uncalibrated logits; act = act2 GELU(act0 [h_cls, feats])
+ *   head      h += type_emb[qtype of the slot's row]; head layers 0..HL-2 over
+ *             all T slots (pre-norm, biased LN, attention within each row, ReLU
+ *             FFN); the last head layer computes attention only for the G
+ *             gathered slots it needs (each row's CLS and markers), with keys and
+ *             values over the whole row, and runs its out-projection and FFN on
+ *             those G rows only (exact: no other row reaches the outputs).
+ *   scorer    logits = sc3 . GELU(sc1 LN_sc0(h_gathered)) + b; CLS slots -1e4
+ *   act       feats from each row's uncalibrated logits; act = act2 GELU(act0 [h_cls, feats])
  *
  * Every linear layer runs kn_cpu_gemm_packed over weights packed once at create.
  * Residual adds are fused into the LayerNorm that follows them (kn_cpu_layernorm
  * updates the fp32 residual in place with plain fp32 adds). Buffers: one fp32
- * weight arena, one activation arena with R = T + max_rows rows (T token slots
- * plus one CLS slot per row for the head's selection), both owned by the
+ * weight arena, one activation arena for T = max_rows x max_len token slots
+ * and R = T + max_rows gathered rows (batch_layout's caps), both owned by the
  * backend and freed by destroy.
  */
 #include <omp.h>
@@ -36,10 +32,10 @@
 #include <string.h>
 
 #include "kernels/cpu.h"
+#include "model/backend/batching.h"
 #include "model/backend/cpu.h"
 
 #define ACT_HIDDEN 256 /* act_head.0 width */
-#define CHUNK_SMALL 256 /* padded tokens below which rows always share a chunk */
 
 typedef struct cpu_enc_layer {
     const float *attn_norm; /* NULL on layer 0 */
@@ -57,10 +53,10 @@ typedef struct cpu_backend {
     /* geometry */
     int D, F, V, NL, HL, n_act, window, threads, pad_id;
     float eps;
-    int max_rows;   /* rows per chunk */
-    double max_pad; /* padded / real tokens a chunk may reach (beyond CHUNK_SMALL) */
-    long T;         /* token slots per chunk */
-    long R;         /* selection rows: T + max_rows */
+    int max_rows;   /* rows per pack */
+    long T;         /* token slots per pack */
+    long R;         /* gathered rows: T + max_rows */
+    batch_policy policy;
     int rope_len;   /* positions covered by the RoPE tables */
     /* weights (views into warena) */
     float *warena;
@@ -73,9 +69,8 @@ typedef struct cpu_backend {
     /* activations (views into aarena) */
     void *aarena;
     float *h, *a, *qkv, *ctx, *tmp, *u, *g, *sel;
-    float *lg_s, *lg, *feats, *act_in, *act_hid, *act_out;
-    int32_t *ids, *pos, *lens, *qtype, *qsel;
-    uint8_t *mask_s, *mask;
+    float *lg, *feats, *act_in, *act_hid, *act_out;
+    batch_layout lay; /* the pack's layout arrays (views into aarena) */
 } cpu_backend;
 
 /* ---- create ---- */
@@ -177,19 +172,22 @@ static void take_acts(cpu_backend *cb, bump *b)
     cb->u = bump_take(b, sizeof(float) * R * uw);
     cb->g = bump_take(b, sizeof(float) * T * F);
     cb->sel = bump_take(b, sizeof(float) * R * D);
-    cb->lg_s = bump_take(b, sizeof(float) * R);
     cb->lg = bump_take(b, sizeof(float) * R);
     cb->feats = bump_take(b, sizeof(float) * B * 4);
     cb->act_in = bump_take(b, sizeof(float) * B * (D + 4));
     cb->act_hid = bump_take(b, sizeof(float) * B * ACT_HIDDEN);
     cb->act_out = bump_take(b, sizeof(float) * B * (size_t)cb->n_act);
-    cb->ids = bump_take(b, sizeof(int32_t) * T);
-    cb->pos = bump_take(b, sizeof(int32_t) * T);
-    cb->lens = bump_take(b, sizeof(int32_t) * B);
-    cb->qtype = bump_take(b, sizeof(int32_t) * B);
-    cb->qsel = bump_take(b, sizeof(int32_t) * R);
-    cb->mask_s = bump_take(b, R);
-    cb->mask = bump_take(b, R);
+    batch_layout *l = &cb->lay;
+    batch_layout_caps(l, (int)T, (int)B);
+    l->cu = bump_take(b, sizeof(int32_t) * (B + 1));
+    l->goff = bump_take(b, sizeof(int32_t) * (B + 1));
+    l->ids = bump_take(b, sizeof(int32_t) * T);
+    l->pos = bump_take(b, sizeof(int32_t) * T);
+    l->ttype = bump_take(b, sizeof(int32_t) * T);
+    l->tiles = bump_take(b, sizeof(int32_t) * 2 * (size_t)l->tiles_cap);
+    l->gpos = bump_take(b, sizeof(int32_t) * (size_t)l->gcap);
+    l->grow = bump_take(b, sizeof(int32_t) * (size_t)l->gcap);
+    l->gmask = bump_take(b, (size_t)l->gcap);
 }
 
 static void cpu_destroy(laya_backend *base)
@@ -205,7 +203,7 @@ static void cpu_destroy(laya_backend *base)
 static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
                        float *logits, float *act, layad_error *err);
 
-static const laya_backend_ops cpu_ops = {"cpu", cpu_forward, cpu_destroy};
+static const laya_backend_ops cpu_ops = {"cpu", cpu_forward, cpu_destroy, NULL};
 
 laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int threads, layad_error *err)
 {
@@ -235,9 +233,14 @@ laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int th
     cb->pad_id = c->pad_id >= 0 && c->pad_id < c->vocab ? c->pad_id : 0; /* pads are masked anyway */
     cb->threads = threads;
     cb->max_rows = max_rows;
-    cb->max_pad = 1.25;
     cb->T = (long)max_rows * c->max_len;
     cb->R = cb->T + max_rows;
+    if (cb->T > (1L << 30) || batch_policy_init(&cb->policy, (int)cb->T, max_rows, 1, err)) {
+        if (cb->T > (1L << 30))
+            layad_fail(err, 500, "cpu backend: %d rows x %d tokens is too large", max_rows, c->max_len);
+        free(cb);
+        return NULL;
+    }
     cb->rope_len = cb->T < c->max_position ? (int)cb->T : c->max_position;
 
     bump wb = {NULL, 0, NULL, 0}, ab = {NULL, 0, NULL, 0};
@@ -285,11 +288,12 @@ static int check_row(const cpu_backend *cb, const laya_row *r, int i, int K, lay
     return 0;
 }
 
-/* The encoder over cb->h: B rows of L tokens (ids/pos/lens already staged). */
-static void encoder(cpu_backend *cb, int B, int L)
+/* The encoder over cb->h: the pack's M token slots (layout already staged). */
+static void encoder(cpu_backend *cb, int M)
 {
-    const int D = cb->D, F = cb->F, M = B * L;
-    kn_cpu_embed(cb->tok_emb, cb->ids, cb->h, M, D);
+    const int D = cb->D, F = cb->F;
+    const batch_layout *l = &cb->lay;
+    kn_cpu_embed(cb->tok_emb, l->ids, cb->h, M, D);
     kn_cpu_layernorm(cb->h, NULL, cb->emb_norm, NULL, cb->h, M, D, cb->eps);
     for (int i = 0; i < cb->NL; i++) {
         const cpu_enc_layer *ly = &cb->enc[i];
@@ -300,8 +304,9 @@ static void encoder(cpu_backend *cb, int B, int L)
         }
         const int t = ly->global ? 0 : 1;
         kn_cpu_gemm_packed(a_in, ly->wqkv, NULL, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
-        kn_cpu_rope(cb->qkv, M, D, cb->pos, cb->rope_cos[t], cb->rope_sin[t]);
-        kn_cpu_attention(cb->qkv, cb->ctx, B, L, D, cb->lens, ly->global ? -1 : cb->window);
+        kn_cpu_rope(cb->qkv, M, D, l->pos, cb->rope_cos[t], cb->rope_sin[t]);
+        kn_cpu_attention(cb->qkv, cb->ctx, M, D, l->cu, l->tiles, l->n_tiles,
+                         ly->global ? -1 : cb->window);
         kn_cpu_gemm_packed(cb->ctx, ly->wo, NULL, cb->tmp, M, D, D, KN_EPI_NONE);
         kn_cpu_layernorm(cb->h, cb->tmp, ly->mlp_norm, NULL, cb->a, M, D, cb->eps);
         kn_cpu_gemm_packed(cb->a, ly->wi, NULL, cb->u, M, 2 * F, D, KN_EPI_NONE);
@@ -311,67 +316,76 @@ static void encoder(cpu_backend *cb, int B, int L)
     kn_cpu_layernorm(cb->h, cb->NL > 0 ? cb->tmp : NULL, cb->final_norm, NULL, cb->h, M, D, cb->eps);
 }
 
-/* The decision head over cb->h for B rows of L tokens and Kc marker slots;
- * writes cb->lg [B, Kc] and cb->act_out [B, n_act]. */
-static void head(cpu_backend *cb, const laya_row *rows, int B, int L, int Kc)
+/* Head layers 0..HL-2 over all M slots; returns 1 when an FFN output is still
+ * pending in cb->tmp (to be added to h by the next LayerNorm). */
+static int head_layers(cpu_backend *cb, int M)
 {
-    const int D = cb->D, M = B * L, Q = 1 + Kc, S = B * Q;
-    kn_cpu_add_type_emb(cb->h, cb->type_emb, cb->qtype, B, L, D);
-    /* pending: the previous head layer's FFN output, still to be added to h */
+    const int D = cb->D;
+    const batch_layout *l = &cb->lay;
     int pending = 0;
     for (int j = 0; j + 1 < cb->HL; j++) {
         const cpu_head_layer *ly = &cb->head[j];
         kn_cpu_layernorm(cb->h, pending ? cb->tmp : NULL, ly->n1_w, ly->n1_b, cb->a, M, D, cb->eps);
         kn_cpu_gemm_packed(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
-        kn_cpu_attention(cb->qkv, cb->ctx, B, L, D, cb->lens, -1);
+        kn_cpu_attention(cb->qkv, cb->ctx, M, D, l->cu, l->tiles, l->n_tiles, -1);
         kn_cpu_gemm_packed(cb->ctx, ly->out_w, ly->out_b, cb->tmp, M, D, D, KN_EPI_NONE);
         kn_cpu_layernorm(cb->h, cb->tmp, ly->n2_w, ly->n2_b, cb->a, M, D, cb->eps);
         kn_cpu_gemm_packed(cb->a, ly->l1_w, ly->l1_b, cb->u, M, 4 * D, D, KN_EPI_RELU);
         kn_cpu_gemm_packed(cb->u, ly->l2_w, ly->l2_b, cb->tmp, M, D, 4 * D, KN_EPI_NONE);
         pending = 1;
     }
-    /* Query rows the outputs need: CLS, then each marker slot (unused -> 0). */
-    for (int b = 0; b < B; b++) {
-        cb->qsel[b * Q] = 0;
-        cb->mask_s[b * Q] = 0;
-        for (int k = 0; k < Kc; k++) {
-            const int live = k < rows[b].n_markers;
-            cb->qsel[b * Q + 1 + k] = live ? rows[b].markers[k] : 0;
-            cb->mask_s[b * Q + 1 + k] = (uint8_t)live;
-        }
-    }
+    return pending;
+}
+
+/* The decision head over cb->h (M slots, G gathered slots, B rows); writes
+ * cb->lg [G] and cb->act_out [B, n_act]. */
+static void head(cpu_backend *cb, int M, int G, int B)
+{
+    const int D = cb->D;
+    const batch_layout *l = &cb->lay;
+    kn_cpu_add_type_emb(cb->h, cb->type_emb, l->ttype, M, D);
+    const int pending = head_layers(cb, M);
     if (cb->HL > 0) {
         const cpu_head_layer *ly = &cb->head[cb->HL - 1];
         kn_cpu_layernorm(cb->h, pending ? cb->tmp : NULL, ly->n1_w, ly->n1_b, cb->a, M, D, cb->eps);
         kn_cpu_gemm_packed(cb->a, ly->in_w, ly->in_b, cb->qkv, M, 3 * D, D, KN_EPI_NONE);
-        kn_cpu_gather_rows(cb->h, cb->qsel, cb->sel, B, L, Q, D);
-        kn_cpu_attention_select(cb->qkv, cb->ctx, B, L, D, cb->lens, -1, cb->qsel, Q);
-        kn_cpu_gemm_packed(cb->ctx, ly->out_w, ly->out_b, cb->tmp, S, D, D, KN_EPI_NONE);
-        kn_cpu_layernorm(cb->sel, cb->tmp, ly->n2_w, ly->n2_b, cb->a, S, D, cb->eps);
-        kn_cpu_gemm_packed(cb->a, ly->l1_w, ly->l1_b, cb->u, S, 4 * D, D, KN_EPI_RELU);
-        kn_cpu_gemm_packed(cb->u, ly->l2_w, ly->l2_b, cb->tmp, S, D, 4 * D, KN_EPI_NONE);
-        /* sel += FFN output (final residual), a = scorer LN of every selected row */
-        kn_cpu_layernorm(cb->sel, cb->tmp, cb->sc0_w, cb->sc0_b, cb->a, S, D, cb->eps);
+        kn_cpu_gather_rows(cb->h, l->gpos, cb->sel, G, D);
+        kn_cpu_attention_select(cb->qkv, cb->ctx, D, l->cu, -1, l->grow, l->gpos, G);
+        kn_cpu_gemm_packed(cb->ctx, ly->out_w, ly->out_b, cb->tmp, G, D, D, KN_EPI_NONE);
+        kn_cpu_layernorm(cb->sel, cb->tmp, ly->n2_w, ly->n2_b, cb->a, G, D, cb->eps);
+        kn_cpu_gemm_packed(cb->a, ly->l1_w, ly->l1_b, cb->u, G, 4 * D, D, KN_EPI_RELU);
+        kn_cpu_gemm_packed(cb->u, ly->l2_w, ly->l2_b, cb->tmp, G, D, 4 * D, KN_EPI_NONE);
+        /* sel += FFN output (final residual), a = scorer LN of every gathered row */
+        kn_cpu_layernorm(cb->sel, cb->tmp, cb->sc0_w, cb->sc0_b, cb->a, G, D, cb->eps);
     } else {
-        kn_cpu_gather_rows(cb->h, cb->qsel, cb->sel, B, L, Q, D);
-        kn_cpu_layernorm(cb->sel, NULL, cb->sc0_w, cb->sc0_b, cb->a, S, D, cb->eps);
+        kn_cpu_gather_rows(cb->h, l->gpos, cb->sel, G, D);
+        kn_cpu_layernorm(cb->sel, NULL, cb->sc0_w, cb->sc0_b, cb->a, G, D, cb->eps);
     }
-    kn_cpu_gemm_packed(cb->a, cb->sc1_w, cb->sc1_b, cb->ctx, S, D, D, KN_EPI_GELU);
-    kn_cpu_scorer_tail(cb->ctx, cb->sc3_w, cb->sc3_b, cb->mask_s, cb->lg_s, S, D);
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < Kc; k++) {
-            cb->lg[b * Kc + k] = cb->lg_s[b * Q + 1 + k];
-            cb->mask[b * Kc + k] = cb->mask_s[b * Q + 1 + k];
-        }
-    kn_cpu_conf_features(cb->lg, cb->mask, cb->feats, B, Kc);
-    kn_cpu_act_input(cb->sel, cb->feats, cb->act_in, B, Q, D); /* row b*Q is CLS */
+    kn_cpu_gemm_packed(cb->a, cb->sc1_w, cb->sc1_b, cb->ctx, G, D, D, KN_EPI_GELU);
+    kn_cpu_scorer_tail(cb->ctx, cb->sc3_w, cb->sc3_b, l->gmask, cb->lg, G, D);
+    kn_cpu_conf_features(cb->lg, l->gmask, l->goff, cb->feats, B);
+    kn_cpu_act_input(cb->sel, cb->feats, l->goff, cb->act_in, B, D);
     kn_cpu_gemm_packed(cb->act_in, cb->act0_w, cb->act0_b, cb->act_hid, B, ACT_HIDDEN, D + 4, KN_EPI_GELU);
     kn_cpu_gemm_packed(cb->act_hid, cb->act2_w, cb->act2_b, cb->act_out, B, cb->n_act, ACT_HIDDEN, KN_EPI_NONE);
 }
 
-void cpu_backend_set_max_padding(laya_backend *b, double ratio)
+/* Runs one pack rows[0..B) and writes its rows' logits [B, K] and act. */
+static int run_pack(cpu_backend *cb, const laya_row *rows, int B, int K, float *logits, float *act,
+                    layad_error *err)
 {
-    ((cpu_backend *)b)->max_pad = ratio;
+    batch_layout *l = &cb->lay;
+    if (batch_pack(rows, B, cb->pad_id, l, err))
+        return -1;
+    encoder(cb, l->tokens);
+    head(cb, l->tokens, l->gathered, B);
+    for (int b = 0; b < B; b++) {
+        const int g0 = l->goff[b] + 1, nm = rows[b].n_markers; /* slot g0 - 1 is the CLS */
+        for (int k = 0; k < K; k++)
+            logits[(size_t)b * K + k] = k < nm ? cb->lg[g0 + k] : LAYA_MASK_FILL;
+        for (int c = 0; c < cb->n_act; c++)
+            act[(size_t)b * cb->n_act + c] = cb->act_out[b * cb->n_act + c];
+    }
+    return 0;
 }
 
 static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
@@ -385,46 +399,11 @@ static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
             return -1;
     if (cb->threads > 0)
         omp_set_num_threads(cb->threads);
-
     for (int s = 0; s < n;) {
-        /* Grow the chunk while rows x longest row fits the arena and padding
-         * stays cheap: every op but attention pays for pad tokens, and a row's
-         * results do not depend on its chunk, so unequal rows may as well run
-         * apart (small chunks still batch: below CHUNK_SMALL tokens the GEMMs
-         * gain more from extra rows than padding costs). */
-        int e = s, L = 0;
-        long real = 0;
-        while (e < n && e - s < cb->max_rows) {
-            const int l2 = rows[e].len > L ? rows[e].len : L;
-            const long padded = (long)(e - s + 1) * l2;
-            if (padded > cb->T ||
-                (e > s && padded > CHUNK_SMALL && (double)padded > cb->max_pad * (double)(real + rows[e].len)))
-                break;
-            L = l2;
-            real += rows[e].len;
-            e++;
-        }
-        const int B = e - s;
-        int Kc = 1;
-        for (int b = 0; b < B; b++) {
-            const laya_row *r = &rows[s + b];
-            Kc = r->n_markers > Kc ? r->n_markers : Kc;
-            cb->lens[b] = r->len;
-            cb->qtype[b] = r->qtype;
-            for (int t = 0; t < L; t++) {
-                cb->ids[b * L + t] = t < r->len ? r->ids[t] : cb->pad_id;
-                cb->pos[b * L + t] = t;
-            }
-        }
-        encoder(cb, B, L);
-        head(cb, rows + s, B, L, Kc);
-        for (int b = 0; b < B; b++) {
-            for (int k = 0; k < K; k++)
-                logits[(size_t)(s + b) * K + k] = k < Kc ? cb->lg[b * Kc + k] : LAYA_MASK_FILL;
-            for (int c = 0; c < cb->n_act; c++)
-                act[(size_t)(s + b) * cb->n_act + c] = cb->act_out[b * cb->n_act + c];
-        }
-        s = e;
+        const int B = batch_take(&cb->policy, rows + s, n - s);
+        if (run_pack(cb, rows + s, B, K, logits + (size_t)s * K, act + (size_t)s * cb->n_act, err))
+            return -1;
+        s += B;
     }
     return 0;
 }

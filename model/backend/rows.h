@@ -38,6 +38,11 @@ typedef struct laya_backend_ops {
     int (*forward)(laya_backend *b, const laya_row *rows, int n, int K,
                    float *logits, float *act, layad_error *err);
     void (*destroy)(laya_backend *b);
+    /* Optional (NULL: nothing to do): work the backend deferred off the request
+     * path, such as capturing a graph for a shape first met at serving time.
+     * Called by the backend's own thread between batches; does one piece and
+     * returns 1 if it did something, 0 when nothing is left. */
+    int (*idle)(laya_backend *b);
 } laya_backend_ops;
 
 struct laya_backend {

@@ -107,6 +107,15 @@ static void *worker_main(void *arg)
     serve_worker *w = arg;
     pthread_mutex_lock(&w->lock);
     for (;;) {
+        /* Deferred backend work (a graph for a shape first met while serving)
+         * runs only while no batch waits, one piece at a time. */
+        while (!w->todo && !w->stop && w->backend->ops->idle) {
+            pthread_mutex_unlock(&w->lock);
+            const int did = w->backend->ops->idle(w->backend);
+            pthread_mutex_lock(&w->lock);
+            if (!did)
+                break;
+        }
         while (!w->todo && !w->stop)
             pthread_cond_wait(&w->wake, &w->lock);
         if (!w->todo)

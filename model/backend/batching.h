@@ -1,0 +1,96 @@
+/*
+ * batching.h - the one batching policy: how rows become packs, which token
+ * buckets exist, how a pack is laid out for the kernels, and what it costs.
+ *
+ * The scheduler (server/sched) cuts its batches with batch_cut and charges
+ * them with batch_cost; the backends (cpu.c, cuda_*.c) lay out each pack with
+ * batch_pack, and the CUDA backend captures one graph per bucket of
+ * batch_buckets. Nobody else decides a shape.
+ *
+ * Packing (varlen): the rows of a pack lie back to back in its token slots,
+ * row r at [cu[r], cu[r+1]), so a pack of mixed lengths pays no padding
+ * inside; only its total is rounded up to a bucket. Attention, RoPE positions,
+ * the head's gathers and the confidence features all work from per-row
+ * offsets (kernels/cuda.h). Every kernel computes a row from that row alone in
+ * a fixed order, so a row's logits do not depend on its pack.
+ *
+ * Buckets: token capacities 64..1024 in steps of 64, then steps of 256 to
+ * 4096, 512 to 8192, 1024 to 16384 and 2048 beyond, up to max_tokens: about
+ * 50 shapes for 32768 tokens, each at most ~11% above what it holds (none
+ * below ~190 tokens, where the forward is bound by weight bandwidth and extra
+ * slots cost nothing). Graph shapes depend on the token capacity alone: a pack
+ * holds at most max_rows rows and at most one gathered slot (CLS or marker)
+ * per token, so rows and gathered slots are sized max_rows and cap.
+ */
+#ifndef LAYAD_BATCHING_H
+#define LAYAD_BATCHING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/backend/rows.h"
+#include "model/base/error.h"
+
+#define BATCH_MAX_BUCKETS 96
+#define BATCH_OVERHEAD_TOKENS 512 /* fixed cost of one forward, in token units (launches, head) */
+
+typedef struct batch_policy {
+    int max_tokens;  /* real tokens per pack; >= the longest row */
+    int max_rows;    /* rows per pack */
+    int exact;       /* 1: no bucket rounding (CPU: no graphs, every slot costs) */
+    int n_buckets;
+    int bucket[BATCH_MAX_BUCKETS]; /* token capacities, ascending */
+} batch_policy;
+
+/* Sets up the policy. max_tokens >= 1, max_rows >= 1; exact as above.
+ * -1 with err when the bucket set would not fit BATCH_MAX_BUCKETS. */
+int batch_policy_init(batch_policy *p, int max_tokens, int max_rows, int exact, layad_error *err);
+
+/* Token capacity a pack of `tokens` real tokens runs in: the smallest bucket
+ * >= tokens (exact: tokens itself); -1 when tokens > the largest bucket. */
+int batch_capacity(const batch_policy *p, long tokens);
+
+/* Cost of one pack of `tokens` real tokens, in token units: its capacity plus
+ * BATCH_OVERHEAD_TOKENS. The scheduler compares cuts with it. */
+long batch_cost(const batch_policy *p, long tokens);
+
+/* Cuts rows[0..n) (in the given order: packing needs no sort) into contiguous
+ * packs of at most max_rows rows and max_tokens tokens, choosing the cut of
+ * least total batch_cost (dynamic program over the order, O(n * max_rows)).
+ * Writes start[0..k] (start[0] = 0, start[k] = n) and returns k, the number of
+ * packs; -1 with err if a row is longer than max_tokens. scratch_cost and
+ * scratch_from hold n + 1 entries each (caller-owned, so nothing allocates). */
+int batch_cut(const batch_policy *p, const laya_row *rows, int n, int *start, long *scratch_cost,
+              int *scratch_from, layad_error *err);
+
+/* How many rows from the front of rows[0..n) fit one pack (greedy, at least
+ * the rows that fit; 0 when rows[0] alone is too long). For a linear cost
+ * this is also the least-cost cut, so the backends use it to split what they
+ * are handed (one pack when the scheduler cut it). */
+int batch_take(const batch_policy *p, const laya_row *rows, int n);
+
+/* The kernels' view of one pack (every array caller-owned, sized by the caps):
+ *   cu[rows_cap + 1]   row r at slots [cu[r], cu[r+1]); rows past n empty;
+ *   ids, pos, ttype [cap]  token id, position in its row, its row's qtype
+ *                          (padding slots: pad_id, 0, 0);
+ *   tiles[2 * tiles_cap]   attention query tiles (kn_attention_tiles);
+ *   goff[rows_cap + 1]     row r's gathered slots [goff[r], goff[r+1]): CLS then markers;
+ *   gpos, grow [gcap]      (gcap = cap + rows_cap) gathered slot -> absolute token slot, its row
+ *                          (padding: 0 and -1);
+ *   gmask [gcap]           1 for markers, 0 for CLS and padding. */
+typedef struct batch_layout {
+    int cap, rows_cap, tiles_cap, gcap;
+    int32_t *cu, *ids, *pos, *ttype, *tiles, *goff, *gpos, *grow;
+    uint8_t *gmask;
+    /* filled by batch_pack */
+    int n_rows, tokens, gathered, n_tiles;
+} batch_layout;
+
+/* The array sizes of a layout with these caps (tiles_cap and gcap derived). */
+void batch_layout_caps(batch_layout *l, int cap, int rows_cap);
+
+/* Lays rows[0..n) out into l (its arrays and caps set). -1 with err when they
+ * do not fit the caps. */
+int batch_pack(const laya_row *rows, int n, int pad_id, batch_layout *l, layad_error *err);
+
+#endif

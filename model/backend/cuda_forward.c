@@ -1,0 +1,232 @@
+/*
+ * cuda_forward.c - one pack on the GPU: staging, the forward enqueued, results.
+ *
+ * Layout of one forward, for a bucket of T token slots (rows packed back to
+ * back, row r at [cu[r], cu[r+1]), model/backend/batching.h), R = max_batch_rows
+ * row slots and G = T + R gathered slots (each row's CLS, then its markers):
+ *
+ *   H2D  cu, ids, pos, slot types, attention tiles, gathered slots (one copy)
+ *   enc  res = LN(E[ids]) (fp32)               xn = 16-bit copy for layer 0
+ *        per layer: qkv = xn Wqkv; RoPE (per-slot positions); attention within
+ *                   each row (global / |i-j|<=64, over the tile list)
+ *                   o = att Wo; res += o; xn = LN_mlp(res)
+ *                   u = xn Wi; g = GeGLU(u); o = g Wo2
+ *                   res += o; xn = LN_attn(next)(res)   (fused in one kernel)
+ *        res = LN_final(res) (fp32, in place); res += type_emb[slot type]
+ *   head layers 0..n-2 over all T slots (biased LN, in_proj with bias,
+ *        attention within each row, ReLU FFN), residual fp32;
+ *   last head layer: K/V over all T slots, but queries, out_proj, LN2 and the
+ *        FFN only over the G gathered slots (exact; bench/README.md);
+ *   tail (fp32): scorer LN -> Linear(GELU) -> d->1 on the gathered slots (CLS
+ *        slots masked to -1e4), confidence features per row, act head on the
+ *        CLS slots.
+ *   D2H  logits [G], act [R*2] (one copy), then the only synchronization.
+ *
+ * Padding slots (past the pack's tokens) and padding rows run through the
+ * per-slot kernels and GEMMs like real ones but are never read into a real
+ * row: the graph of a bucket serves every pack that fits it. The residual-
+ * branch projections (o) write fp32 for the fp32 residual add by default
+ * (measured ~25% lower logit error than 16-bit o, 1-2% slower; branch16
+ * writes the serving dtype, what bf16 autocast does upstream). The head
+ * layers' biases are stored in the serving dtype: cuBLASLt applies a bias in
+ * the output's dtype. The scorer/act-head weights keep the checkpoint's own
+ * 16-bit dtype even when the encoder serves in bf16 (fp32 activations there).
+ */
+#include <string.h>
+
+#include "model/backend/cuda_internal.h"
+
+/* kn_gemm, or only its plan in prepare mode (same arguments, so the plan
+ * prepared is the one the launch will look up). */
+static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
+                const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K,
+                int epi, layad_error *err)
+{
+    if (b->prepare_only) {
+        if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi))
+            return 0;
+        /* with tuning on, times the shape's candidates on these operands (once per shape) */
+        KN(kn_gemm_prepare(b->gemm, xdt, wdt, ydt, M, N, K, epi, bias != NULL, b->ks, X, W, Y));
+        return 0;
+    }
+    KN(kn_gemm_ex(b->gemm, b->ks, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi));
+    return 0;
+}
+
+#define GEMM(...)                                                                       \
+    do {                                                                                \
+        if (gemm(b, __VA_ARGS__, err))                                                  \
+            return -1;                                                                  \
+    } while (0)
+
+/* Non-GEMM launches are skipped in prepare mode. */
+#define LAUNCH(call)                                                                    \
+    do {                                                                                \
+        if (!b->prepare_only)                                                           \
+            KN(call);                                                                   \
+    } while (0)
+
+#define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
+
+static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
+{
+    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + b->Rmax;
+    const kn_dtype dt = b->dt, br = b->br_dt;
+    const float eps = (float)b->cfg.norm_eps;
+    dev_acts *a = &b->a;
+    const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
+    const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
+
+    LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, dt, b->cfg.vocab, b->w.emb_norm, NULL,
+                              a->res, a->xn, dt, a->res, T, D, eps));
+    for (int i = 0; i < b->n_layers; i++) {
+        const dev_layer *L = &b->w.enc[i];
+        const int global = b->cfg.layer_global[i];
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
+        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, T, D, D, KN_EPI_NONE);
+        LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D,
+                            eps));
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
+        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
+        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, T, D, F, KN_EPI_NONE);
+        if (i + 1 < b->n_layers)
+            LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn,
+                                dt, NULL, T, D, eps));
+        else /* h_enc = final_norm(res), fp32, in place */
+            LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, b->w.final_norm, NULL, NULL, dt,
+                                a->res, T, D, eps));
+    }
+    return 0;
+}
+
+/* Head layers 0..n-2 over all T slots and the first half of the last one
+ * (LN1 and in_proj over all slots: keys and values span every row). */
+static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
+{
+    const int D = b->D, D4 = b->Dh4, nl = b->n_head_layers, n_tiles = T / KN_ATT_TQ + b->Rmax;
+    const kn_dtype dt = b->dt, br = b->br_dt;
+    const float eps = 1e-5f; /* nn.TransformerEncoderLayer / nn.LayerNorm default */
+    dev_acts *a = &b->a;
+    const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
+
+    LAUNCH(kn_add_type_emb(b->ks, a->res, b->w.type_emb, STAGED(l, ttype, int32_t), T, D));
+    for (int j = 0; j < nl; j++) {
+        const dev_head_layer *L = &b->w.head[j];
+        /* a = LN1(h), folding in the previous layer's pending FFN output */
+        LAUNCH(kn_layernorm(b->ks, a->res, j ? a->o : NULL, br, L->n1_w, L->n1_b, a->xn, dt,
+                            NULL, T, D, eps));
+        GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        if (j + 1 == nl)
+            break;
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, -1));
+        GEMM(a->att, dt, L->out_w, dt, L->out_b, br, a->o, br, T, D, D, KN_EPI_NONE);
+        LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->n2_w, L->n2_b, a->xn, dt, NULL, T, D,
+                            eps));
+        GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, dt, a->u, dt, T, D4, D, KN_EPI_RELU);
+        GEMM(a->u, dt, L->l2_w, dt, L->l2_b, br, a->o, br, T, D, D4, KN_EPI_NONE);
+    }
+    return 0;
+}
+
+/* The last head layer on the gathered slots only, then the fp32 tail. The CLS
+ * slot's scorer output is masked to -1e4, which leaves each row's softmax and
+ * confidence features unchanged, so CLS slots ride along with the markers. */
+static int enqueue_tail(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
+{
+    const int D = b->D, D4 = b->Dh4, R = b->Rmax, G = T + R;
+    const kn_dtype dt = b->dt, br = b->br_dt, f32 = KN_F32;
+    const float eps = 1e-5f;
+    dev_acts *a = &b->a;
+    const dev_head_layer *L = &b->w.head[b->n_head_layers - 1];
+    const int32_t *cu = STAGED(l, cu, int32_t), *goff = STAGED(l, goff, int32_t);
+    const int32_t *gpos = STAGED(l, gpos, int32_t), *grow = STAGED(l, grow, int32_t);
+    const uint8_t *gmask = STAGED(l, gmask, uint8_t);
+    float *logits = (float *)((char *)a->out + l->logits);
+    float *act = (float *)((char *)a->out + l->act);
+
+    LAUNCH(kn_attention_select(b->ks, dt, a->qkv, a->attg, D, cu, -1, grow, gpos, G));
+    GEMM(a->attg, dt, L->out_w, dt, L->out_b, br, a->og, br, G, D, D, KN_EPI_NONE);
+    LAUNCH(kn_gather_rows(b->ks, f32, a->res, gpos, a->hg, G, D));
+    LAUNCH(kn_layernorm(b->ks, a->hg, a->og, br, L->n2_w, L->n2_b, a->xg, dt, NULL, G, D, eps));
+    GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
+    GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, br, a->f2g, br, G, D, D4, KN_EPI_NONE);
+    /* h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
+    LAUNCH(kn_layernorm(b->ks, a->hg, a->f2g, br, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
+                        D, eps));
+    GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
+    LAUNCH(kn_scorer_tail(b->ks, a->s1, f32, b->w.sc3_w, b->w.sc3_b, gmask, logits, G, D));
+    LAUNCH(kn_conf_features(b->ks, logits, gmask, goff, a->feats, R));
+    LAUNCH(kn_act_input(b->ks, a->hg, a->feats, goff, a->actin, f32, R, D));
+    GEMM(a->actin, f32, b->w.act0_w, b->tail_dt, b->w.act0_b, f32, a->a1, f32, R, 256, D + 4,
+         KN_EPI_GELU);
+    GEMM(a->a1, f32, b->w.act2_w, b->tail_dt, b->w.act2_b, f32, act, f32, R, LAYA_N_ACT, 256,
+         KN_EPI_NONE);
+    return 0;
+}
+
+/* The whole bucket of T slots: inputs in, forward, outputs out (no
+ * synchronization). In prepare mode only the GEMM plans are made. */
+int cuda_enqueue(cuda_backend *b, int T, layad_error *err)
+{
+    const stage_layout l = cuda_stage_layout(T, b->Rmax);
+    if (!b->prepare_only)
+        CU(cudaMemcpyAsync(b->a.in, b->pin_in, l.in_bytes, cudaMemcpyHostToDevice, b->ks.s));
+    if (enqueue_encoder(b, T, &l, err) || enqueue_head_layers(b, T, &l, err) ||
+        enqueue_tail(b, T, &l, err))
+        return -1;
+    if (!b->prepare_only)
+        CU(cudaMemcpyAsync(b->pin_out, b->a.out, l.out_bytes, cudaMemcpyDeviceToHost, b->ks.s));
+    return 0;
+}
+
+/* Packs rows[0..n) into the pinned input buffer laid out for bucket T
+ * (cuda_stage_layout); l gets the layout's views. */
+int cuda_stage(cuda_backend *b, int T, const laya_row *rows, int n, batch_layout *l,
+               layad_error *err)
+{
+    const stage_layout s = cuda_stage_layout(T, b->Rmax);
+    unsigned char *p = b->pin_in;
+    batch_layout_caps(l, T, b->Rmax);
+    l->cu = (int32_t *)(p + s.cu);
+    l->ids = (int32_t *)(p + s.ids);
+    l->pos = (int32_t *)(p + s.pos);
+    l->ttype = (int32_t *)(p + s.ttype);
+    l->tiles = (int32_t *)(p + s.tiles);
+    l->goff = (int32_t *)(p + s.goff);
+    l->gpos = (int32_t *)(p + s.gpos);
+    l->grow = (int32_t *)(p + s.grow);
+    l->gmask = p + s.gmask;
+    return batch_pack(rows, n, b->cfg.pad_id >= 0 && b->cfg.pad_id < b->cfg.vocab ? b->cfg.pad_id : 0,
+                      l, err);
+}
+
+/* One pack (it fits the largest bucket): stage, run, copy its rows' results. */
+int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
+                  int use_graph, layad_error *err)
+{
+    long tokens = 0;
+    for (int i = 0; i < n; i++)
+        tokens += rows[i].len;
+    const int T = batch_capacity(&b->policy, tokens);
+    batch_layout l;
+    if (T < 0 || cuda_stage(b, T, rows, n, &l, err) || cuda_launch(b, T, use_graph, err))
+        return -1;
+    const stage_layout s = cuda_stage_layout(T, b->Rmax);
+    const float *lg = (const float *)(b->pin_out + s.logits);
+    const float *ac = (const float *)(b->pin_out + s.act);
+    for (int r = 0; r < n; r++) {
+        const int g0 = l.goff[r] + 1; /* slot g0 - 1 is the row's CLS */
+        for (int k = 0; k < K; k++)
+            logits[(size_t)r * K + k] = k < rows[r].n_markers ? lg[g0 + k] : LAYA_MASK_FILL;
+        for (int q = 0; q < LAYA_N_ACT; q++)
+            act[(size_t)r * LAYA_N_ACT + q] = ac[r * LAYA_N_ACT + q];
+    }
+    __atomic_fetch_add(&b->st.rows, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->st.tokens, tokens, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->st.padded_tokens, (long long)T, __ATOMIC_RELAXED);
+    return 0;
+}

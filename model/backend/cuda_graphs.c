@@ -1,0 +1,171 @@
+/*
+ * cuda_graphs.c - one CUDA graph per token bucket, all made before serving.
+ *
+ * A bucket's graph is the whole forward of cuda_enqueue for that capacity. At
+ * create every bucket of the warm-up set (by default all of batching.h's
+ * buckets) is prepared in three steps: its GEMM plans are chosen (with tuning
+ * on, cuBLASLt's candidates are timed on the bucket's own operands, or taken
+ * from the tuning cache), one eager run on an all-padding pack loads every
+ * kernel module, then the graph is captured and instantiated. Capture never
+ * queries heuristics and nothing is allocated during it. Graph replay and the
+ * eager launches enqueue the very same sequence, so they compute bit-identical
+ * outputs.
+ *
+ * A bucket outside the warm-up set runs eagerly the first time (its GEMM plans
+ * come from the heuristic alone, as no request may wait for tuning) and is
+ * marked pending; ops->idle, which the worker calls between batches, captures
+ * one pending bucket per call, so the next pack of that size replays a graph.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "model/backend/cuda_internal.h"
+
+double cuda_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int cuda_bucket_index(const cuda_backend *b, int cap)
+{
+    for (int i = 0; i < b->policy.n_buckets; i++)
+        if (b->policy.bucket[i] == cap)
+            return i;
+    return -1;
+}
+
+/* Plans of bucket T's GEMMs (no launch but the tuning's). */
+static int prepare(cuda_backend *b, int T, layad_error *err)
+{
+    b->prepare_only = 1;
+    int rc = cuda_enqueue(b, T, err);
+    b->prepare_only = 0;
+    return rc;
+}
+
+static int capture(cuda_backend *b, int T, bucket_graph *g, layad_error *err)
+{
+    if (prepare(b, T, err))
+        return -1;
+    cudaGraph_t graph = NULL;
+    CU(cudaStreamBeginCapture(b->ks.s, cudaStreamCaptureModeThreadLocal));
+    int rc = cuda_enqueue(b, T, err);
+    cudaError_t e = cudaStreamEndCapture(b->ks.s, &graph);
+    if (!rc && e != cudaSuccess)
+        rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
+                        cudaGetErrorString(e));
+    if (!rc) {
+        e = cudaGraphInstantiate(&g->exec, graph, 0);
+        if (e != cudaSuccess)
+            rc = layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T,
+                            cudaGetErrorString(e));
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (rc) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    g->ready = 1;
+    g->pending = 0;
+    __atomic_fetch_add(&b->st.graphs_cached, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Runs bucket T on the staged inputs and waits for the outputs in pin_out. */
+int cuda_launch(cuda_backend *b, int T, int use_graph, layad_error *err)
+{
+    const int i = cuda_bucket_index(b, T);
+    bucket_graph *g = i >= 0 ? &b->graphs[i] : NULL;
+    if (use_graph && g && g->ready) {
+        __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
+        CU(cudaGraphLaunch(g->exec, b->ks.s));
+    } else {
+        if (use_graph && g) {
+            __atomic_fetch_add(&b->st.graph_misses, 1, __ATOMIC_RELAXED);
+            g->pending = 1;
+        }
+        if (cuda_enqueue(b, T, err))
+            return -1;
+    }
+    CU(cudaStreamSynchronize(b->ks.s));
+    __atomic_fetch_add(&b->st.forwards, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Whether bucket T runs one of the warm-up shapes (all buckets without a list). */
+static int wanted(const cuda_backend *b, int T)
+{
+    if (b->o.n_warm <= 0)
+        return 1;
+    for (int i = 0; i < b->o.n_warm; i++) {
+        const long tokens = (long)b->warm[i].rows * b->warm[i].tokens;
+        if (batch_capacity(&b->policy, tokens) == T)
+            return 1;
+    }
+    return 0;
+}
+
+/* Prepares, runs once (all padding) and captures bucket T. */
+static int warm_bucket(cuda_backend *b, int T, layad_error *err)
+{
+    batch_layout l;
+    if (prepare(b, T, err) || cuda_stage(b, T, NULL, 0, &l, err) || cuda_launch(b, T, 0, err))
+        return -1;
+    bucket_graph *g = &b->graphs[cuda_bucket_index(b, T)];
+    return b->o.use_graphs && !g->ready ? capture(b, T, g, err) : 0;
+}
+
+int cuda_warm_up(cuda_backend *b, layad_error *err)
+{
+    int total = 0, done = 0;
+    for (int i = 0; i < b->policy.n_buckets; i++)
+        total += wanted(b, b->policy.bucket[i]);
+    const double t0 = cuda_now_ms();
+    for (int i = 0; i < b->policy.n_buckets; i++) {
+        const int T = b->policy.bucket[i];
+        if (!wanted(b, T))
+            continue;
+        const double t1 = cuda_now_ms();
+        if (warm_bucket(b, T, err))
+            return -1;
+        const double ms = cuda_now_ms() - t1;
+        if (b->info.n_warm < CUDA_MAX_WARM) {
+            b->info.warm_tokens[b->info.n_warm] = T;
+            b->info.warm_capture_ms[b->info.n_warm++] = ms;
+        }
+        if (b->o.progress)
+            b->o.progress(b->o.progress_arg, ++done, total, T, ms);
+    }
+    b->info.warm_ms = cuda_now_ms() - t0;
+    return 0;
+}
+
+int cuda_idle(laya_backend *base)
+{
+    cuda_backend *b = (cuda_backend *)base;
+    for (int i = 0; i < b->policy.n_buckets; i++) {
+        bucket_graph *g = &b->graphs[i];
+        if (!g->pending || g->ready)
+            continue;
+        layad_error err;
+        if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, b->policy.bucket[i], g, &err)) {
+            g->pending = 0; /* stays eager; the failure is not a request's */
+            fprintf(stderr, "layad: cuda backend: late capture of %d tokens failed: %s\n",
+                    b->policy.bucket[i], err.msg);
+            return 1;
+        }
+        __atomic_fetch_add(&b->st.late_captures, 1, __ATOMIC_RELAXED);
+        return 1;
+    }
+    return 0;
+}
+
+void cuda_graphs_destroy(cuda_backend *b)
+{
+    for (int i = 0; i < BATCH_MAX_BUCKETS; i++)
+        if (b->graphs[i].ready)
+            cudaGraphExecDestroy(b->graphs[i].exec);
+}

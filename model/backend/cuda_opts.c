@@ -1,0 +1,64 @@
+/*
+ * cuda_opts.c - the CUDA backend's options and names: built with or without
+ * CUDA, so the daemon parses its configuration the same way on every build.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/backend/cuda.h"
+
+void cuda_backend_opts_default(cuda_backend_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = 0;
+    o->dtype = CUDA_DT_FP16;
+    o->max_batch_rows = 64;
+    o->use_graphs = 1;
+    o->gemm_tune = 1;
+    o->pdl = 1;
+}
+
+int cuda_dtype_parse(const char *s, int *dtype)
+{
+    if (!strcmp(s, "fp16") || !strcmp(s, "float16") || !strcmp(s, "f16")) {
+        *dtype = CUDA_DT_FP16;
+        return 0;
+    }
+    if (!strcmp(s, "bf16") || !strcmp(s, "bfloat16")) {
+        *dtype = CUDA_DT_BF16;
+        return 0;
+    }
+    return -1;
+}
+
+const char *cuda_dtype_name(int dtype)
+{
+    return dtype == CUDA_DT_BF16 ? "bf16" : "fp16";
+}
+
+int cuda_bucket_list_parse(const char *s, cuda_bucket *out, int cap, layad_error *err)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p || (*end != 'x' && *end != 'X'))
+            return layad_fail(err, 400, "shape list: expected ROWSxTOKENS at '%s'", p);
+        p = end + 1;
+        long t = strtol(p, &end, 10);
+        if (end == p || r < 1 || t < 1 || r > 1 << 20 || t > 1 << 20)
+            return layad_fail(err, 400, "shape list: bad shape near '%s'", p);
+        if (n == cap)
+            return layad_fail(err, 400, "shape list: more than %d shapes", cap);
+        out[n++] = (cuda_bucket){(int)r, (int)t, 0};
+        p = end;
+        if (*p && *p != ',' && *p != ' ')
+            return layad_fail(err, 400, "shape list: unexpected '%c'", *p);
+    }
+    return n;
+}
