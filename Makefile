@@ -144,10 +144,10 @@ $(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/to
 	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) tests/lib/tok_corpus.c $(PKG_LIBS) -lpthread
 
 bench-tokenizer: $(BUILD)/tests/bench_tokenizer
-	$(BUILD)/tests/bench_tokenizer bench/results/tokenizer-cpu.json
+	$(BUILD)/tests/bench_tokenizer bench/results/cpu/tokenizer.json
 
 # End-to-end daemon benchmark: the load generator, and scripts/bench-daemon to run it
-# (e.g. make bench-daemon BENCH_DAEMON_ARGS="--model build/tiny --device cpu --out bench/results/daemon-cpu-tiny.json").
+# (e.g. make bench-daemon BENCH_DAEMON_ARGS="--model build/tiny --device cpu --out bench/results/cpu/daemon-tiny.json").
 $(BUILD)/loadgen: tests/loadgen.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o $@ $< -ljansson -lcrypto -lpthread
@@ -157,15 +157,15 @@ bench-daemon: $(BUILD)/layad $(BUILD)/loadgen
 	scripts/bench-daemon $(BENCH_DAEMON_ARGS)
 
 # Kernel benchmark (GPU machine): our kernels at Laya shapes against the ceilings measured in the
-# same run, then the PyTorch equivalents (bench/bench_torch.py, python3 with torch), merged JSON.
-BENCH_JSON ?= bench/results/kernels-h200.json
+# same run, then the PyTorch equivalents (bench/bench_torch_kernels.py, python3 with torch), merged JSON.
+BENCH_JSON ?= bench/results/h200/kernels.json
 $(BUILD)/bench/bench_kernels: bench/bench_kernels.cu $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
-	python3 bench/bench_torch.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
+	python3 bench/bench_torch_kernels.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
 
 # PREFIX places the binary and the unit; the unit's ExecStart follows PREFIX.
 # Configuration goes to $(DESTDIR)/etc whatever the prefix (systemd reads it there).

@@ -2,7 +2,7 @@
 """bench-cpu-forward.py - layad's CPU fp32 forward next to PyTorch fp32, same rows, same run.
 
   scripts/bench-cpu-forward.py [--model build/english-large] [--cases "83,160;128"] [--reps 3]
-                               [--threads 2] [--out bench/results/cpu-forward.json]
+                               [--threads 2] [--out bench/results/cpu/forward.json]
 
 Wall time is what counts; process CPU time (all threads) is recorded too, because other
 tenants of a shared machine inflate wall time more than CPU time.
@@ -154,12 +154,12 @@ def main():
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default=os.path.join(REPO, "build", "english-large"))
-    ap.add_argument("--layad", default=os.path.join(REPO, "build", "layad"))
+    ap.add_argument("--layad", default=os.path.join(REPO, "build", "layad-dev"))
     ap.add_argument("--cases", default="83,160;128",
                     help="';'-separated cases, each a ','-separated list of row lengths (one call per case)")
     ap.add_argument("--reps", type=int, default=3, help="interleaved rounds (one timed call each side)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "cpu-forward.json"))
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "cpu", "forward.json"))
     ap.add_argument("--omp-wait-policy", default="PASSIVE",
                     help="OMP_WAIT_POLICY for both sides (PASSIVE suits a shared machine: spinning "
                          "threads steal the cores the other threads need; measured 7.8 -> 5.0 s wall "

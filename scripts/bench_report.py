@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""bench_report.py - merge `layad-dev bench` and scripts/bench_torch.py results into one JSON + SVG chart.
+"""bench_report.py - merge `layad-dev bench` and scripts/bench_torch_forward.py results into one
+JSON + SVG chart.
 
   scripts/bench_report.py --layad a.json [--layad b.json] --torch t.json [--torch u.json] \
-      --out bench/results/gpu-forward-h200.json --svg bench/results/gpu-forward-h200.svg
+      --out bench/results/h200/forward.json --svg bench/results/h200/forward.svg
 
 Per shape: layad median, PyTorch eager / torch.compile medians, the floor (from layad's count of
-FLOPs and weight bytes, with the ceilings measured in the same run by bench_torch.py when present,
-else performance.md's), and the ratios; then the issue-6 targets (English geometry: <= 0.5 ms at
-1x83, <= 6 ms at 8x512, >= 5x faster than PyTorch eager at 1x83) with pass/fail. The chart is a
-plain log-log SVG of time vs tokens per forward (standard library only).
+FLOPs and weight bytes, with the ceilings measured in the same run by bench_torch_forward.py when
+present, else layad-dev bench's constants, the ceilings of bench/README.md), and the ratios; then
+the forward's targets (English geometry: <= 0.5 ms at 1x83, <= 6 ms at 8x512, >= 5x faster than
+PyTorch eager at 1x83) with pass/fail. The chart is a plain log-log SVG of time vs tokens per
+forward (standard library only).
 """
 import argparse
 import json

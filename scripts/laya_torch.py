@@ -1,6 +1,6 @@
 """laya_torch.py - the official PyTorch decision model, built from a layad-dev checkpoint directory.
 
-Shared by scripts/bench_torch.py (speed) and scripts/torch_rows.py (precision). `build` does what
+Shared by scripts/bench_torch_forward.py (speed) and scripts/torch_rows.py (precision). `build` does what
 the official package's `Agent` does at load time: `laya.common.build_model(cfg, encoder_dir,
 pretrained=False)` (transformers ModernBertModel with SDPA attention + the Laya head, nothing
 initialised) then `load_state_dict(strict=True)` from model.safetensors. The model comes back in fp32 on the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench_torch.py - PyTorch equivalents of bench_kernels.cu's records, same GPU, same method.
+"""bench_torch_kernels.py - PyTorch equivalents of bench_kernels.cu's records, same GPU, same method.
 
-    python3 bench/bench_torch.py OURS.json OUT.json
+    python3 bench/bench_torch_kernels.py OURS.json OUT.json
 
 Reads the records written by build/bench/bench_kernels, times for each the PyTorch
 op that computes the same thing (F.linear [+ bias, GELU/ReLU], the GeGLU expression,
@@ -207,7 +207,7 @@ def main():
     except OSError:
         commit = ""
     merged = {
-        "command": "make bench-kernels (build/bench/bench_kernels + bench/bench_torch.py)",
+        "command": "make bench-kernels (build/bench/bench_kernels + bench/bench_torch_kernels.py)",
         "commit": commit or os.environ.get("LAYAD_COMMIT", ""),
         "device": ours["device"], "sm": ours["sm"], "sms": ours["sms"],
         "torch": torch.__version__, "cuda": torch.version.cuda,

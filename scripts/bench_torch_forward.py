@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_torch.py - the PyTorch side of `layad-dev bench`: the same shapes, the same dtype, same GPU.
+"""bench_torch_forward.py - the PyTorch side of `layad-dev bench`: the same shapes, the same dtype, same GPU.
 
 Builds the decision model the way the official `laya` package does
 (`laya.common.build_model(cfg, encoder_dir, pretrained=False)` + `load_state_dict(strict=True)`:
@@ -14,10 +14,10 @@ torch.compile (default mode) of the same forward. It also measures the two ceili
 If the official package cannot be imported, a local copy of the head (same modules, same state
 dict names, laya-model.md §5) is used, and the report says so.
 
-  python3 scripts/bench_torch.py --model DIR --shapes 1x83,1x512 --dtype fp16 --out torch.json
+  python3 scripts/bench_torch_forward.py --model DIR --shapes 1x83,1x512 --dtype fp16 --out torch.json
 
 Runs in the current interpreter (the GPU machine's python3 has torch + transformers; carry the
-`laya` wheel, see scripts/bench-gpu).
+`laya` wheel, see scripts/device/README.md).
 """
 import argparse
 import json
