@@ -1,7 +1,7 @@
 /*
  * bench_kernels.cu - times layad's CUDA kernels (kernels/cuda.h) at Laya shapes
  * against the ceilings measured in the same run; `make bench-kernels` runs it,
- * then bench/bench_torch.py times the PyTorch equivalents of the same records
+ * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
  *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]

@@ -25,7 +25,7 @@
  * ldmatrix.trans, on rows padded to 72 elements (conflict-free); 128 registers
  * at most, so 4 blocks (16 warps) share an SM. Measured against the previous
  * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
- * the H200: 1.08-1.26x faster (bench/results/kernels-h200.md).
+ * the H200: 1.08-1.26x faster (bench/results/h200/kernels.md).
  * The selection variant (kn_attention_select) is the same kernel with query
  * positions read from qsel and outputs packed per row: the last head layer
  * needs only CLS and the markers while keys and values span the row.

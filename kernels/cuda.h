@@ -96,7 +96,7 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  * the tanh form) is then one in-place pass over Y after cuBLASLt with bias.
  * Otherwise our own kernels: up to 64 rows a weight-streaming kernel, beyond
  * that 64 x 64 tiles (tensor cores for 16-bit X, fp32 CUDA cores for fp32 X);
- * see bench/results/kernels-h200.md for what each costs. The cuBLASLt algorithm of each
+ * see bench/results/h200/kernels.md for what each costs. The cuBLASLt algorithm of each
  * shape is chosen once (the first call, or kn_gemm_prepare at warm-up), cached
  * and reused, so results are bit-identical run to run and capture does not
  * query heuristics. Returns -1 when the plan cache is full.

@@ -18,7 +18,7 @@
  * of copy bandwidth at 32768 tokens (was 78%), 2.46 vs 2.99 us at 83 tokens,
  * equal at 4096 x 2624, but ~8% slower at 512 x 2624 and 4096 x 1152, where
  * the 2- and 4-vector grids end in a partial wave (1.1 waves at 4096 x 1152):
- * the thresholds want tuning on the device (bench/results/kernels-h200.md).
+ * the thresholds want tuning on the device (bench/results/h200/kernels.md).
  */
 #include "kernels/cuda_util.cuh"
 

@@ -16,7 +16,7 @@
  *     first, or with tuning on (kn_gemm_ctx_set_tuning; the GPU backend's
  *     default) the fastest of up to 8 candidates, timed as CUDA graphs on the
  *     shape's first launch outside a capture (gemm_tune; -4.5% at 64x512 on
- *     the H200, bench/results/gpu-forward/experiments/). cuBLASLt's bias must have the
+ *     the H200, bench/results/experiments/). cuBLASLt's bias must have the
  *     output's dtype when the output is 16-bit (an fp32 bias with fp16/bf16 D
  *     is rejected as an invalid value on the H200's cuBLAS 13, measured): a
  *     bias of another dtype is converted into the context's bias scratch on the

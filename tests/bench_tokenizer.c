@@ -2,7 +2,7 @@
  * bench_tokenizer.c - tokenizer speed on one core: load time of the 50k-vocab
  * ModernBERT tokenizer.json and encode time of a ~512-token request state.
  *
- *   make bench-tokenizer            (writes bench/results/tokenizer-cpu.json)
+ *   make bench-tokenizer            (writes bench/results/cpu/tokenizer.json)
  *   build/tests/bench_tokenizer [OUT.json]
  *
  * Targets (issue 3): load < 100 ms, encode of a 512-token state < 50 us.

@@ -7,7 +7,7 @@
  * strict or not, tight or default limits); the rest is the body. Checked on
  * every input, besides ASan/UBSan/LSan:
  *   - a rejected body gets 400, 413 or 422, and an error body that is JSON in
- *     the api.md shape;
+ *     the server/api/README.md shape;
  *   - an accepted body has rows the scheduler may trust: 1 <= len <= max_len,
  *     ids inside the vocabulary, 1 <= n_markers, markers strictly increasing
  *     and inside the row, each marker on a [MASK] id, a valid question type;

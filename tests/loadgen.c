@@ -2,7 +2,7 @@
  * loadgen.c - closed-loop HTTP load generator for `layad serve` (issue 7's
  * end-to-end benchmark).
  *
- * The fixed request mix (performance.md): a 1-question request of ~83 input
+ * The fixed request mix (bench/README.md): a 1-question request of ~83 input
  * tokens, a 4-question request of ~300 input tokens in total, and a
  * 1-question request whose state fills the 512-token row. The states are
  * calibrated against the server itself (binary search on the word count,

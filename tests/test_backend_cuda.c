@@ -6,7 +6,7 @@
  * every type, lengths 10..max_len, deterministic, markers valid), the
  * comparison helpers the parity gates rest on (NaN fails, margins gate
  * argmax), the reference cache (round trip, stale keys rejected), the FLOP
- * and weight-byte counts against performance.md, and that creating the CUDA
+ * and weight-byte counts against bench/README.md, and that creating the CUDA
  * backend without a device fails with a clear error instead of crashing.
  */
 #include <check.h>
@@ -194,7 +194,7 @@ END_TEST
 
 START_TEST(work_counts)
 {
-    /* performance.md: English geometry, 736.6 MFLOP per token in the linear
+    /* bench/README.md: English geometry, 736.6 MFLOP per token in the linear
      * layers, ~737 MB of 16-bit weights per forward */
     laya_config c;
     memset(&c, 0, sizeof c);

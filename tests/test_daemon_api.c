@@ -1,10 +1,10 @@
 /*
- * test_daemon_api.c - every endpoint and error status of api.md, over real
+ * test_daemon_api.c - every endpoint and error status of server/api/README.md, over real
  * HTTP on loopback against `layad serve` on the tiny checkpoint (CPU).
  *
  * Answers are compared byte for byte with `layad decide` for the same body;
  * malformed bodies of every kind must get 400/422 (or 413 for limits) in the
- * api.md error shape while the daemon keeps serving; bodies over the cap get
+ * server/api/README.md error shape while the daemon keeps serving; bodies over the cap get
  * 413 whether the length is declared or streamed chunked, and a chunked one
  * is cut off without the server reading it all.
  */

@@ -1,6 +1,6 @@
 /*
  * test_request.c - the request API's client-error contract (server/api/request.h,
- * api.md): which status and field each malformed body gets, the limits, the
+ * server/api/README.md): which status and field each malformed body gets, the limits, the
  * per-request overrides and caps, the error body, and the response shapes
  * (state vs states, empty questions, strict, return_logits) on the tiny model.
  */

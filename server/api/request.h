@@ -30,7 +30,7 @@
 #include "model/base/error.h"
 #include "model/backend/rows.h"
 
-/* Default limits (api.md): checked before tokenizing, answered 413. */
+/* Default limits (server/api/README.md): checked before tokenizing, answered 413. */
 #define LAYA_LIMIT_QUESTIONS 64
 #define LAYA_LIMIT_OPTIONS 255   /* choice options per question */
 #define LAYA_LIMIT_LEVELS 32     /* score levels per question */

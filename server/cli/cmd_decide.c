@@ -133,7 +133,7 @@ static int parse_args(int argc, char **argv, cli *c, int prompt)
             else
                 printf("usage: layad decide --model X [--request FILE|-] [--systemone] [--strict]\n"
                        "                    [--threads N] [--logits FILE] [--max-options N] [--jsonl]\n"
-                       "  prints the response JSON for a request body (api.md); --systemone: the\n"
+                       "  prints the response JSON for a request body (server/api/README.md); --systemone: the\n"
                        "  /v1/systemone form (one state), --strict: strict Jev answers, --logits: take\n"
                        "  the forward outputs from a file instead of running the model, --max-options:\n"
                        "  the per-question option limit (default 255), --jsonl: one body per line\n");

@@ -204,7 +204,7 @@ void serve_config_help(FILE *f)
 {
     fprintf(f,
             "usage: layad serve [--config FILE] [--OPTION VALUE]...\n\n"
-            "Serves a Laya checkpoint over HTTP (api.md). Every option can be set in the config\n"
+            "Serves a Laya checkpoint over HTTP (server/api/README.md). Every option can be set in the config\n"
             "file (name = value), in the environment (LAYAD_NAME) or as a flag (--name VALUE or\n"
             "--name=VALUE; a bare boolean flag means true). Precedence: flags > env > file > defaults.\n\n"
             "  --config FILE                  config file (env LAYAD_CONFIG; default: none)\n"

@@ -1,7 +1,7 @@
 /*
  * routes.c - see routes.h.
  *
- * Overload answers differ by endpoint as api.md says: /decide 503, the Jev
+ * Overload answers differ by endpoint as server/api/README.md says: /decide 503, the Jev
  * alias 529 ("site overloaded", what Jev clients retry on), both with
  * Retry-After. A 500 never carries details to the client (request_error_body
  * replaces its message); the details go to the log line.

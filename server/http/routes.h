@@ -1,5 +1,5 @@
 /*
- * routes.h - the endpoints of api.md, as functions from a request to a reply.
+ * routes.h - the endpoints of server/api/README.md, as functions from a request to a reply.
  *
  * The HTTP plumbing (http.c) owns connections, bodies and headers; this file
  * decides what each endpoint answers. Everything here runs on HTTP worker
@@ -33,7 +33,7 @@ const char *routes_allow(int endpoint);
 int routes_needs_auth(int endpoint); /* everything but the probes */
 int routes_takes_body(int endpoint); /* POST /decide, /v1/systemone */
 
-/* An error reply in the api.md shape (field may be NULL). Never fails: on
+/* An error reply in the server/api/README.md shape (field may be NULL). Never fails: on
  * out-of-memory the body is a static minimal one. */
 void routes_error(http_reply *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -1,5 +1,5 @@
 /*
- * metrics.h - the Prometheus registry of the daemon (api.md "Metrics").
+ * metrics.h - the Prometheus registry of the daemon (server/api/README.md, "Metrics").
  *
  * One process-wide registry, the explicitly shared object every thread writes
  * to: counters and histogram buckets are relaxed atomics (no lock on the

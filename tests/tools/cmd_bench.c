@@ -8,8 +8,8 @@
  * graph replay, copy back, synchronize: what the daemon's GPU worker pays).
  * Reported: median per-forward time, group spread, tokens/s, and the floor
  * max(FLOPs / peak, weight bytes / bandwidth) with the H200 ceilings of
- * performance.md (790 TFLOP/s bf16 dense, 4.3 TB/s copy), so time / floor is
- * the gap. scripts/bench-gpu runs this next to scripts/bench_torch.py (PyTorch
+ * bench/README.md (790 TFLOP/s bf16 dense, 4.3 TB/s copy), so time / floor is
+ * the gap. scripts/device/run runs this next to scripts/bench_torch_forward.py (PyTorch
  * on the same GPU) and scripts/bench_report.py merges both into one JSON and a
  * chart.
  */
@@ -29,7 +29,7 @@
 
 #define N_SETS 3
 #define MAX_SHAPES 16
-#define PEAK_FLOPS 790e12 /* bf16 dense, measured on the lent H200s (performance.md) */
+#define PEAK_FLOPS 790e12 /* bf16 dense, measured on the lent H200s (bench/README.md) */
 #define PEAK_BYTES 4.3e12 /* device copy, same source */
 
 static void usage(FILE *f)
