@@ -218,83 +218,119 @@ static enum MHD_Result finish_decide(conn_ctx *x)
     return send_reply(x, &r);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                                  const char *version, const char *data, size_t *size, void **con_cls)
+/* Phase 1, headers in: a context for the connection, with its request id
+ * (the client's when sane, else generated) and strict flag; NULL when out of memory. */
+static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const char *url, const char *method)
 {
-    (void)version;
-    serve_app *app = cls;
-    conn_ctx *x = *con_cls;
-    if (!x) {
-        x = calloc(1, sizeof *x);
-        if (!x || pthread_mutex_init(&x->lock, NULL)) {
-            free(x);
-            return MHD_NO;
-        }
-        *con_cls = x;
-        x->app = app;
-        x->conn = c;
-        x->t_start = sched_now();
-        atomic_store(&g_last_request_ms, (long long)(x->t_start * 1e3));
-        snprintf(x->method, sizeof x->method, "%s", method);
-        snprintf(x->path, sizeof x->path, "%s", url);
-        const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-        if (rid && rid_ok(rid))
-            snprintf(x->rid, sizeof x->rid, "%s", rid);
-        else
-            snprintf(x->rid, sizeof x->rid, "%016llx",
-                     (atomic_fetch_add(&g_rid_counter, 1) + 1) * 0x9E3779B97F4A7C15ULL ^ g_rid_salt);
-        const char *st = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jev-Strict");
-        x->strict = st && (!strcmp(st, "1") || !strcasecmp(st, "true"));
-        x->route_status = routes_lookup(method, url, &x->endpoint);
-        if (x->route_status == 404)
-            return send_error(x, 404, "no such endpoint: %s", x->path);
-        if (x->route_status == 405)
-            return send_error(x, 405, "method not allowed; use %s", routes_allow(x->endpoint));
-        if (app->key_len && routes_needs_auth(x->endpoint) && !auth_ok(app, c)) {
-            metrics_reject(REJ_UNAUTHORIZED);
-            return send_error(x, 401, "%s", "missing or wrong bearer key");
-        }
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl) {
-            char *end = NULL;
-            unsigned long long n = strtoull(cl, &end, 10);
-            if (end != cl && n > (unsigned long long)app->cfg->max_body_bytes) {
-                metrics_reject(REJ_BODY_TOO_LARGE);
-                http_reply r = {0};
-                routes_error(&r, 413, NULL, "request body over the %ld-byte limit", app->cfg->max_body_bytes);
-                return send_reply(x, &r);
-            }
-        }
-        return MHD_YES;
+    conn_ctx *x = calloc(1, sizeof *x);
+    if (!x || pthread_mutex_init(&x->lock, NULL)) {
+        free(x);
+        return NULL;
     }
-    if (*size) {
-        /* Body bytes. Counted against the cap for every endpoint; kept only
-         * where a body is meaningful. */
-        if (x->replied) {
-            *size = 0;
-            return MHD_YES;
+    x->app = app;
+    x->conn = c;
+    x->t_start = sched_now();
+    atomic_store(&g_last_request_ms, (long long)(x->t_start * 1e3));
+    snprintf(x->method, sizeof x->method, "%s", method);
+    snprintf(x->path, sizeof x->path, "%s", url);
+    const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+    if (rid && rid_ok(rid))
+        snprintf(x->rid, sizeof x->rid, "%s", rid);
+    else
+        snprintf(x->rid, sizeof x->rid, "%016llx",
+                 (atomic_fetch_add(&g_rid_counter, 1) + 1) * 0x9E3779B97F4A7C15ULL ^ g_rid_salt);
+    const char *st = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jev-Strict");
+    x->strict = st && (!strcmp(st, "1") || !strcasecmp(st, "true"));
+    return x;
+}
+
+/* Phase 1, continued: routing (404/405), the bearer key (401) and a declared
+ * Content-Length over the cap (413) are answered before any body is read. */
+static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method)
+{
+    serve_app *app = x->app;
+    x->route_status = routes_lookup(method, url, &x->endpoint);
+    if (x->route_status == 404)
+        return send_error(x, 404, "no such endpoint: %s", x->path);
+    if (x->route_status == 405)
+        return send_error(x, 405, "method not allowed; use %s", routes_allow(x->endpoint));
+    if (app->key_len && routes_needs_auth(x->endpoint) && !auth_ok(app, x->conn)) {
+        metrics_reject(REJ_UNAUTHORIZED);
+        return send_error(x, 401, "%s", "missing or wrong bearer key");
+    }
+    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end = NULL;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && n > (unsigned long long)app->cfg->max_body_bytes) {
+            metrics_reject(REJ_BODY_TOO_LARGE);
+            http_reply r = {0};
+            routes_error(&r, 413, NULL, "request body over the %ld-byte limit", app->cfg->max_body_bytes);
+            return send_reply(x, &r);
         }
-        if (*size > (size_t)app->cfg->max_body_bytes - x->len)
-            return refuse_streamed_body(x);
-        if (routes_takes_body(x->endpoint)) {
-            if (x->len + *size > x->cap) {
-                size_t nc = x->cap ? x->cap : 16384;
-                while (nc < x->len + *size)
-                    nc *= 2;
-                if (nc > (size_t)app->cfg->max_body_bytes)
-                    nc = (size_t)app->cfg->max_body_bytes;
-                char *nb = realloc(x->body, nc);
-                if (!nb)
-                    return MHD_NO;
-                x->body = nb;
-                x->cap = nc;
-            }
-            memcpy(x->body + x->len, data, *size);
-        }
-        x->len += *size;
+    }
+    return MHD_YES;
+}
+
+/* Phase 2, body bytes: counted against the cap for every endpoint; kept only
+ * where a body is meaningful. Consumes all of *size. */
+static enum MHD_Result take_body(conn_ctx *x, const char *data, size_t *size)
+{
+    size_t max = (size_t)x->app->cfg->max_body_bytes;
+    if (x->replied) {
         *size = 0;
         return MHD_YES;
     }
+    if (*size > max - x->len)
+        return refuse_streamed_body(x);
+    if (routes_takes_body(x->endpoint)) {
+        if (x->len + *size > x->cap) {
+            size_t nc = x->cap ? x->cap : 16384;
+            while (nc < x->len + *size)
+                nc *= 2;
+            if (nc > max)
+                nc = max;
+            char *nb = realloc(x->body, nc);
+            if (!nb)
+                return MHD_NO;
+            x->body = nb;
+            x->cap = nc;
+        }
+        memcpy(x->body + x->len, data, *size);
+    }
+    x->len += *size;
+    *size = 0;
+    return MHD_YES;
+}
+
+/* Phase 3, a decide request with its whole body: validated and submitted
+ * (or answered at once with its 4xx/5xx); the connection is suspended until
+ * job_done, unless the job finished already. */
+static enum MHD_Result submit_decide(conn_ctx *x)
+{
+    http_reply r = {0};
+    serve_job *job = NULL;
+    if (!routes_decide_begin(x->app, x->endpoint, x->body ? x->body : "", x->len, x->strict, job_done, x, &job,
+                             &r))
+        return send_reply(x, &r);
+    x->job = job;
+    free(x->body); /* the request owns copies of everything it needs */
+    x->body = NULL;
+    x->cap = 0;
+    atomic_fetch_add(&x->app->responses_pending, 1);
+    pthread_mutex_lock(&x->lock);
+    int done_already = x->completed;
+    if (!done_already) {
+        x->suspended = 1;
+        MHD_suspend_connection(x->conn);
+    }
+    pthread_mutex_unlock(&x->lock);
+    return done_already ? finish_decide(x) : MHD_YES;
+}
+
+/* Phase 3, the request is complete (or resumed after its job finished): answer it. */
+static enum MHD_Result dispatch(conn_ctx *x)
+{
     if (x->replied)
         return MHD_YES;
     if (x->job) /* resumed after the scheduler finished the job */
@@ -302,26 +338,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     x->t_body = sched_now();
     if (!routes_takes_body(x->endpoint)) {
         http_reply r = {0};
-        routes_simple(app, x->endpoint, peer_is_loopback(c), &r);
+        routes_simple(x->app, x->endpoint, peer_is_loopback(x->conn), &r);
         return send_reply(x, &r);
     }
-    http_reply r = {0};
-    serve_job *job = NULL;
-    if (!routes_decide_begin(app, x->endpoint, x->body ? x->body : "", x->len, x->strict, job_done, x, &job, &r))
-        return send_reply(x, &r);
-    x->job = job;
-    free(x->body); /* the request owns copies of everything it needs */
-    x->body = NULL;
-    x->cap = 0;
-    atomic_fetch_add(&app->responses_pending, 1);
-    pthread_mutex_lock(&x->lock);
-    int done_already = x->completed;
-    if (!done_already) {
-        x->suspended = 1;
-        MHD_suspend_connection(c);
+    return submit_decide(x);
+}
+
+/* MHD calls this once with the headers, once per chunk of body, then once
+ * with *size == 0 when the body is complete (and again after a resume). */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *data, size_t *size, void **con_cls)
+{
+    (void)version;
+    conn_ctx *x = *con_cls;
+    if (!x) {
+        x = conn_ctx_new(cls, c, url, method);
+        if (!x)
+            return MHD_NO;
+        *con_cls = x;
+        return admit(x, url, method);
     }
-    pthread_mutex_unlock(&x->lock);
-    return done_already ? finish_decide(x) : MHD_YES;
+    if (*size)
+        return take_body(x, data, size);
+    return dispatch(x);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
