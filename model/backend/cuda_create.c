@@ -152,7 +152,6 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
         return -1;
     b->Rmax = b->o.max_batch_rows;
     b->Tmax = b->policy.bucket[b->policy.n_buckets - 1];
-    b->policy.max_tokens = b->o.max_tokens;
     return 0;
 }
 
@@ -250,4 +249,9 @@ int cuda_backend_info_get(laya_backend *base, cuda_backend_info *info, layad_err
     CU(cudaSetDevice(b->dev));
     CU(cudaMemGetInfo(&info->mem_free, &info->mem_total));
     return 0;
+}
+
+int cuda_backend_capacity(laya_backend *base, long tokens)
+{
+    return batch_capacity(&((cuda_backend *)base)->policy, tokens);
 }

@@ -41,3 +41,9 @@ int cuda_backend_info_get(laya_backend *b, cuda_backend_info *info, layad_error 
     memset(info, 0, sizeof *info);
     return layad_fail(err, 500, "cuda backend: built without CUDA");
 }
+
+int cuda_backend_capacity(laya_backend *b, long tokens)
+{
+    (void)b, (void)tokens;
+    return -1;
+}

@@ -1,32 +1,34 @@
 /*
- * cut.h - how the scheduler cuts a batch into buckets (one forward each).
+ * cut.h - how the scheduler cuts a batch into packs (one forward each).
  *
- * The whole policy is cut_buckets; its scratch lives in sched_cut (one per
- * scheduler, sized at start-up, loop thread only). Kept apart so that the
- * batching-shape module of model/backend can replace it without touching the
- * loop.
+ * The policy itself is model/backend/batching.h (batch_cut), the same module
+ * the backends lay their packs out with; this file only applies it to a
+ * serve_batch and keeps its scratch (one per scheduler, sized at start-up,
+ * loop thread only).
  */
 #ifndef LAYAD_SERVER_CUT_H
 #define LAYAD_SERVER_CUT_H
 
+#include "model/backend/batching.h"
 #include "server/sched/worker.h"
 
 typedef struct scheduler scheduler;
 
 typedef struct sched_cut {
-    int *order;        /* sort scratch, [max_batch_rows] */
-    long *dp_cost;     /* DP scratch, [max_batch_rows + 1] */
+    batch_policy policy;
+    long *dp_cost;     /* batch_cut scratch, [max_batch_rows + 1] */
     int *dp_cost_from; /* [max_batch_rows + 1] */
 } sched_cut;
 
-/* Allocates the scratch for batches of up to max_rows rows: 0, or -1 (out of
- * memory, nothing left allocated). */
-int cut_init(sched_cut *c, int max_rows);
+/* Sets up the policy for batches of up to max_rows rows and max_tokens tokens
+ * (exact: a backend without buckets, the CPU) and allocates the scratch:
+ * 0, or -1 with err (nothing left allocated). */
+int cut_init(sched_cut *c, int max_rows, int max_tokens, int exact, layad_error *err);
 void cut_free(sched_cut *c);
 
-/* Sorts b's rows by length (stable by arrival, entries follow their rows) and
- * cuts them into buckets: fills n_buckets, bucket_start, bucket_k, tokens and
- * padded_tokens. Uses s->cut as scratch; loop thread. */
+/* Cuts b's rows, in arrival order, into packs: fills n_buckets, bucket_start,
+ * bucket_k, tokens and padded_tokens (the packs' token capacities). Uses
+ * s->cut; loop thread. */
 void cut_buckets(scheduler *s, serve_batch *b);
 
 #endif

@@ -325,12 +325,19 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err)
     }
     s->o = *o;
     s->scratch = calloc((size_t)o->max_batch_rows, sizeof *s->scratch);
-    if (!s->scratch || cut_init(&s->cut, o->max_batch_rows))
+    if (!s->scratch) {
+        layad_fail(err, 500, "out of memory (scheduler)");
         goto fail;
-    if (uv_loop_init(&s->loop))
+    }
+    if (cut_init(&s->cut, o->max_batch_rows, o->max_batch_tokens, o->exact_cost, err))
         goto fail;
+    if (uv_loop_init(&s->loop)) {
+        layad_fail(err, 500, "cannot set up the scheduler loop");
+        goto fail;
+    }
     if (uv_mutex_init(&s->lock)) {
         uv_loop_close(&s->loop);
+        layad_fail(err, 500, "cannot set up the scheduler lock");
         goto fail;
     }
     uv_async_init(&s->loop, &s->wake, on_wake);
@@ -344,7 +351,6 @@ fail:
     free(s->scratch);
     cut_free(&s->cut);
     free(s);
-    layad_fail(err, 500, "cannot set up the scheduler loop");
     return NULL;
 }
 int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err)

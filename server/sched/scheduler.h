@@ -3,14 +3,13 @@
  *
  * HTTP threads submit jobs (a parsed request's rows); the loop gathers rows
  * of many jobs for at most batch_window_us or until max_batch_rows /
- * max_batch_tokens is reached, sorts them by length, cuts them into buckets
- * (a small dynamic program over padded cost) and hands the batch to the
+ * max_batch_tokens is reached, cuts them into packs (model/backend/batching.h:
+ * rows back to back, a small dynamic program over bucket cost) and hands the batch to the
  * least loaded worker (one per device): only an idle worker takes a batch,
  * the one given the fewest tokens so far first, so a slow or busy device
  * never holds work that another free device could run. As each
- * bucket of a batch completes, its rows' logits are copied into their
- * requests, and a job whose rows are all done is finished at once (short
- * buckets run first, so short requests do not wait for long ones): its done() hook runs on the loop
+ * pack of a batch completes, its rows' logits are copied into their
+ * requests, and a job whose rows are all done is finished at once: its done() hook runs on the loop
  * thread (the HTTP layer resumes the connection there; formatting happens
  * back on an HTTP thread).
  *
@@ -69,6 +68,7 @@ typedef struct sched_opts {
     int max_batch_tokens;
     double request_timeout_s;
     int kmax;                 /* largest n_markers a row may have */
+    int exact_cost;           /* 1: the backend runs packs without buckets (CPU) */
 } sched_opts;
 
 typedef struct scheduler scheduler;

@@ -134,11 +134,12 @@ int cmd_bench(int argc, char **argv)
     o.dtype = dtype;
     o.max_batch_rows = max_rows;
     o.max_len = max_tokens > ck->cfg.max_len ? max_tokens : ck->cfg.max_len;
+    o.max_tokens = max_rows * o.max_len; /* every shape fits one pack */
     o.warm = shapes;
     o.n_warm = n_shapes;
     o.branch16 = branch16;
     o.gemm_tune = tune;
-    cuda_backend_set_pdl(pdl);
+    o.pdl = pdl;
     if (!(b = cuda_backend_create(ck, &o, &err)))
         goto fail;
     cuda_backend_info info;
@@ -179,16 +180,16 @@ int cmd_bench(int argc, char **argv)
                 json_array_append_new(g, json_real(ms[k]));
             }
             const double toks = (double)sets[0].tokens;
-            cuda_bucket k = cuda_bucket_for(sh.rows, sh.tokens, 3);
+            const int cap = cuda_backend_capacity(b, (long)sets[0].tokens);
             char hash[24];
             snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(&sets[0]));
             printf("  %3dx%-5d %10.3f %10.3f %10.3f %9.3f %12.0f %9.2f\n", sh.rows, sh.tokens,
                    med, lo, hi, floor_ms, toks / (med / 1e3), med / floor_ms);
             json_array_append_new(
-                arr, json_pack("{s:i, s:i, s:{s:i, s:i, s:i}, s:f, s:f, s:f, s:f, s:o, s:f, s:f, "
+                arr, json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:o, s:f, s:f, "
                                "s:f, s:s, s:f, s:f, s:s}",
-                               "rows", sh.rows, "tokens", sh.tokens, "bucket", "rows", k.rows,
-                               "tokens", k.tokens, "slots", k.slots, "real_tokens", toks,
+                               "rows", sh.rows, "tokens", sh.tokens, "bucket_tokens", cap,
+                               "real_tokens", toks,
                                "median_ms", med, "min_group_ms", lo, "max_group_ms", hi,
                                "group_means_ms", g, "tokens_per_s", toks / (med / 1e3), "flops",
                                flops, "floor_ms", floor_ms, "floor_bound",
@@ -227,8 +228,8 @@ int cmd_bench(int argc, char **argv)
     json_object_set_new(rep, "shapes", arr);
     arr = NULL;
     json_object_set_new(rep, "graph_cache",
-                        json_pack("{s:I, s:I}", "hits", (json_int_t)st.graph_hits, "misses",
-                                  (json_int_t)st.graph_misses));
+                        json_pack("{s:I, s:I, s:i}", "hits", (json_int_t)st.graph_hits, "misses",
+                                  (json_int_t)st.graph_misses, "buckets", info.n_buckets));
     if (json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {
         fprintf(stderr, "bench: cannot write %s\n", out);
         goto done;

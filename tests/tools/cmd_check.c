@@ -74,13 +74,14 @@ static json_t *latency_json(const double *ms, int n)
                      "max_group_ms", hi, "group_means_ms", groups);
 }
 
-static int in_warm(cuda_bucket k, const cuda_bucket *warm, int n)
+/* Whether bucket cap was warmed (every bucket without a warm-up list). */
+static int in_warm(laya_backend *b, int cap, const cuda_bucket *warm, int n)
 {
-    for (int i = 0; i < n; i++) {
-        cuda_bucket w = cuda_bucket_for(warm[i].rows, warm[i].tokens, 1);
-        if (w.rows == k.rows && w.tokens == k.tokens && w.slots == k.slots)
+    if (n <= 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (cuda_backend_capacity(b, (long)warm[i].rows * warm[i].tokens) == cap)
             return 1;
-    }
     return 0;
 }
 
@@ -106,10 +107,10 @@ static int check_shape(const laya_checkpoint *ck, laya_backend *b, laya_backend 
             goto out;
     if (fwd_out_alloc(&eager, shape.rows, 3, err))
         goto out;
-    cuda_bucket k = cuda_bucket_for(shape.rows, shape.tokens, 3);
-    const int warmed = in_warm(k, warm, n_warm);
+    const int cap = cuda_backend_capacity(b, (long)sets[0].tokens);
+    const int warmed = in_warm(b, cap, warm, n_warm);
     shape_run run = {b, sets, out, 1};
-    /* first call: a graph capture unless warmed */
+    /* first call: eager (then a late capture between calls) unless warmed */
     double t0 = wall_ms();
     if (one_forward(&run, 0, err))
         goto out;
@@ -140,19 +141,19 @@ static int check_shape(const laya_checkpoint *ck, laya_backend *b, laya_backend 
         delta_accum(ec, &ecall, &ck->cfg, sets[0].rows, &cpu_out, &e, 1e-2);
     }
     const int identical = fwd_out_identical(&eager, &out[0]);
-    printf("  %3dx%-4d bucket %3dx%-4d %-9s first %8.2f ms  graph %8.3f ms  eager %8.3f ms  "
+    printf("  %3dx%-4d bucket %5d tokens %-9s first %8.2f ms  graph %8.3f ms  eager %8.3f ms  "
            "graph==eager %s  max|dp| vs cpu %.2e  max|dlogit| %.2e\n",
-           shape.rows, shape.tokens, k.rows, k.tokens, warmed ? "(warm)" : "(not warm)", first_ms,
+           shape.rows, shape.tokens, cap, warmed ? "(warm)" : "(not warm)", first_ms,
            median(g_ms, 5), median(e_ms, 5), identical ? "bitwise" : "DIFFERS", gcall.max_dp,
            gcall.max_dlogit);
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(&sets[0]));
     json_array_append_new(
         shapes,
-        json_pack("{s:i, s:i, s:{s:i, s:i, s:i}, s:b, s:f, s:o, s:o, s:b, s:{s:o, s:o, s:o}, "
+        json_pack("{s:i, s:i, s:i, s:b, s:f, s:o, s:o, s:b, s:{s:o, s:o, s:o}, "
                   "s:i, s:s}",
-                  "rows", shape.rows, "tokens", shape.tokens, "bucket", "rows", k.rows, "tokens",
-                  k.tokens, "slots", k.slots, "warm_up_shape", warmed, "first_call_ms", first_ms,
+                  "rows", shape.rows, "tokens", shape.tokens, "bucket_tokens", cap,
+                  "warm_up_shape", warmed, "first_call_ms", first_ms,
                   "graph_latency", latency_json(g_ms, 5), "eager_latency", latency_json(e_ms, 5),
                   "graph_bit_identical_to_eager", identical, "max_abs_deltas",
                   "graph_vs_eager", delta_json(ge, &geall), "graph_vs_cpu_fp32",
@@ -246,12 +247,10 @@ int cmd_check(int argc, char **argv)
            load_ms, info.upload_ms, info.weight_bytes / 1e6, info.act_bytes / 1e6, create_ms);
     json_t *caps = json_array();
     for (int i = 0; i < info.n_warm; i++) {
-        printf("  warm-up %dx%d(x%d slots): %.1f ms (eager run + capture + instantiate)\n",
-               info.warm[i].rows, info.warm[i].tokens, info.warm[i].slots,
-               info.warm_capture_ms[i]);
-        json_array_append_new(caps, json_pack("{s:i, s:i, s:i, s:f}", "rows", info.warm[i].rows,
-                                              "tokens", info.warm[i].tokens, "slots",
-                                              info.warm[i].slots, "ms", info.warm_capture_ms[i]));
+        printf("  warm-up bucket of %d tokens: %.1f ms (tuning + eager run + capture)\n",
+               info.warm_tokens[i], info.warm_capture_ms[i]);
+        json_array_append_new(caps, json_pack("{s:i, s:f}", "tokens", info.warm_tokens[i], "ms",
+                                              info.warm_capture_ms[i]));
     }
     json_object_set_new(
         rep, "load",
@@ -279,8 +278,8 @@ int cmd_check(int argc, char **argv)
     cuda_backend_stats_get(b, &st);
     json_object_set_new(rep, "graph_cache",
                         json_pack("{s:I, s:I, s:I, s:i}", "hits", (json_int_t)st.graph_hits,
-                                  "misses", (json_int_t)st.graph_misses, "evictions",
-                                  (json_int_t)st.graph_evictions, "cached", st.graphs_cached));
+                                  "misses", (json_int_t)st.graph_misses, "late_captures",
+                                  (json_int_t)st.late_captures, "cached", st.graphs_cached));
     usleep(1200 * 1000); /* let the NVML thread refresh after the work */
     json_object_set_new(rep, "nvml_after", gpu_snapshot_json());
     if (json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {

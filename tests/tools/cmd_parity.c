@@ -176,8 +176,6 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
     o.device = device;
     o.dtype = dtype;
     o.max_batch_rows = 64;
-    o.graph_cache = 64;
-    o.max_k = s->max_markers;
     laya_backend *b = cuda_backend_create(ck, &o, err);
     if (!b)
         return -1;
