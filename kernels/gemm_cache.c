@@ -349,6 +349,23 @@ static const char *gc_parse_records(gc_cursor *c, kn_gemm_rec **out, int *n)
     return NULL;
 }
 
+/* "written for another environment: <field> <file's> (here <ours>), ..." over
+ * the fields that differ, into buf. */
+static void gc_env_diff(const kn_gemm_env *f, const kn_gemm_env *h, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "written for another environment:");
+    if (strcmp(f->gpu, h->gpu) != 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " gpu '%s' (here '%s')", f->gpu, h->gpu);
+    if (strcmp(f->id, h->id) != 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " id %s (here %s)", f->id, h->id);
+    if (f->driver != h->driver && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " driver %d (here %d)", f->driver, h->driver);
+    if (f->runtime != h->runtime && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " runtime %d (here %d)", f->runtime, h->runtime);
+    if (f->cublaslt != h->cublaslt && n < len)
+        snprintf(buf + n, len - n, " cuBLASLt %" PRIu64 " (here %" PRIu64 ")", f->cublaslt, h->cublaslt);
+}
+
 /* Validates a whole file image against env; fills *out / *n. NULL or the problem
  * (foreign environments are described in fbuf). */
 static const char *gc_parse(const char *b, size_t len, const kn_gemm_env *env, kn_gemm_rec **out, int *n,
@@ -370,11 +387,7 @@ static const char *gc_parse(const char *b, size_t len, const kn_gemm_env *env, k
     if (gc_parse_env(&c, &fe))
         return "malformed environment line";
     if (!gc_env_eq(&fe, env)) {
-        gc_msg(fbuf, flen,
-               "written for another environment (gpu %s, id %s, driver %d, runtime %d, cuBLASLt %" PRIu64
-               "; here gpu %s, id %s, driver %d, runtime %d, cuBLASLt %" PRIu64 ")",
-               fe.gpu, fe.id, fe.driver, fe.runtime, fe.cublaslt, env->gpu, env->id, env->driver,
-               env->runtime, env->cublaslt);
+        gc_env_diff(&fe, env, fbuf, flen);
         return fbuf;
     }
     return gc_parse_records(&c, out, n);
@@ -389,7 +402,7 @@ int kn_gemm_cache_load(kn_gemm_cache *c, const char *path, char *warn, size_t wa
         return 0; /* missing (silent) or unreadable (warned) */
     kn_gemm_rec *rec = NULL;
     int n = 0;
-    char foreign[512];
+    char foreign[1024];
     const char *bad = gc_parse(buf, len, &c->env, &rec, &n, foreign, sizeof foreign);
     free(buf);
     if (bad) {

@@ -43,7 +43,7 @@ extern "C" {
 /* What an algorithm is valid for. Strings hold printable ASCII only (others
  * become '?', and spaces in id '_', when a cache is initialized). */
 typedef struct kn_gemm_env {
-    char gpu[128];     /* device name (cudaDeviceProp.name) */
+    char gpu[256];     /* device name (cudaDeviceProp.name, as long) */
     char id[64];       /* "GPU-<uuid>", or the PCI id when there is no UUID */
     int driver;        /* cudaDriverGetVersion */
     int runtime;       /* cudaRuntimeGetVersion */
