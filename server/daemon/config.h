@@ -29,8 +29,8 @@ typedef struct serve_config {
     char dtype[8];                   /* fp16 | bf16 (GPU) */
     int cpu_threads;                 /* CPU backend threads, all workers; 0 = all cores */
     int cpu_workers;                 /* CPU backend workers (each its own backend) */
-    char warm[SERVE_STR_MAX];        /* GPU warm-up buckets "rows x tokens", comma list */
-    int graph_cache;                 /* CUDA graphs kept (LRU) */
+    char warm[SERVE_STR_MAX];        /* "all", or shapes "rows x tokens" whose buckets are warmed */
+    char state_dir[SERVE_STR_MAX];   /* GEMM tuning cache directory ("": none) */
     int gemm_tune;                   /* time cuBLASLt candidates per GEMM shape (bool) */
     /* model naming */
     char model_name[128];            /* served name; "" = checkpoint's model_name */
