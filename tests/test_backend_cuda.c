@@ -1,8 +1,7 @@
 /*
  * test_backend_cuda.c - the host-side parts of the GPU forward, in CI (no GPU).
  *
- * Bucket arithmetic (rows to powers of two, tokens to 16 / 64 multiples), the
- * warm-up list parser, the parity sweep generator (288 rows over 60 states,
+ * The shape-list parser (bucket arithmetic is tests/test_batching.c), the parity sweep generator (288 rows over 60 states,
  * every type, lengths 10..max_len, deterministic, markers valid), the
  * comparison helpers the parity gates rest on (NaN fails, margins gate
  * argmax), the reference cache (round trip, stale keys rejected), the FLOP
@@ -21,28 +20,6 @@
 #include "tests/tools/gpu_eval.h"
 #include "tests/tools/synth_rows.h"
 #include "tests/lib/testutil.h"
-
-START_TEST(buckets)
-{
-    ck_assert_int_eq(cuda_bucket_rows(1), 1);
-    ck_assert_int_eq(cuda_bucket_rows(3), 4);
-    ck_assert_int_eq(cuda_bucket_rows(64), 64);
-    ck_assert_int_eq(cuda_bucket_rows(65), 128);
-    ck_assert_int_eq(cuda_bucket_tokens(1), 16);
-    ck_assert_int_eq(cuda_bucket_tokens(16), 16);
-    ck_assert_int_eq(cuda_bucket_tokens(83), 96);
-    ck_assert_int_eq(cuda_bucket_tokens(256), 256);
-    ck_assert_int_eq(cuda_bucket_tokens(257), 320);
-    ck_assert_int_eq(cuda_bucket_tokens(512), 512);
-    ck_assert_int_eq(cuda_bucket_tokens(1000), 1024);
-    cuda_bucket b = cuda_bucket_for(5, 200, 3);
-    ck_assert(b.rows == 8 && b.tokens == 208 && b.slots == 8);
-    b = cuda_bucket_for(1, 83, 40);
-    ck_assert(b.rows == 1 && b.tokens == 96 && b.slots == 64);
-    b = cuda_bucket_for(1, 10, 1);
-    ck_assert(b.rows == 1 && b.tokens == 16 && b.slots == 8);
-}
-END_TEST
 
 START_TEST(warm_list)
 {
@@ -64,7 +41,7 @@ START_TEST(warm_list)
     ck_assert_int_eq(cuda_dtype_parse("fp8", &dt), -1);
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
-    ck_assert(o.dtype == CUDA_DT_FP16 && o.use_graphs == 1 && o.graph_cache >= 1);
+    ck_assert(o.dtype == CUDA_DT_FP16 && o.use_graphs == 1 && o.pdl == 1 && o.warm == NULL);
 }
 END_TEST
 
@@ -243,7 +220,6 @@ int main(void)
     Suite *s = suite_create("backend_cuda_host");
     TCase *t = tcase_create("host");
     tcase_set_timeout(t, 60);
-    tcase_add_test(t, buckets);
     tcase_add_test(t, warm_list);
     tcase_add_test(t, parity_rows);
     tcase_add_test(t, compare_and_ref);

@@ -7,11 +7,15 @@
 
 #include "kernels/cpu.h" /* kn_attention_tiles, KN_ATT_TQ */
 
-/* Step between buckets at and below t tokens: fine where most requests are,
- * coarser where a step is a small fraction of the pack. */
+/* Step between buckets up to t tokens: 64 to 1024, then an eighth of the
+ * power of two below t (128 to 2048, 256 to 4096, ...), so that a bucket is at
+ * most 12.5% larger than what it holds above 512 tokens. */
 static int bucket_step(long t)
 {
-    return t <= 1024 ? 64 : t <= 4096 ? 256 : t <= 8192 ? 512 : t <= 16384 ? 1024 : 2048;
+    long p = 1024;
+    while (p * 2 < t)
+        p *= 2;
+    return t <= 1024 ? 64 : (int)(p / 8);
 }
 
 int batch_policy_init(batch_policy *p, int max_tokens, int max_rows, int exact, layad_error *err)

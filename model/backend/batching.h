@@ -14,11 +14,11 @@
  * offsets (kernels/cuda.h). Every kernel computes a row from that row alone in
  * a fixed order, so a row's logits do not depend on its pack.
  *
- * Buckets: token capacities 64..1024 in steps of 64, then steps of 256 to
- * 4096, 512 to 8192, 1024 to 16384 and 2048 beyond, up to max_tokens: about
- * 50 shapes for 32768 tokens, each at most ~11% above what it holds (none
- * below ~190 tokens, where the forward is bound by weight bandwidth and extra
- * slots cost nothing). Graph shapes depend on the token capacity alone: a pack
+ * Buckets: token capacities 64..1024 in steps of 64, then in each doubling
+ * (1024..2048, 2048..4096, ...) steps of an eighth of it, up to max_tokens: 56
+ * shapes for 32768 tokens, each at most 12.5% above what it holds from 512
+ * tokens on (below ~190 tokens the forward is bound by weight bandwidth and
+ * extra slots cost nothing). Graph shapes depend on the token capacity alone: a pack
  * holds at most max_rows rows and at most one gathered slot (CLS or marker)
  * per token, so rows and gathered slots are sized max_rows and cap.
  */
