@@ -13,12 +13,12 @@
  * 2.8e-3, bf16 2.6e-2 against the rounded weights.) layad-dev parity-fast
  * reports the issue's absolute gates for both dtypes.
  * Beyond parity: graph replay bit-identical to eager launches and run to run;
- * padding rows change nothing (a row's outputs are the same bits whether its
- * bucket's other rows are padding or real rows); results come back in the
- * caller's order although rows run sorted by length; the single-option case
- * and K = 40 (64 slots) in one bucket; the graph LRU (capacity 2, three
- * shapes: misses, evictions, hits counted, answers unchanged); bad rows are
- * refused before anything reaches the device.
+ * packing changes nothing (a row's outputs are the same bits alone, packed
+ * with others at any place, or next to padding); results come back in the
+ * caller's order; the single-option case and K = 40 in one pack; a bucket
+ * outside the warm-up set runs eagerly, is captured by ops->idle and then
+ * replayed with the same bits; bad rows are refused before anything reaches
+ * the device.
  */
 #include <check.h>
 #include <math.h>
@@ -51,13 +51,14 @@ static void teardown(void)
         checkpoint_close(&g_ck);
 }
 
-static laya_backend *make(int dtype, int graph_cache, int max_k)
+/* A backend warming every bucket (warm NULL) or only those of the given shapes. */
+static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     o.dtype = dtype;
-    o.graph_cache = graph_cache;
-    o.max_k = max_k;
+    o.warm = warm;
+    o.n_warm = n_warm;
     layad_error err = {0};
     laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
     ck_assert_msg(b != NULL, "create: %s", err.msg);
@@ -107,11 +108,11 @@ static void parity_dtype(int dtype, double dp_limit, double margin)
             remove(p);
         }
     }
-    laya_backend *b = make(dtype, 64, 0);
+    laya_backend *b = make(dtype, NULL, 0);
     fwd(b, s.rows, s.n, &eager, 0);
     fwd(b, s.rows, s.n, &graph, 1);
     fwd(b, s.rows, s.n, &again, 1);
-    ck_assert_msg(fwd_out_identical(&eager, &graph), "graph capture run != eager");
+    ck_assert_msg(fwd_out_identical(&eager, &graph), "graph replay != eager");
     ck_assert_msg(fwd_out_identical(&graph, &again), "graph replay not reproducible");
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &graph, margin);
@@ -152,56 +153,48 @@ static int same_row(const fwd_out *x, int i, const fwd_out *y, int j, int nm)
            !memcmp(x->act + (size_t)i * 2, y->act + (size_t)j * 2, 2 * sizeof(float));
 }
 
-START_TEST(padding_order_and_k)
+START_TEST(packing_order_and_k)
 {
     if (!g_have)
         return;
     layad_error err = {0};
-    synth_set s;
-    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 4, 90, 3, 5, &err), 0);
-    /* rows 0..2 with a padding row (bucket 4 rows) vs with real row 3 */
-    laya_backend *b = make(CUDA_DT_FP16, 8, 64);
-    fwd_out three, four;
-    ck_assert(!fwd_out_alloc(&three, 3, 3, &err) && !fwd_out_alloc(&four, 4, 3, &err));
-    fwd(b, s.rows, 3, &three, 1);
-    fwd(b, s.rows, 4, &four, 1);
-    for (int i = 0; i < 3; i++)
-        ck_assert_msg(same_row(&three, i, &four, i, 3), "row %d changed with its bucket-mate", i);
-    fwd_out_free(&three);
-    fwd_out_free(&four);
-    synth_free(&s);
-
-    /* caller order kept although rows are run sorted by length */
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
+    /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
-    laya_row rev[24];
+    laya_row fw[24], rv[24];
     for (int i = 0; i < 24; i++)
-        rev[i] = p.rows[p.n - 1 - 10 * i];
-    fwd_out fo, ro;
-    ck_assert(!fwd_out_alloc(&fo, 24, 40, &err) && !fwd_out_alloc(&ro, 24, 40, &err));
-    laya_row fwd_rows[24];
+        fw[i] = p.rows[p.n - 1 - 10 * i];
     for (int i = 0; i < 24; i++)
-        fwd_rows[i] = rev[23 - i];
-    fwd(b, rev, 24, &ro, 1);
-    fwd(b, fwd_rows, 24, &fo, 1);
-    for (int i = 0; i < 24; i++)
-        ck_assert(same_row(&ro, i, &fo, 23 - i, rev[i].n_markers));
+        rv[i] = fw[23 - i];
+    fwd_out fo, ro, one;
+    ck_assert(!fwd_out_alloc(&fo, 24, 40, &err) && !fwd_out_alloc(&ro, 24, 40, &err) &&
+              !fwd_out_alloc(&one, 1, 40, &err));
+    fwd(b, fw, 24, &fo, 1);
+    fwd(b, rv, 24, &ro, 1);
+    for (int i = 0; i < 24; i++) {
+        ck_assert_msg(same_row(&fo, i, &ro, 23 - i, fw[i].n_markers), "row %d moved in its pack", i);
+        fwd(b, &fw[i], 1, &one, 1);
+        ck_assert_msg(same_row(&fo, i, &one, 0, fw[i].n_markers), "row %d alone != packed", i);
+    }
     fwd_out_free(&fo);
     fwd_out_free(&ro);
+    fwd_out_free(&one);
 
     /* single option alone (K 1) and a 40-option row next to it */
-    laya_row one = p.rows[0], many = {0};
+    laya_row single = p.rows[0], many = {0};
     for (int i = 0; i < p.n; i++)
         if (p.rows[i].n_markers == 40)
             many = p.rows[i];
-    ck_assert_int_eq(one.n_markers, 1);
+    ck_assert_int_eq(single.n_markers, 1);
     ck_assert_int_eq(many.n_markers, 40);
     fwd_out a, c;
     ck_assert(!fwd_out_alloc(&a, 1, 1, &err) && !fwd_out_alloc(&c, 2, 40, &err));
-    fwd(b, &one, 1, &a, 1);
-    laya_row pair[2] = {one, many};
+    fwd(b, &single, 1, &a, 1);
+    laya_row pair[2] = {single, many};
     fwd(b, pair, 2, &c, 1);
     ck_assert(isfinite(a.logits[0]) && isfinite(a.act[0]) && isfinite(a.act[1]));
+    ck_assert(a.logits[0] == c.logits[0]);
     for (int k = 0; k < 40; k++)
         ck_assert(isfinite(c.logits[40 + k]) && c.logits[40 + k] != LAYA_MASK_FILL);
     for (int k = 1; k < 40; k++)
@@ -209,47 +202,45 @@ START_TEST(padding_order_and_k)
     fwd_out_free(&a);
     fwd_out_free(&c);
     synth_free(&p);
+    cuda_backend_stats st;
+    cuda_backend_stats_get(b, &st);
+    ck_assert_int_eq(st.graph_misses, 0); /* every bucket was warmed */
     b->ops->destroy(b);
 }
 END_TEST
 
-START_TEST(graph_lru)
+START_TEST(late_capture)
 {
     if (!g_have)
         return;
     layad_error err = {0};
-    laya_backend *b = make(CUDA_DT_FP16, 2, 0);
-    synth_set s[3];
-    fwd_out g[3], e[3];
-    const int lens[3] = {40, 100, 300};
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(synth_uniform(&s[i], &g_ck.cfg, 2, lens[i], 3, 11 + i, &err), 0);
-        ck_assert(!fwd_out_alloc(&g[i], 2, 3, &err) && !fwd_out_alloc(&e[i], 2, 3, &err));
-        fwd(b, s[i].rows, 2, &e[i], 0);
-    }
-    for (int i = 0; i < 3; i++)
-        fwd(b, s[i].rows, 2, &g[i], 1);
+    const cuda_bucket warm[1] = {{1, 40, 0}};
+    laya_backend *b = make(CUDA_DT_FP16, warm, 1);
+    synth_set s;
+    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 3, 300, 3, 11, &err), 0);
+    fwd_out e, g1, g2;
+    ck_assert(!fwd_out_alloc(&e, 3, 3, &err) && !fwd_out_alloc(&g1, 3, 3, &err) &&
+              !fwd_out_alloc(&g2, 3, 3, &err));
+    fwd(b, s.rows, 3, &e, 0);
+    fwd(b, s.rows, 3, &g1, 1); /* not warmed: eager, marked for capture */
     cuda_backend_stats st;
     cuda_backend_stats_get(b, &st);
-    ck_assert_int_eq(st.graph_misses, 3);
-    ck_assert_int_eq(st.graph_evictions, 1);
-    ck_assert_int_eq(st.graphs_cached, 2);
-    fwd(b, s[2].rows, 2, &g[2], 1); /* hit */
-    fwd(b, s[0].rows, 2, &g[0], 1); /* evicted: captured again */
+    ck_assert_int_eq(st.graph_misses, 1);
+    ck_assert_int_eq(b->ops->idle(b), 1); /* captures it */
+    ck_assert_int_eq(b->ops->idle(b), 0); /* nothing left */
+    fwd(b, s.rows, 3, &g2, 1);
     cuda_backend_stats_get(b, &st);
+    ck_assert_int_eq(st.late_captures, 1);
     ck_assert_int_eq(st.graph_hits, 1);
-    ck_assert_int_eq(st.graph_misses, 4);
-    ck_assert_int_eq(st.graph_evictions, 2);
-    for (int i = 0; i < 3; i++)
-        ck_assert_msg(fwd_out_identical(&g[i], &e[i]), "shape %d: graph != eager", i);
+    ck_assert_msg(fwd_out_identical(&g1, &e) && fwd_out_identical(&g2, &e), "graph != eager");
     cuda_backend_info info;
     ck_assert_int_eq(cuda_backend_info_get(b, &info, &err), 0);
     ck_assert(info.name[0] && info.weight_bytes > 0 && info.act_bytes > 0 && info.mem_total > 0);
-    for (int i = 0; i < 3; i++) {
-        synth_free(&s[i]);
-        fwd_out_free(&g[i]);
-        fwd_out_free(&e[i]);
-    }
+    ck_assert_int_eq(info.n_warm, 1);
+    fwd_out_free(&e);
+    fwd_out_free(&g1);
+    fwd_out_free(&g2);
+    synth_free(&s);
     b->ops->destroy(b);
 }
 END_TEST
@@ -259,7 +250,8 @@ START_TEST(bad_rows)
     if (!g_have)
         return;
     layad_error err = {0};
-    laya_backend *b = make(CUDA_DT_FP16, 4, 0);
+    const cuda_bucket warm[1] = {{1, 8, 0}};
+    laya_backend *b = make(CUDA_DT_FP16, warm, 1);
     int32_t ids[12] = {g_ck.cfg.cls_id, 5, 6, g_ck.cfg.mask_id, 7, g_ck.cfg.sep_id};
     int32_t mk[1] = {3};
     laya_row r = {ids, 6, mk, 1, 0};
@@ -287,8 +279,8 @@ int main(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, parity_fp16);
     tcase_add_test(t, parity_bf16);
-    tcase_add_test(t, padding_order_and_k);
-    tcase_add_test(t, graph_lru);
+    tcase_add_test(t, packing_order_and_k);
+    tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
