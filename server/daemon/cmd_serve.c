@@ -36,9 +36,13 @@
 
 #define MAX_DEVICES 16
 
+/* Everything cmd_serve owns; teardown() frees whatever of it was set up. */
 typedef struct serve_state {
     serve_app *app;
     serve_config *cfg;
+    laya_checkpoint *ck;
+    int ck_open;
+    http_server *http;
     uv_signal_t sig_term, sig_int, sig_hup;
     uv_timer_t watchdog, stats;
     int n_cuda;
@@ -333,51 +337,54 @@ static void on_stats(uv_timer_t *t)
     metrics_graph_cache(hits, misses);
 }
 
-int cmd_serve(int argc, char **argv)
+/* ---- set-up, run, teardown -------------------------------------------------------- */
+
+/* Configuration, the log and the early signal dispositions. 0 to go on, or -1
+ * with *rc the exit status (0 after --help, 2 for a bad configuration). */
+static int configure(serve_state *st, int argc, char **argv, int *rc)
 {
-    serve_config *cfg = calloc(1, sizeof *cfg);
-    serve_app *app = calloc(1, sizeof *app);
-    laya_checkpoint *ck = calloc(1, sizeof *ck);
-    serve_state st = {0};
-    http_server *http = NULL;
-    int ck_open = 0, rc = 1;
+    serve_config *cfg = st->cfg;
     layad_error err;
     layad_error_clear(&err);
-    if (!cfg || !app || !ck) {
-        fprintf(stderr, "layad serve: out of memory\n");
-        goto out;
-    }
     int c = serve_config_load(cfg, argc, argv, &err);
+    *rc = 2;
     if (c == 1) {
-        rc = 0;
-        goto out;
+        *rc = 0;
+        return -1;
     }
     if (c < 0) {
         fprintf(stderr, "layad serve: %s\n", err.msg);
-        rc = 2;
-        goto out;
+        return -1;
     }
     if (!cfg->model[0]) {
         fprintf(stderr, "layad serve: --model is required (see layad serve --help)\n");
-        rc = 2;
-        goto out;
+        return -1;
     }
     if (log_open(cfg->log_file, !strcmp(cfg->log_format, "json"))) {
         fprintf(stderr, "layad serve: cannot open log file %s\n", cfg->log_file);
-        rc = 2;
-        goto out;
+        return -1;
     }
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, early_stop);
     signal(SIGINT, early_stop);
     signal(SIGHUP, SIG_IGN);
+    return 0;
+}
 
+/* The bearer key, metrics, the GPU snapshot and the HTTP front (readiness 503
+ * while loading). Logs its failure. */
+static int start_front(serve_state *st)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    layad_error err;
+    layad_error_clear(&err);
     app->cfg = cfg;
     app->start_time = sched_now();
     atomic_store(&app->state, APP_LOADING);
     if (cfg->api_key_file[0] && read_key_file(cfg->api_key_file, app->key, sizeof app->key, &err)) {
         log_msg("error", "%s", err.msg);
-        goto out;
+        return -1;
     }
     if (!app->key[0] && cfg->api_key[0])
         snprintf(app->key, sizeof app->key, "%s", cfg->api_key);
@@ -386,25 +393,19 @@ int cmd_serve(int argc, char **argv)
     if (cfg->gpu_metrics && gpu_snapshot_start())
         log_msg("info", "NVML found: GPU snapshot exported in /metrics");
 
-    http = http_start(app, &err);
-    if (!http) {
+    st->http = http_start(app, &err);
+    if (!st->http) {
         log_msg("error", "%s", err.msg);
-        goto out;
+        return -1;
     }
-    log_msg("info", "listening on %s:%d (loading %s)", cfg->bind, http_port(http), cfg->model);
+    log_msg("info", "listening on %s:%d (loading %s)", cfg->bind, http_port(st->http), cfg->model);
     notify_status("loading checkpoint");
+    return 0;
+}
 
-    double t0 = sched_now();
-    if (checkpoint_open(ck, cfg->model, &err)) {
-        log_msg("error", "checkpoint: %s", err.msg);
-        goto out;
-    }
-    ck_open = 1;
-    if (ck->clamp_warning[0])
-        log_msg("warn", "%s", ck->clamp_warning);
-    log_msg("info", "checkpoint %s verified: %lld parameters, sha256 %s (%.2f s)", ck->dir, ck->n_params,
-            ck->sha256, sched_now() - t0);
-
+/* The names a request's "model" may carry, and the request options. */
+static void set_request_opts(serve_app *app, const serve_config *cfg, const laya_checkpoint *ck)
+{
     snprintf(app->served_name, sizeof app->served_name, "%s",
              cfg->model_name[0] ? cfg->model_name : ck->cfg.model_name[0] ? ck->cfg.model_name : "laya-rl-agent");
     int nn = 0;
@@ -425,7 +426,37 @@ int cmd_serve(int argc, char **argv)
     app->opts.max_state_bytes = (size_t)cfg->max_state_bytes;
     app->opts.response_model = cfg->model_name[0] ? cfg->model_name : NULL;
     app->opts.model_names = app->names;
+}
 
+/* Opens and verifies the checkpoint, then derives the request options. Logs its failure. */
+static int load_model(serve_state *st)
+{
+    laya_checkpoint *ck = st->ck;
+    layad_error err;
+    layad_error_clear(&err);
+    double t0 = sched_now();
+    if (checkpoint_open(ck, st->cfg->model, &err)) {
+        log_msg("error", "checkpoint: %s", err.msg);
+        return -1;
+    }
+    st->ck_open = 1;
+    if (ck->clamp_warning[0])
+        log_msg("warn", "%s", ck->clamp_warning);
+    log_msg("info", "checkpoint %s verified: %lld parameters, sha256 %s (%.2f s)", ck->dir, ck->n_params,
+            ck->sha256, sched_now() - t0);
+    set_request_opts(st->app, st->cfg, ck);
+    return 0;
+}
+
+/* The scheduler, then one warmed backend + worker per device; the app is
+ * loaded afterwards. Logs its failure. */
+static int start_scheduler(serve_state *st)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    const laya_checkpoint *ck = st->ck;
+    layad_error err;
+    layad_error_clear(&err);
     int max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : ck->cfg.max_len;
     sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
                      cfg->max_batch_tokens, cfg->request_timeout_s, 2};
@@ -440,43 +471,51 @@ int cmd_serve(int argc, char **argv)
     app->sched = scheduler_create(&so, &err);
     if (!app->sched) {
         log_msg("error", "%s", err.msg);
-        goto out;
+        return -1;
     }
-    st.app = app;
-    st.cfg = cfg;
-    t0 = sched_now();
-    if (build_backends(&st, ck, &err)) {
+    double t0 = sched_now();
+    if (build_backends(st, ck, &err)) {
         log_msg("error", "backend: %s", err.msg);
-        goto out;
+        return -1;
     }
     log_msg("info", "%s backend ready (%s, %s), warm-up %.2f s", app->device_kind, app->device_desc, app->dtype,
             sched_now() - t0);
     app->ck = ck;
     atomic_store(&app->loaded, 1);
+    return 0;
+}
 
-    uv_loop_t *loop = scheduler_loop(app->sched);
-    uv_signal_init(loop, &st.sig_term);
-    uv_signal_init(loop, &st.sig_int);
-    uv_signal_init(loop, &st.sig_hup);
-    uv_timer_init(loop, &st.watchdog);
-    uv_timer_init(loop, &st.stats);
-    st.sig_term.data = st.sig_int.data = st.sig_hup.data = st.stats.data = &st;
-    uv_signal_start(&st.sig_term, on_stop_signal, SIGTERM);
-    uv_signal_start(&st.sig_int, on_stop_signal, SIGINT);
-    uv_signal_start(&st.sig_hup, on_hup, SIGHUP);
+/* Signals, the watchdog and the stats timer on the scheduler loop. */
+static void start_loop_handles(serve_state *st)
+{
+    uv_loop_t *loop = scheduler_loop(st->app->sched);
+    uv_signal_init(loop, &st->sig_term);
+    uv_signal_init(loop, &st->sig_int);
+    uv_signal_init(loop, &st->sig_hup);
+    uv_timer_init(loop, &st->watchdog);
+    uv_timer_init(loop, &st->stats);
+    st->sig_term.data = st->sig_int.data = st->sig_hup.data = st->stats.data = st;
+    uv_signal_start(&st->sig_term, on_stop_signal, SIGTERM);
+    uv_signal_start(&st->sig_int, on_stop_signal, SIGINT);
+    uv_signal_start(&st->sig_hup, on_hup, SIGHUP);
     uint64_t wd = notify_watchdog_interval_us();
     if (wd) {
         uint64_t ms = wd / 1000 ? wd / 1000 : 1;
-        uv_timer_start(&st.watchdog, on_watchdog, ms, ms);
+        uv_timer_start(&st->watchdog, on_watchdog, ms, ms);
     }
-    uv_timer_start(&st.stats, on_stats, 1000, 1000);
+    uv_timer_start(&st->stats, on_stats, 1000, 1000);
+}
 
+/* READY, then the loop until shutdown completes, then the last responses out. */
+static void run(serve_state *st)
+{
+    serve_app *app = st->app;
     int expected = APP_LOADING;
     if (!atomic_compare_exchange_strong(&app->state, &expected, APP_READY))
         scheduler_drain(app->sched); /* /drain arrived while loading */
     char status[320];
-    snprintf(status, sizeof status, "serving %.100s on %.64s:%d (%.120s)", app->served_name, cfg->bind,
-             http_port(http), app->device_desc);
+    snprintf(status, sizeof status, "serving %.100s on %.64s:%d (%.120s)", app->served_name, st->cfg->bind,
+             http_port(st->http), app->device_desc);
     notify_ready(status);
     log_msg("info", "ready: %s", status);
     if (g_stop_while_loading)
@@ -484,24 +523,50 @@ int cmd_serve(int argc, char **argv)
 
     scheduler_run(app->sched);
 
-    if (http_wait_idle(http, 5.0))
+    if (http_wait_idle(st->http, 5.0))
         log_msg("warn", "some responses were not sent before exit");
-    http_wait_quiet(http, 0.2, 2.0);
+    http_wait_quiet(st->http, 0.2, 2.0);
+}
+
+/* Frees whatever of st was set up, in reverse order; the log closes last. */
+static void teardown(serve_state *st)
+{
+    if (st->http)
+        http_stop(st->http);
+    if (st->app && st->app->sched)
+        scheduler_destroy(st->app->sched);
+    if (st->ck_open)
+        checkpoint_close(st->ck);
+    gpu_snapshot_stop();
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    serve_state st = {0};
+    int rc = 1;
+    st.cfg = calloc(1, sizeof *st.cfg);
+    st.app = calloc(1, sizeof *st.app);
+    st.ck = calloc(1, sizeof *st.ck);
+    if (!st.cfg || !st.app || !st.ck) {
+        fprintf(stderr, "layad serve: out of memory\n");
+        goto out;
+    }
+    if (configure(&st, argc, argv, &rc))
+        goto out;
+    rc = 1;
+    if (start_front(&st) || load_model(&st) || start_scheduler(&st))
+        goto out;
+    start_loop_handles(&st);
+    run(&st);
     rc = 0;
     log_msg("info", "stopped");
 out:
-    if (http)
-        http_stop(http);
-    if (app && app->sched)
-        scheduler_destroy(app->sched);
-    if (ck_open)
-        checkpoint_close(ck);
-    gpu_snapshot_stop();
+    teardown(&st);
     if (rc == 1 && g_stop_while_loading)
         rc = 0;
     log_close();
-    free(ck);
-    free(app);
-    free(cfg);
+    free(st.ck);
+    free(st.app);
+    free(st.cfg);
     return rc;
 }
