@@ -22,7 +22,9 @@
  * never zeros. Shapes: tokens M = 83, 512, 4096, 32768 and the
  * English (D 1024, F 2624) and mmBERT (D 768, F 1152) projections; attention at
  * 1x83, 1x512, 8x512, 64x512 (English) and 1x1024 (mmBERT), global and sliding
- * (w = 64), full lengths and mixed lengths.
+ * (w = 64), full lengths and mixed lengths, the rows packed back to back (the
+ * varlen layout the forward uses). Our kernels launch with programmatic
+ * dependent launch on the timed stream, as the GPU backend runs them.
  */
 #include <algorithm>
 #include <functional>
@@ -36,6 +38,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+/* kernels/cpu.h (kn_attention_tiles) is a C header without C++ guards, and cuda.h
+ * includes it outside its own extern "C": include it first, with C linkage. */
+extern "C" {
+#include "kernels/cpu.h"
+}
 #include "kernels/cuda.h"
 
 #define CK(call)                                                                          \
@@ -55,6 +62,7 @@
     } while (0)
 
 static const size_t ROTATE_BYTES = (size_t)256 << 20; /* data cycled through between reuses */
+static const kn_stream KS0 = {NULL, 0};                /* set-up on the legacy stream, plain launches */
 
 __global__ void fill_kernel(float *p, size_t n, uint32_t seed, float lo, float hi)
 {
@@ -75,13 +83,14 @@ static void *rand_buf(size_t n, kn_dtype dt, float lo = -1, float hi = 1)
     CK(cudaMalloc((void **)&tmp, n * sizeof(float) + 256));
     fill_kernel<<<1024, 256>>>(tmp, n, seed++ * 0x9e3779b9u, lo, hi);
     CK(cudaGetLastError());
-    KOK(kn_convert(0, tmp, KN_F32, d, dt, n));
+    KOK(kn_convert(KS0, tmp, KN_F32, d, dt, n));
     CK(cudaDeviceSynchronize());
     CK(cudaFree(tmp));
     return d;
 }
 
-static cudaStream_t g_s; /* every launch goes here (graph capture needs a real stream) */
+static cudaStream_t g_s;  /* every launch goes here (graph capture needs a real stream) */
+static kn_stream g_ks;    /* g_s with programmatic dependent launch, as the backend runs */
 
 struct timing { double med_us, min_us, max_us, eager_us; int reps; };
 
@@ -203,7 +212,7 @@ static void ceilings(kn_gemm_ctx *ctx)
     const int S = 8192;
     void *X = rand_buf((size_t)S * S, KN_BF16), *W = rand_buf((size_t)S * S, KN_BF16), *Y;
     CK(cudaMalloc(&Y, (size_t)S * S * 2));
-    timing g = time_it([&](int) { KOK(kn_gemm(ctx, g_s, X, KN_BF16, W, KN_BF16, NULL, Y, KN_BF16, S, S, S, KN_EPI_NONE)); });
+    timing g = time_it([&](int) { KOK(kn_gemm(ctx, g_ks, X, KN_BF16, W, KN_BF16, NULL, Y, KN_BF16, S, S, S, KN_EPI_NONE)); });
     g_gemm_tflops = 2.0 * S * S * (double)S / (g.med_us * 1e-6) * 1e-12;
     CK(cudaFree(X));
     CK(cudaFree(W));
@@ -231,9 +240,9 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
     auto run = [&](int i) {
         const int k = i % S;
         if (own)
-            KOK(kn_gemm_own(g_s, X[k], xdt, W[k], dt, (const float *)b, Y[k], ydt, M, N, K, epi));
+            KOK(kn_gemm_own(g_ks, X[k], xdt, W[k], dt, (const float *)b, Y[k], ydt, M, N, K, epi));
         else
-            KOK(kn_gemm_ex(ctx, g_s, X[k], xdt, W[k], dt, b, bias16 ? dt : KN_F32, Y[k], ydt, M, N, K, epi));
+            KOK(kn_gemm_ex(ctx, g_ks, X[k], xdt, W[k], dt, b, bias16 ? dt : KN_F32, Y[k], ydt, M, N, K, epi));
     };
     const int lt = kn_gemm_uses_cublaslt(xdt, dt, ydt, X[0], W[0], Y[0], N, K, epi);
     timing t = time_it(run);
@@ -267,7 +276,7 @@ static void bench_geglu(kn_dtype dt, int M, int F)
         U[i] = rand_buf((size_t)M * 2 * F, dt, -3, 3);
         CK(cudaMalloc(&O[i], (size_t)M * F * 2));
     }
-    timing t = time_it([&](int i) { KOK(kn_geglu(g_s, dt, U[i % S], O[i % S], M, F)); });
+    timing t = time_it([&](int i) { KOK(kn_geglu(g_ks, dt, U[i % S], O[i % S], M, F)); });
     char shape[64];
     snprintf(shape, sizeof shape, "{\"M\": %d, \"F\": %d}", M, F);
     record("geglu", "geglu", dt, shape, t, 0, (double)set);
@@ -290,7 +299,7 @@ static void bench_layernorm(kn_dtype dt, int M, int D)
     float *w = (float *)rand_buf(D, KN_F32, 0.5f, 1.5f);
     timing t = time_it([&](int i) {
         const int k = i % S;
-        KOK(kn_layernorm(g_s, (float *)R[k], X[k], dt, w, NULL, Y[k], dt, NULL, M, D, 1e-5f));
+        KOK(kn_layernorm(g_ks, (float *)R[k], X[k], dt, w, NULL, Y[k], dt, NULL, M, D, 1e-5f));
     });
     char shape[64];
     snprintf(shape, sizeof shape, "{\"M\": %d, \"D\": %d}", M, D);
@@ -314,13 +323,13 @@ static void bench_rope(kn_dtype dt, int M, int D, int max_pos)
     int32_t *pos;
     CK(cudaMalloc((void **)&ct, sizeof(float) * max_pos * KN_ROPE_HALF));
     CK(cudaMalloc((void **)&st, sizeof(float) * max_pos * KN_ROPE_HALF));
-    KOK(kn_rope_tables_gpu(0, ct, st, max_pos, 160000.0));
+    KOK(kn_rope_tables_gpu(KS0, ct, st, max_pos, 160000.0));
     std::vector<int32_t> hp(M);
     for (int m = 0; m < M; m++)
         hp[m] = m % 512;
     CK(cudaMalloc((void **)&pos, sizeof(int32_t) * M));
     CK(cudaMemcpy(pos, hp.data(), sizeof(int32_t) * M, cudaMemcpyHostToDevice));
-    timing t = time_it([&](int i) { KOK(kn_rope(g_s, dt, Q[i % S], M, D, pos, ct, st)); });
+    timing t = time_it([&](int i) { KOK(kn_rope(g_ks, dt, Q[i % S], M, D, pos, ct, st)); });
     char shape[64];
     snprintf(shape, sizeof shape, "{\"M\": %d, \"D\": %d}", M, D);
     record("rope", "rope_qk_inplace", dt, shape, t, 0, (double)set);
@@ -333,36 +342,52 @@ static void bench_rope(kn_dtype dt, int M, int D, int max_pos)
 
 /* ---- attention -------------------------------------------------------------------------- */
 
+/* B rows of L tokens (mixed: lengths between L/4 and L) packed back to back, T = the sum of the
+ * lengths, over the host-built query-tile list. The record keeps the padded shape's fields (B,
+ * L, lens) for the PyTorch comparison, which runs SDPA on [B, L] with the same masks. */
 static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool mixed)
 {
-    const size_t set = (size_t)B * L * 4 * D * 2;
+    std::vector<int32_t> cu(B + 1, 0);
+    std::string lj = "[";
+    for (int b = 0; b < B; b++) {
+        const int len = mixed ? std::max(1, L - (int)((b * 2654435761u) % (unsigned)(L * 3 / 4))) : L;
+        cu[b + 1] = cu[b] + len;
+        lj += (b ? ", " : "") + std::to_string(len);
+    }
+    lj += "]";
+    const int T = cu[B], cap = kn_attention_tiles_cap(T, B);
+    std::vector<int32_t> tiles(2 * (size_t)cap);
+    if (kn_attention_tiles(cu.data(), B, tiles.data(), cap) < 0) {
+        fprintf(stderr, "bench_attention: the tile list does not fit its capacity\n");
+        exit(1);
+    }
+    const size_t set = (size_t)T * 4 * D * 2;
     const int S = nsets(set);
     std::vector<void *> Q(S), O(S);
     for (int i = 0; i < S; i++) {
-        Q[i] = rand_buf((size_t)B * L * 3 * D, dt, -2, 2);
-        CK(cudaMalloc(&O[i], (size_t)B * L * D * 2));
+        Q[i] = rand_buf((size_t)T * 3 * D, dt, -2, 2);
+        CK(cudaMalloc(&O[i], (size_t)T * D * 2));
     }
-    std::vector<int32_t> lens(B);
-    std::string lj = "[";
-    for (int b = 0; b < B; b++) {
-        lens[b] = mixed ? std::max(1, L - (int)((b * 2654435761u) % (unsigned)(L * 3 / 4))) : L;
-        lj += (b ? ", " : "") + std::to_string(lens[b]);
-    }
-    lj += "]";
-    int32_t *dl;
-    CK(cudaMalloc((void **)&dl, sizeof(int32_t) * B));
-    CK(cudaMemcpy(dl, lens.data(), sizeof(int32_t) * B, cudaMemcpyHostToDevice));
-    timing t = time_it([&](int i) { KOK(kn_attention(g_s, dt, Q[i % S], O[i % S], B, L, D, dl, window)); });
+    int32_t *dcu, *dtiles;
+    CK(cudaMalloc((void **)&dcu, sizeof(int32_t) * (B + 1)));
+    CK(cudaMalloc((void **)&dtiles, sizeof(int32_t) * tiles.size()));
+    CK(cudaMemcpy(dcu, cu.data(), sizeof(int32_t) * (B + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dtiles, tiles.data(), sizeof(int32_t) * tiles.size(), cudaMemcpyHostToDevice));
+    timing t = time_it([&](int i) {
+        KOK(kn_attention(g_ks, dt, Q[i % S], O[i % S], T, D, dcu, dtiles, cap, window));
+    });
     std::string shape = "{\"B\": " + std::to_string(B) + ", \"L\": " + std::to_string(L) + ", \"D\": " +
-                        std::to_string(D) + ", \"window\": " + std::to_string(window) + ", \"lens\": " + lj + "}";
+                        std::to_string(D) + ", \"window\": " + std::to_string(window) + ", \"lens\": " + lj +
+                        ", \"T\": " + std::to_string(T) + "}";
     const double flops = 4.0 * B * (D / 64) * (double)L * L * 64; /* dense L x L, what SDPA computes */
     record("attention", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
-           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\"");
+           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\", \"layout\": \"packed\"");
     for (int i = 0; i < S; i++) {
         CK(cudaFree(Q[i]));
         CK(cudaFree(O[i]));
     }
-    CK(cudaFree(dl));
+    CK(cudaFree(dcu));
+    CK(cudaFree(dtiles));
 }
 
 int main(int argc, char **argv)
@@ -397,6 +422,7 @@ int main(int argc, char **argv)
         return 1;
     }
     CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
+    g_ks = {g_s, 1};
     kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
     if (!ctx)
         return 1;

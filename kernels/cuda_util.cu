@@ -10,10 +10,6 @@
 
 static thread_local char kn_last_error[512];
 
-int kn_pdl_on = 1;
-
-extern "C" void kn_set_pdl(int on) { kn_pdl_on = on != 0; }
-
 int kn_fail(const char *file, int line, const char *stmt, const char *what)
 {
     snprintf(kn_last_error, sizeof kn_last_error, "%s:%d: %s: %s", file, line, stmt, what);
@@ -56,7 +52,7 @@ __global__ void convert_kernel(const S *__restrict__ src, D *__restrict__ dst, s
         dst[i] = kn_from<D>(kn_f(src[i]));
 }
 
-extern "C" int kn_convert(cudaStream_t s, const void *src, kn_dtype sdt, void *dst, kn_dtype ddt,
+extern "C" int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype ddt,
                           size_t n)
 {
     KN_REQUIRE(kn_isdt(sdt) && kn_isdt(ddt), "unknown dtype");
@@ -65,7 +61,7 @@ extern "C" int kn_convert(cudaStream_t s, const void *src, kn_dtype sdt, void *d
         return 0;
     const unsigned blocks = kn_blocks(n, 256, 65535u * 8);
     KN_DISPATCH(sdt, S, KN_DISPATCH(ddt, D,
-        convert_kernel<S, D><<<blocks, 256, 0, s>>>((const S *)src, (D *)dst, n)));
+        convert_kernel<S, D><<<blocks, 256, 0, ks.s>>>((const S *)src, (D *)dst, n)));
     KN_LAUNCHED();
     return 0;
 }

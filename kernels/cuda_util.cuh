@@ -151,24 +151,23 @@ __device__ __forceinline__ void kn_pdl_wait()
 #endif
 }
 
-extern int kn_pdl_on; /* kn_set_pdl (kernels/cuda.h); 1 unless turned off */
-
-/* kern<<<grid, block, smem, s>>>(args...) with programmatic stream
- * serialization allowed (on the legacy stream 0, or with PDL off: a plain launch). */
+/* kern<<<grid, block, smem, ks.s>>>(args...) with programmatic stream
+ * serialization allowed when ks.pdl is set; on the legacy stream 0, or with
+ * ks.pdl = 0, a plain launch. */
 template <typename... KArgs, typename... Args>
-static inline cudaError_t kn_launch(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+static inline cudaError_t kn_launch(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, kn_stream ks,
                                     Args... args)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
+    cfg.stream = ks.s;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
-    cfg.numAttrs = s && kn_pdl_on ? 1 : 0;
+    cfg.numAttrs = ks.s && ks.pdl ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, kern, static_cast<KArgs>(args)...);
 }
 

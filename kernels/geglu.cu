@@ -69,15 +69,15 @@ __global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M
 }
 
 template <typename T, int UNR>
-static int gg_vec(cudaStream_t s, const void *U, void *out, int F, size_t n)
+static int gg_vec(kn_stream ks, const void *U, void *out, int F, size_t n)
 {
     const unsigned blocks = (unsigned)((n + GG_THREADS * UNR - 1) / (GG_THREADS * UNR));
-    KN_CUDA(kn_launch(geglu_vec_kernel<T, UNR>, dim3(blocks), dim3(GG_THREADS), 0, s, (const T *)U, (T *)out,
+    KN_CUDA(kn_launch(geglu_vec_kernel<T, UNR>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out,
                       (unsigned)(F / 8), (unsigned)n, (unsigned)F));
     return 0;
 }
 
-extern "C" int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, int M, int F)
+extern "C" int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int M, int F)
 {
     KN_REQUIRE(kn_is16(dt), "GeGLU dtype must be fp16 or bf16");
     KN_REQUIRE(M >= 0 && F >= 0, "negative GeGLU size");
@@ -93,14 +93,14 @@ extern "C" int kn_geglu(cudaStream_t s, kn_dtype dt, const void *U, void *out, i
         const int unr = nv >= two_per_sm * GG_THREADS * 4 ? 4 : nv >= two_per_sm * GG_THREADS * 2 ? 2 : 1;
         int rc = 0;
         KN_DISPATCH16(dt, T,
-            rc = unr == 4 ? gg_vec<T, 4>(s, U, out, F, nv)
-               : unr == 2 ? gg_vec<T, 2>(s, U, out, F, nv)
-                          : gg_vec<T, 1>(s, U, out, F, nv));
+            rc = unr == 4 ? gg_vec<T, 4>(ks, U, out, F, nv)
+               : unr == 2 ? gg_vec<T, 2>(ks, U, out, F, nv)
+                          : gg_vec<T, 1>(ks, U, out, F, nv));
         if (rc)
             return -1;
     } else {
         const unsigned blocks = kn_blocks((size_t)M * F, GG_THREADS, 132 * 32);
-        KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, s, (const T *)U, (T *)out, M, F)));
+        KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out, M, F)));
     }
     KN_LAUNCHED();
     return 0;

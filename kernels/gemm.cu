@@ -328,14 +328,14 @@ template <typename TY, int V> __global__ void gelu_pass_kernel(TY *Y, size_t n)
     }
 }
 
-static int gelu_pass(cudaStream_t s, void *Y, kn_dtype ydt, size_t n)
+static int gelu_pass(kn_stream ks, void *Y, kn_dtype ydt, size_t n)
 {
     const bool vec = kn_is16(ydt) && n % 8 == 0 && kn_aligned16(Y);
     const unsigned blocks = kn_blocks(n / (vec ? 8 : 1), 256, 132 * 16);
     if (vec)
-        KN_DISPATCH16(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 8>, dim3(blocks), dim3(256), 0, s, (TY *)Y, n)));
+        KN_DISPATCH16(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 8>, dim3(blocks), dim3(256), 0, ks, (TY *)Y, n)));
     else
-        KN_DISPATCH(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 1>, dim3(blocks), dim3(256), 0, s, (TY *)Y, n)));
+        KN_DISPATCH(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 1>, dim3(blocks), dim3(256), 0, ks, (TY *)Y, n)));
     KN_LAUNCHED();
     return 0;
 }
@@ -352,7 +352,7 @@ static int gemm_args_ok(const void *X, kn_dtype xdt, const void *W, kn_dtype wdt
 }
 
 /* The own kernel with a bias in bdt (KN_F32 or wdt). */
-static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt, const void *bias,
+static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt, const void *bias,
                     kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
 {
     if (gemm_args_ok(X, xdt, W, wdt, Y, ydt, M, N, K, epi))
@@ -371,13 +371,13 @@ static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, 
 #define ROWS_LAUNCH(TX)                                                                            \
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
             if (V == 8)                                                                            \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else if (V == 2)                                                                       \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else                                                                                   \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, s,                 \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi))))
         if (xdt == KN_F32) {
             ROWS_LAUNCH(float);
@@ -393,26 +393,26 @@ static int gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, 
     const dim3 grid((N + GEMM_TN - 1) / GEMM_TN, (M + GEMM_TM - 1) / GEMM_TM);
     if (xdt == KN_F32) {
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-            KN_CUDA(kn_launch(gemm_f32_kernel<TW, TY>, dim3(grid), dim3(256), 0, s, (const float *)X, (const TW *)W, bias, b16,
+            KN_CUDA(kn_launch(gemm_f32_kernel<TW, TY>, dim3(grid), dim3(256), 0, ks, (const float *)X, (const TW *)W, bias, b16,
                                                          (TY *)Y, M, N, K, epi))));
     } else {
         const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
         KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,
             if (vec)
-                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, true>, dim3(grid), dim3(128), 0, s, (const T *)X, (const T *)W, bias, b16,
+                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, true>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
                                                                  (TY *)Y, M, N, K, epi));
             else
-                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, false>, dim3(grid), dim3(128), 0, s, (const T *)X, (const T *)W, bias, b16,
+                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, false>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
                                                                   (TY *)Y, M, N, K, epi))));
     }
     KN_LAUNCHED();
     return 0;
 }
 
-extern "C" int kn_gemm_own(cudaStream_t s, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
+extern "C" int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                            const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
 {
-    return gemm_own(s, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
+    return gemm_own(ks, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
 }
 
 /* ---- cuBLASLt path --------------------------------------------------------- */
@@ -690,7 +690,7 @@ extern "C" int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, c
 }
 
 extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, int M, int N,
-                               int K, int epi, int has_bias, cudaStream_t s, const void *X, const void *W,
+                               int K, int epi, int has_bias, kn_stream ks, const void *X, const void *W,
                                void *Y)
 {
     KN_REQUIRE(ctx, "NULL GEMM context");
@@ -704,10 +704,10 @@ extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_
     if (!p)
         return -1;
     /* with operands, tuning happens here, before any capture, and launches nothing else */
-    return ops && p->ok && !p->chosen ? gemm_tune(ctx, p, s, W, X, Y) : 0;
+    return ops && p->ok && !p->chosen ? gemm_tune(ctx, p, ks.s, W, X, Y) : 0;
 }
 
-extern "C" int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,
+extern "C" int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt, const void *W,
                           kn_dtype wdt, const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N,
                           int K, int epi)
 {
@@ -720,32 +720,32 @@ extern "C" int kn_gemm_ex(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dt
     const bool convert = bias && bdt != ydt;
     if (!kn_gemm_uses_cublaslt(xdt, wdt, ydt, X, W, Y, N, K, epi) || (bias && !kn_aligned16(bias)) ||
         (convert && N > GEMM_BIAS_MAX))
-        return gemm_own(s, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
+        return gemm_own(ks, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
     const int lt_epi = epi == KN_EPI_GELU ? KN_EPI_NONE : epi; /* GELU is a separate pass */
     gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, bias != NULL);
     if (!p)
         return -1;
     if (!p->ok)
-        return gemm_own(s, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
+        return gemm_own(ks, X, xdt, W, wdt, bias, bdt, Y, ydt, M, N, K, epi);
     const void *b = bias;
     if (convert) { /* cuBLASLt wants the bias in D's dtype */
-        if (kn_convert(s, bias, bdt, ctx->bias, ydt, (size_t)N))
+        if (kn_convert(ks, bias, bdt, ctx->bias, ydt, (size_t)N))
             return -1;
         b = ctx->bias;
     }
     if (b)
         KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
-    if (!p->chosen && gemm_tune(ctx, p, s, W, X, Y))
+    if (!p->chosen && gemm_tune(ctx, p, ks.s, W, X, Y))
         return -1;
     const float one = 1.0f, zero = 0.0f;
     KN_CUBLAS(cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->algo,
-                             ctx->ws, ctx->ws_bytes, s));
+                             ctx->ws, ctx->ws_bytes, ks.s));
     KN_LAUNCHED();
-    return epi == KN_EPI_GELU ? gelu_pass(s, Y, ydt, (size_t)M * N) : 0;
+    return epi == KN_EPI_GELU ? gelu_pass(ks, Y, ydt, (size_t)M * N) : 0;
 }
 
-extern "C" int kn_gemm(kn_gemm_ctx *ctx, cudaStream_t s, const void *X, kn_dtype xdt, const void *W,
+extern "C" int kn_gemm(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt, const void *W,
                        kn_dtype wdt, const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi)
 {
-    return kn_gemm_ex(ctx, s, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
+    return kn_gemm_ex(ctx, ks, X, xdt, W, wdt, bias, KN_F32, Y, ydt, M, N, K, epi);
 }

@@ -177,31 +177,31 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
 }
 
 template <typename TX, typename TY, int MODE, bool VEC, int NC>
-static void ln_go(cudaStream_t s, unsigned blocks, float *r, const void *x, const int32_t *ids, const float *w,
+static void ln_go(kn_stream ks, unsigned blocks, float *r, const void *x, const int32_t *ids, const float *w,
                   const float *b, void *y16, float *y32, int M, int D, float eps)
 {
     /* a launch error is the runtime's last error: the caller's KN_LAUNCHED() reports it */
-    (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * LN_ROWS), 0, s, r,
+    (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * LN_ROWS), 0, ks, r,
                     (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
 }
 
 /* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of
  * 128 the predicated one, anything else the scalar one. */
 template <typename TX, int MODE>
-static void ln_launch(cudaStream_t s, float *r, const void *x, const int32_t *ids, const float *w,
+static void ln_launch(kn_stream ks, float *r, const void *x, const int32_t *ids, const float *w,
                       const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
                       bool vec)
 {
     const unsigned blocks = (unsigned)((M + LN_ROWS - 1) / LN_ROWS);
     KN_DISPATCH16(ydt, TY,
         if (vec && D == 1024)
-            ln_go<TX, TY, MODE, true, 8>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 8>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
         else if (vec && D == 768)
-            ln_go<TX, TY, MODE, true, 6>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 6>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
         else if (vec)
-            ln_go<TX, TY, MODE, true, 0>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 0>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
         else
-            ln_go<TX, TY, MODE, false, 0>(s, blocks, r, x, ids, w, b, y16, y32, M, D, eps));
+            ln_go<TX, TY, MODE, false, 0>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps));
 }
 
 static bool ln_vec(const void *x, const float *r, const float *w, const float *b, const void *y16,
@@ -211,7 +211,7 @@ static bool ln_vec(const void *x, const float *r, const float *w, const float *b
            kn_aligned16(w) && kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
 }
 
-extern "C" int kn_layernorm(cudaStream_t s, float *r, const void *x, kn_dtype xdt, const float *w,
+extern "C" int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt, const float *w,
                             const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps)
 {
     KN_REQUIRE(M >= 0 && D > 0, "LayerNorm needs M >= 0, D > 0");
@@ -224,14 +224,14 @@ extern "C" int kn_layernorm(cudaStream_t s, float *r, const void *x, kn_dtype xd
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(x, r, w, b, y16, y32, D);
     if (!x)
-        ln_launch<float, LN_PLAIN>(s, r, NULL, NULL, w, b, y16, yd, y32, M, D, eps, vec);
+        ln_launch<float, LN_PLAIN>(ks, r, NULL, NULL, w, b, y16, yd, y32, M, D, eps, vec);
     else
-        KN_DISPATCH(xdt, TX, ln_launch<TX, LN_RESID>(s, r, x, NULL, w, b, y16, yd, y32, M, D, eps, vec));
+        KN_DISPATCH(xdt, TX, ln_launch<TX, LN_RESID>(ks, r, x, NULL, w, b, y16, yd, y32, M, D, eps, vec));
     KN_LAUNCHED();
     return 0;
 }
 
-extern "C" int kn_embed_layernorm(cudaStream_t s, const int32_t *ids, const void *table, kn_dtype tdt,
+extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *table, kn_dtype tdt,
                                   int V, const float *w, const float *b, float *r, void *y16,
                                   kn_dtype ydt, float *y32, int M, int D, float eps)
 {
@@ -244,7 +244,7 @@ extern "C" int kn_embed_layernorm(cudaStream_t s, const int32_t *ids, const void
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(table, r, w, b, y16, y32, D);
-    KN_DISPATCH(tdt, TX, ln_launch<TX, LN_EMBED>(s, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
+    KN_DISPATCH(tdt, TX, ln_launch<TX, LN_EMBED>(ks, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
     KN_LAUNCHED();
     return 0;
 }

@@ -33,7 +33,7 @@ __global__ void rope_tables_kernel(float *cos_tab, float *sin_tab, int max_pos, 
     }
 }
 
-extern "C" int kn_rope_tables_gpu(cudaStream_t s, float *cos_tab, float *sin_tab, int max_pos,
+extern "C" int kn_rope_tables_gpu(kn_stream ks, float *cos_tab, float *sin_tab, int max_pos,
                                   double theta)
 {
     KN_REQUIRE(max_pos >= 0 && theta > 0.0, "RoPE tables need max_pos >= 0, theta > 0");
@@ -41,7 +41,7 @@ extern "C" int kn_rope_tables_gpu(cudaStream_t s, float *cos_tab, float *sin_tab
         return 0;
     KN_REQUIRE(cos_tab && sin_tab, "NULL RoPE table");
     const unsigned blocks = kn_blocks((size_t)max_pos * KN_ROPE_HALF, 256, 4096);
-    rope_tables_kernel<<<blocks, 256, 0, s>>>(cos_tab, sin_tab, max_pos, theta);
+    rope_tables_kernel<<<blocks, 256, 0, ks.s>>>(cos_tab, sin_tab, max_pos, theta);
     KN_LAUNCHED();
     return 0;
 }
@@ -98,7 +98,7 @@ __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ po
     }
 }
 
-extern "C" int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
+extern "C" int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const int32_t *pos,
                        const float *cos_tab, const float *sin_tab)
 {
     KN_REQUIRE(kn_is16(dt), "RoPE dtype must be fp16 or bf16");
@@ -111,9 +111,9 @@ extern "C" int kn_rope(cudaStream_t s, kn_dtype dt, void *qkv, int M, int D, con
     const unsigned blocks = kn_blocks(n, 256, 132 * 32);
     KN_DISPATCH16(dt, T,
         if (vec)
-            KN_CUDA(kn_launch(rope_kernel<T, 8>, dim3(blocks), dim3(256), 0, s, (T *)qkv, M, D, pos, cos_tab, sin_tab));
+            KN_CUDA(kn_launch(rope_kernel<T, 8>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab));
         else
-            KN_CUDA(kn_launch(rope_kernel<T, 1>, dim3(blocks), dim3(256), 0, s, (T *)qkv, M, D, pos, cos_tab, sin_tab)));
+            KN_CUDA(kn_launch(rope_kernel<T, 1>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab)));
     KN_LAUNCHED();
     return 0;
 }

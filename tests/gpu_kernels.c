@@ -7,8 +7,13 @@
  * values the GPU sees. Each case runs twice: once with seed 1234 and once with
  * a fresh seed (printed; set LAYAD_TEST_SEED to replay it). Every output is
  * poisoned with 0xFF bytes (NaN in all three dtypes) before each launch, so an
- * unwritten element fails. Sizes are odd on purpose (partial tiles, unaligned
- * K, the scalar fallback paths) next to the model's aligned ones.
+ * unwritten element fails, and slots a kernel must leave alone (attention's
+ * padding slots) must still hold the poison. Sizes are odd on purpose (partial
+ * tiles, unaligned K, the scalar fallback paths) next to the model's aligned
+ * ones. Attention and the head ops run on packed (varlen) batches: rows of 1,
+ * 17, 63, 64, 65, 200, 511 tokens (and empty ones) in mixed orders, starting off
+ * the 64-slot grid, with padding slots after them, the query-tile list shuffled
+ * and padded with spare entries, selections grouped by row or interleaved.
  *
  * Tolerances, with e the unit roundoff of the output dtype (fp16 2^-11 =
  * 4.9e-4, bf16 2^-8 = 3.9e-3; for fp32 outputs e = 2^-24 and the fp32
@@ -27,8 +32,13 @@
  *               P V, the flash-attention trade; the fp32 softmax is exact-ish)
  *   head ops    gathers, type embedding, act input: exact (fp32) or one
  *               rounding (16-bit); scorer 1e-5 S; features 1e-5 absolute
- * A last test runs each kernel twice on the same inputs and requires
- * bit-identical outputs (cuBLASLt algorithms are cached per shape).
+ * Bit for bit, GPU against GPU: a selected query equals the full attention's
+ * output of its slot; each row of a packed batch equals the same row alone at
+ * slot 0 of its own buffer; each kernel run twice on the same inputs gives the
+ * same outputs (cuBLASLt algorithms are cached per shape); RoPE + attention
+ * launched with PDL on a stream equal the plain launches on the legacy stream;
+ * the confidence features over a row's slots equal those over the same slots
+ * padded with masked ones.
  *
  * Without a CUDA device the program prints SKIP and exits 0.
  */
@@ -67,6 +77,7 @@ int main(void)
 
 static uint64_t g_fresh_seed;
 static const kn_dtype DTS[2] = {KN_F16, KN_BF16};
+static const kn_stream KS0 = {NULL, 0}; /* the legacy stream, plain launches */
 
 typedef struct rng { uint64_t s; } rng;
 static uint64_t rng_next(rng *r)
@@ -122,8 +133,8 @@ static void *upload(float *h, size_t n, kn_dtype dt)
     float *tmp = dalloc(n * sizeof(float));
     void *d = dalloc(n * kn_dtype_size(dt));
     CU(cudaMemcpy(tmp, h, n * sizeof(float), cudaMemcpyHostToDevice));
-    OK(kn_convert(0, tmp, KN_F32, d, dt, n));
-    OK(kn_convert(0, d, dt, tmp, KN_F32, n));
+    OK(kn_convert(KS0, tmp, KN_F32, d, dt, n));
+    OK(kn_convert(KS0, d, dt, tmp, KN_F32, n));
     CU(cudaMemcpy(h, tmp, n * sizeof(float), cudaMemcpyDeviceToHost));
     return d;
 }
@@ -153,7 +164,7 @@ static float *download(const void *d, size_t n, kn_dtype dt)
     } else {
         float *tmp = NULL;
         CU(cudaMalloc((void **)&tmp, n * sizeof(float) + 16));
-        OK(kn_convert(0, d, dt, tmp, KN_F32, n));
+        OK(kn_convert(KS0, d, dt, tmp, KN_F32, n));
         CU(cudaMemcpy(h, tmp, n * sizeof(float), cudaMemcpyDeviceToHost));
         cudaFree(tmp);
     }
@@ -212,7 +223,7 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
     void *db = c->b16 ? upload(bias, (size_t)c->N, dt) : upload_raw(bias, sizeof(float) * c->N);
     void *dY = dout((size_t)c->M * c->N, ydt);
     ck_assert_int_eq(kn_gemm_uses_cublaslt(xdt, dt, ydt, dX, dW, dY, c->N, c->K, c->epi), c->want_lt);
-    OK(kn_gemm_ex(ctx, 0, dX, xdt, dW, dt, c->bias ? db : NULL, c->b16 ? dt : KN_F32, dY, ydt, c->M, c->N, c->K,
+    OK(kn_gemm_ex(ctx, KS0, dX, xdt, dW, dt, c->bias ? db : NULL, c->b16 ? dt : KN_F32, dY, ydt, c->M, c->N, c->K,
                   c->epi));
     float *g = download(dY, (size_t)c->M * c->N, ydt);
 
@@ -246,7 +257,7 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
     }
     /* The own kernel on the same inputs agrees too (whatever path kn_gemm took). */
     poison(dY, (size_t)c->M * c->N, ydt);
-    OK(kn_gemm_own(0, dX, xdt, dW, dt, c->bias ? db : NULL, dY, ydt, c->M, c->N, c->K, c->epi));
+    OK(kn_gemm_own(KS0, dX, xdt, dW, dt, c->bias ? db : NULL, dY, ydt, c->M, c->N, c->K, c->epi));
     float *g2 = download(dY, (size_t)c->M * c->N, ydt);
     strncat(what, " [own]", sizeof what - strlen(what) - 1);
     expect_close(what, g2, ref, (size_t)c->M * c->N, 2 * unit_roundoff(ydt), 0, S);
@@ -292,7 +303,7 @@ START_TEST(test_gemm)
         dfree_all();
     }
     /* Plans are cached: a warm-up call adds nothing for a known shape. */
-    OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0, 0, NULL, NULL, NULL));
+    OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0, KS0, NULL, NULL, NULL));
     kn_gemm_ctx_destroy(ctx);
     /* With tuning on, the timed choice is as accurate (same bounds) on every cuBLASLt case. */
     kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
@@ -323,7 +334,7 @@ START_TEST(test_geglu)
             float *U = hrand(&r, (size_t)M * 2 * F, -4, 4);
             void *dU = upload(U, (size_t)M * 2 * F, dt);
             void *dO = dout((size_t)M * F, dt);
-            OK(kn_geglu(0, dt, dU, dO, M, F));
+            OK(kn_geglu(KS0, dt, dU, dO, M, F));
             float *g = download(dO, (size_t)M * F, dt), *ref = malloc(sizeof(float) * M * F);
             kn_cpu_geglu(U, ref, M, F);
             char what[96];
@@ -351,7 +362,7 @@ static void run_ln_case(kn_dtype dt, int M, int D, int xmode /* 0 none, 1 dt, 2 
     float *dw = upload_raw(w, sizeof(float) * D), *db = upload_raw(b, sizeof(float) * D);
     void *y16 = dout((size_t)M * D, dt);
     float *y32 = dout((size_t)M * D, KN_F32);
-    OK(kn_layernorm(0, dR, dX, xdt, dw, has_b ? db : NULL, y16, dt, y32, M, D, 1e-5f));
+    OK(kn_layernorm(KS0, dR, dX, xdt, dw, has_b ? db : NULL, y16, dt, y32, M, D, 1e-5f));
     float *gr = download(dR, (size_t)M * D, KN_F32), *g16 = download(y16, (size_t)M * D, dt);
     float *g32 = download(y32, (size_t)M * D, KN_F32), *ref = malloc(sizeof(float) * M * D);
     kn_cpu_layernorm(R, xmode ? X : NULL, w, has_b ? b : NULL, ref, M, D, 1e-5f);
@@ -367,7 +378,7 @@ static void run_ln_case(kn_dtype dt, int M, int D, int xmode /* 0 none, 1 dt, 2 
     CU(cudaMemcpy(dR, gr, sizeof(float) * M * D, cudaMemcpyHostToDevice));
     for (size_t i = 0; i < (size_t)M * D; i++)
         gr[i] = R[i];
-    OK(kn_layernorm(0, dR, NULL, dt, dw, has_b ? db : NULL, NULL, dt, dR, M, D, 1e-5f));
+    OK(kn_layernorm(KS0, dR, NULL, dt, dw, has_b ? db : NULL, NULL, dt, dR, M, D, 1e-5f));
     float *gi = download(dR, (size_t)M * D, KN_F32);
     kn_cpu_layernorm(gr, NULL, w, has_b ? b : NULL, ref, M, D, 1e-5f);
     strncat(what, " in place", sizeof what - strlen(what) - 1);
@@ -412,7 +423,7 @@ START_TEST(test_embed_layernorm)
             float *dw = upload_raw(w, sizeof(float) * D);
             float *dR = dout((size_t)M * D, KN_F32);
             void *y16 = dout((size_t)M * D, dt);
-            OK(kn_embed_layernorm(0, dids, dT, dt, V, dw, NULL, dR, y16, dt, NULL, M, D, 1e-5f));
+            OK(kn_embed_layernorm(KS0, dids, dT, dt, V, dw, NULL, dR, y16, dt, NULL, M, D, 1e-5f));
             float *gr = download(dR, (size_t)M * D, KN_F32), *gy = download(y16, (size_t)M * D, dt);
             float *er = malloc(sizeof(float) * M * D), *ref = malloc(sizeof(float) * M * D);
             kn_cpu_embed(T, ids, er, M, D);
@@ -442,7 +453,7 @@ START_TEST(test_rope)
             float *ct = malloc(sizeof(float) * max_pos * KN_ROPE_HALF), *st = malloc(sizeof(float) * max_pos * KN_ROPE_HALF);
             kn_rope_tables(ct, st, max_pos, thetas[t]);
             float *dct = dout((size_t)max_pos * KN_ROPE_HALF, KN_F32), *dst = dout((size_t)max_pos * KN_ROPE_HALF, KN_F32);
-            OK(kn_rope_tables_gpu(0, dct, dst, max_pos, thetas[t]));
+            OK(kn_rope_tables_gpu(KS0, dct, dst, max_pos, thetas[t]));
             float *gct = download(dct, (size_t)max_pos * KN_ROPE_HALF, KN_F32);
             float *gst = download(dst, (size_t)max_pos * KN_ROPE_HALF, KN_F32);
             char what[96];
@@ -461,7 +472,7 @@ START_TEST(test_rope)
             /* Both sides apply the CPU tables (the GPU tables were checked above). */
             float *dct2 = upload_raw(ct, sizeof(float) * max_pos * KN_ROPE_HALF);
             float *dst2 = upload_raw(st, sizeof(float) * max_pos * KN_ROPE_HALF);
-            OK(kn_rope(0, dt, dq, M, D, dpos, dct2, dst2));
+            OK(kn_rope(KS0, dt, dq, M, D, dpos, dct2, dst2));
             float *g = download(dq, (size_t)M * 3 * D, dt);
             kn_cpu_rope(Q, M, D, pos, ct, st);
             float mx = 0;
@@ -481,70 +492,231 @@ END_TEST
 
 /* ---- attention ----------------------------------------------------------------- */
 
-typedef struct att_case { int B, L, D, window; int lens[4]; } att_case;
+/* A packed batch: R rows of lens back to back (empty rows allowed), then pad
+ * padding slots (T = sum lens + pad). */
+typedef struct att_case { int D, window, pad, R; int lens[8]; } att_case;
 
-static void run_att_case(kn_dtype dt, const att_case *c, rng *r, int nq_sel)
+/* The batch's cu and query-tile list, host and device. The list has 3 spare
+ * entries (row -1) past kn_attention_tiles_cap and all of them are launched;
+ * with shuffle the entries are permuted, spares among the live tiles. */
+typedef struct att_batch {
+    int R, T, used, cap;
+    int32_t cu[9];
+    int32_t *tiles; /* host, 2 * cap */
+    int32_t *dcu, *dtiles;
+} att_batch;
+
+static void att_batch_make(att_batch *b, const att_case *c, int shuffle, rng *r)
 {
-    const int B = c->B, L = c->L, D = c->D;
-    const size_t n_qkv = (size_t)B * L * 3 * D, n_out = (size_t)B * L * D;
+    b->R = c->R;
+    b->cu[0] = 0;
+    int want = 0;
+    for (int i = 0; i < c->R; i++) {
+        b->cu[i + 1] = b->cu[i] + c->lens[i];
+        want += (c->lens[i] + KN_ATT_TQ - 1) / KN_ATT_TQ;
+    }
+    b->used = b->cu[c->R];
+    b->T = b->used + c->pad;
+    b->cap = kn_attention_tiles_cap(b->T, b->R) + 3;
+    b->tiles = malloc(sizeof(int32_t) * 2 * b->cap);
+    ck_assert_ptr_nonnull(b->tiles);
+    ck_assert_int_eq(kn_attention_tiles(b->cu, b->R, b->tiles, b->cap), want);
+    for (int i = b->cap - 1; shuffle && i > 0; i--) {
+        const int j = rng_int(r, i + 1);
+        const int32_t t0 = b->tiles[2 * i], t1 = b->tiles[2 * i + 1];
+        b->tiles[2 * i] = b->tiles[2 * j], b->tiles[2 * i + 1] = b->tiles[2 * j + 1];
+        b->tiles[2 * j] = t0, b->tiles[2 * j + 1] = t1;
+    }
+    b->dcu = upload_raw(b->cu, sizeof(int32_t) * (c->R + 1));
+    b->dtiles = upload_raw(b->tiles, sizeof(int32_t) * 2 * b->cap);
+}
+
+/* Bytes [off, off + n) of device buffer d still hold the 0xFF poison. */
+static void expect_poisoned(const char *what, const void *d, size_t off, size_t n)
+{
+    unsigned char *h = malloc(n + 1);
+    ck_assert_ptr_nonnull(h);
+    CU(cudaDeviceSynchronize());
+    CU(cudaMemcpy(h, (const char *)d + off, n, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += h[i] != 0xff;
+    free(h);
+    ck_assert_msg(bad == 0, "%s: %zu of %zu poisoned bytes were written", what, bad, n);
+    printf("  %-48s ok  (untouched, %zu bytes)\n", what, n);
+}
+
+/* A selection over the batch: per row (last row first) its first slot, its last
+ * slot and 0..8 random slots, one qrow -1 entry for an empty row; then random
+ * slots of random rows up to 70 queries (more than one tile of 64), two spare
+ * entries at the end; with interleave the whole list is permuted (runs of one
+ * query, rows mixed in every tile of 64). Returns G (at most 82 for 8 rows). */
+static int att_selection(const att_batch *b, int interleave, rng *r, int32_t *qrow, int32_t *qpos)
+{
+    int G = 0;
+    for (int i = b->R - 1; i >= 0; i--) {
+        const int s = b->cu[i], len = b->cu[i + 1] - s;
+        if (len == 0) {
+            qrow[G] = -1, qpos[G++] = 0;
+            continue;
+        }
+        const int n = 2 + rng_int(r, 9);
+        for (int t = 0; t < n; t++) {
+            qrow[G] = i;
+            qpos[G++] = t == 0 ? s : t == 1 ? s + len - 1 : s + rng_int(r, len);
+        }
+    }
+    while (b->used > 0 && G < 70) {
+        const int i = rng_int(r, b->R), len = b->cu[i + 1] - b->cu[i];
+        if (len > 0)
+            qrow[G] = i, qpos[G++] = b->cu[i] + rng_int(r, len);
+    }
+    qrow[G] = -1, qpos[G++] = 0;
+    qrow[G] = -1, qpos[G++] = 0;
+    for (int i = G - 1; interleave && i > 0; i--) {
+        const int j = rng_int(r, i + 1);
+        const int32_t a = qrow[i], p = qpos[i];
+        qrow[i] = qrow[j], qpos[i] = qpos[j];
+        qrow[j] = a, qpos[j] = p;
+    }
+    return G;
+}
+
+static void att_name(char *what, size_t n, kn_dtype dt, const att_case *c, int shuffle)
+{
+    int k = snprintf(what, n, "attention %s D%d w%d pad%d%s lens", kn_dtype_name(dt), c->D, c->window, c->pad,
+                     shuffle ? " shuffled" : "");
+    for (int i = 0; i < c->R && k > 0 && (size_t)k < n; i++)
+        k += snprintf(what + k, n - (size_t)k, "%s%d", i ? "," : " ", c->lens[i]);
+}
+
+static void run_att_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
+{
+    att_batch b;
+    att_batch_make(&b, c, shuffle, r);
+    const int D = c->D;
+    const size_t es = kn_dtype_size(dt), n_qkv = (size_t)b.T * 3 * D;
     float *Q = hrand(r, n_qkv, -2, 2);
     void *dq = upload(Q, n_qkv, dt);
-    int32_t *dl = upload_raw(c->lens, sizeof(int32_t) * B);
-    void *dO = dout(n_out, dt);
-    OK(kn_attention(0, dt, dq, dO, B, L, D, dl, c->window));
-    float *g = download(dO, n_out, dt), *ref = malloc(sizeof(float) * n_out);
-    kn_cpu_attention(Q, ref, B, L, D, c->lens, c->window);
+    void *dO = dout((size_t)b.T * D, dt);
+    OK(kn_attention(KS0, dt, dq, dO, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
+    float *g = download(dO, (size_t)b.T * D, dt), *ref = malloc(sizeof(float) * b.T * D + 1);
+    kn_cpu_attention(Q, ref, b.T, D, b.cu, b.tiles, b.cap, c->window);
     float vmax = 0;
-    for (size_t i = 0; i < (size_t)B * L; i++)
+    for (size_t i = 0; i < (size_t)b.used; i++)
         for (int d = 0; d < D; d++)
             vmax = fmaxf(vmax, fabsf(Q[i * 3 * D + 2 * D + d]));
     const float e = unit_roundoff(dt);
-    char what[128];
-    snprintf(what, sizeof what, "attention %s B%d L%d D%d w%d lens %d,%d,%d,%d", kn_dtype_name(dt), B, L, D,
-             c->window, c->lens[0], B > 1 ? c->lens[1] : -1, B > 2 ? c->lens[2] : -1, B > 3 ? c->lens[3] : -1);
-    expect_close(what, g, ref, n_out, 2 * e, 2 * e * vmax + 1e-5f, NULL);
-    for (int b = 0; b < B; b++) /* rows with no key: exact zeros */
-        if (c->lens[b] == 0)
-            for (size_t i = (size_t)b * L * D; i < (size_t)(b + 1) * L * D; i++)
-                ck_assert_msg(g[i] == 0.0f, "empty row %d gave %g", b, g[i]);
+    char what[160], sub[200];
+    att_name(what, sizeof what, dt, c, shuffle);
+    expect_close(what, g, ref, (size_t)b.used * D, 2 * e, 2 * e * vmax + 1e-5f, NULL);
+    snprintf(sub, sizeof sub, "%s: padding", what);
+    expect_poisoned(sub, dO, (size_t)b.used * D * es, (size_t)(b.T - b.used) * D * es);
 
-    /* Query selection: CLS, the last query, and random positions per row. */
-    const int nq = nq_sel;
-    int32_t *sel = malloc(sizeof(int32_t) * B * nq);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < nq; t++)
-            sel[b * nq + t] = t == 0 ? 0 : t == 1 ? L - 1 : rng_int(r, L);
-    int32_t *dsel = upload_raw(sel, sizeof(int32_t) * B * nq);
-    void *dS = dout((size_t)B * nq * D, dt);
-    OK(kn_attention_select(0, dt, dq, dS, B, L, D, dl, c->window, dsel, nq));
-    float *gs = download(dS, (size_t)B * nq * D, dt), *rs = malloc(sizeof(float) * B * nq * D);
-    kn_cpu_attention_select(Q, rs, B, L, D, c->lens, c->window, sel, nq);
-    strncat(what, " select", sizeof what - strlen(what) - 1);
-    expect_close(what, gs, rs, (size_t)B * nq * D, 2 * e, 2 * e * vmax + 1e-5f, NULL);
-    for (int b = 0; b < B; b++) /* same kernel, same tiles: equal to the full outputs bit for bit */
-        for (int t = 0; t < nq; t++)
-            ck_assert_msg(memcmp(gs + ((size_t)b * nq + t) * D, g + ((size_t)b * L + sel[b * nq + t]) * D,
-                                 sizeof(float) * D) == 0, "selected query %d of row %d differs from full", t, b);
-    free(Q), free(g), free(ref), free(sel), free(gs), free(rs);
+    /* The selection: against the CPU, and bit for bit against the full output of its slot. */
+    int32_t qrow[128], qpos[128];
+    const int G = att_selection(&b, shuffle, r, qrow, qpos);
+    int32_t *dqrow = upload_raw(qrow, sizeof(int32_t) * G), *dqpos = upload_raw(qpos, sizeof(int32_t) * G);
+    void *dS = dout((size_t)G * D, dt);
+    OK(kn_attention_select(KS0, dt, dq, dS, D, b.dcu, c->window, dqrow, dqpos, G));
+    float *gs = download(dS, (size_t)G * D, dt), *rs = malloc(sizeof(float) * G * D + 1);
+    kn_cpu_attention_select(Q, rs, D, b.cu, c->window, qrow, qpos, G);
+    snprintf(sub, sizeof sub, "%s: select G%d", what, G);
+    expect_close(sub, gs, rs, (size_t)G * D, 2 * e, 2 * e * vmax + 1e-5f, NULL);
+    for (int i = 0; i < G; i++) {
+        const float *x = gs + (size_t)i * D;
+        if (qrow[i] < 0) {
+            for (int d = 0; d < D; d++)
+                ck_assert_msg(x[d] == 0.0f, "selected query %d (no row) gave %g", i, x[d]);
+        } else {
+            ck_assert_msg(memcmp(x, g + (size_t)qpos[i] * D, sizeof(float) * D) == 0,
+                          "selected query %d (slot %d) differs from the full output", i, qpos[i]);
+        }
+    }
+    free(b.tiles), free(Q), free(g), free(ref), free(gs), free(rs);
 }
+
+static const att_case ATT_CASES[] = {
+    {128, -1, 3, 4, {65, 1, 511, 17}},             /* starts 0, 65, 66, 577: off the 64 grid */
+    {128, 64, 3, 4, {65, 1, 511, 17}},             /* sliding |i - j| <= 64 */
+    {64, 64, 0, 5, {200, 63, 64, 0, 130}},         /* an empty row, no padding */
+    {64, -1, 71, 5, {200, 63, 64, 0, 130}},        /* more than a tile of padding */
+    {192, 5, 7, 3, {83, 40, 1}},                   /* narrow window: masks inside tiles */
+    {64, -1, 0, 7, {511, 200, 65, 64, 63, 17, 1}},
+    {64, 64, 2, 7, {1, 17, 63, 64, 65, 200, 511}},
+    {64, -1, 5, 1, {1}},                           /* one token */
+    {64, 64, 1, 3, {0, 64, 0}},                    /* empty rows around a full tile */
+};
 
 START_TEST(test_attention)
 {
     const kn_dtype dt = DTS[_i];
-    const att_case cases[] = {
-        {3, 150, 128, -1, {150, 77, 0}},      /* global, partial tiles, unequal, empty */
-        {4, 300, 64, 64, {300, 201, 5, 0}},   /* sliding |i-j| <= 64 */
-        {2, 83, 192, 5, {83, 40}},            /* narrow window: masks inside tiles */
-        {2, 512, 128, 64, {512, 512}},        /* static shape, no padding */
-        {1, 1, 64, -1, {1}},                  /* one token */
-        {2, 200, 64, 64, {200, 30}},          /* pad queries far past the last key: no visible key */
-    };
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            run_att_case(dt, &cases[i], &r, cases[i].L >= 5 ? 5 : 1);
-            dfree_all();
-        }
+        for (size_t i = 0; i < sizeof ATT_CASES / sizeof ATT_CASES[0]; i++)
+            for (int shuffle = 0; shuffle < 2; shuffle++) {
+                run_att_case(dt, &ATT_CASES[i], shuffle, &r);
+                dfree_all();
+            }
+    }
+}
+END_TEST
+
+/* Each row of a packed batch, copied alone to slot 0 of its own buffer (with
+ * padding after it), gives the outputs it had in the batch bit for bit: key
+ * tiles start at the row start, so neither its place nor its neighbours count. */
+static void run_att_alone(kn_dtype dt, const att_case *c, rng *r)
+{
+    att_batch b;
+    att_batch_make(&b, c, 1, r);
+    const int D = c->D;
+    const size_t es = kn_dtype_size(dt), n_qkv = (size_t)b.T * 3 * D;
+    float *Q = hrand(r, n_qkv, -2, 2);
+    void *dq = upload(Q, n_qkv, dt);
+    void *dO = dout((size_t)b.T * D, dt);
+    OK(kn_attention(KS0, dt, dq, dO, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
+    float *g = download(dO, (size_t)b.T * D, dt);
+    for (int i = 0; i < b.R; i++) {
+        const int len = b.cu[i + 1] - b.cu[i], T1 = len + 5;
+        if (len == 0)
+            continue;
+        const int32_t cu1[2] = {0, len};
+        const int cap1 = kn_attention_tiles_cap(T1, 1);
+        int32_t *tiles1 = malloc(sizeof(int32_t) * 2 * cap1);
+        ck_assert_ptr_nonnull(tiles1);
+        ck_assert_int_ge(kn_attention_tiles(cu1, 1, tiles1, cap1), 1);
+        void *dq1 = dalloc((size_t)T1 * 3 * D * es);
+        CU(cudaMemset(dq1, 0xff, (size_t)T1 * 3 * D * es)); /* NaN after the row */
+        CU(cudaMemcpy(dq1, (const char *)dq + (size_t)b.cu[i] * 3 * D * es, (size_t)len * 3 * D * es,
+                      cudaMemcpyDeviceToDevice));
+        void *dO1 = dout((size_t)T1 * D, dt);
+        OK(kn_attention(KS0, dt, dq1, dO1, T1, D, upload_raw(cu1, sizeof cu1),
+                        upload_raw(tiles1, sizeof(int32_t) * 2 * cap1), cap1, c->window));
+        float *g1 = download(dO1, (size_t)len * D, dt);
+        char what[200];
+        att_name(what, sizeof what, dt, c, 1);
+        ck_assert_msg(memcmp(g1, g + (size_t)b.cu[i] * D, sizeof(float) * len * D) == 0,
+                      "%s: row %d alone differs from the row packed", what, i);
+        free(tiles1), free(g1);
+    }
+    char what[200];
+    att_name(what, sizeof what, dt, c, 1);
+    printf("  %-48s ok  (each row alone == packed, bit-exact)\n", what);
+    free(b.tiles), free(Q), free(g);
+}
+
+START_TEST(test_attention_alone)
+{
+    const kn_dtype dt = DTS[_i];
+    const att_case cases[] = {
+        {64, -1, 0, 7, {511, 200, 65, 64, 63, 17, 1}},
+        {64, 64, 9, 7, {17, 65, 1, 511, 63, 200, 64}},
+        {128, 5, 3, 4, {65, 1, 130, 17}},
+    };
+    rng r = {g_fresh_seed};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_att_alone(dt, &cases[i], &r);
+        dfree_all();
     }
 }
 END_TEST
@@ -556,99 +728,143 @@ START_TEST(test_head_ops)
     const kn_dtype dt = DTS[_i];
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        const int B = 3, L = 17, D = 100, K = 5;
+        /* A packed batch of R rows (one empty, one of a single slot) and 5 padding slots. */
+        enum { R = 5, D = 100, KP = 7 };
+        const int lens[R] = {17, 1, 30, 0, 9};
+        int32_t cu[R + 1] = {0};
+        for (int i = 0; i < R; i++)
+            cu[i + 1] = cu[i] + lens[i];
+        const int M = cu[R] + 5;
         char what[96];
-        /* type embedding */
-        float *H = hrand(&r, (size_t)B * L * D, -3, 3), *te = hrand(&r, 3 * D, -1, 1);
-        int32_t qt[3] = {2, 0, 1};
-        float *dH = upload_raw(H, sizeof(float) * B * L * D), *dte = upload_raw(te, sizeof(float) * 3 * D);
-        int32_t *dqt = upload_raw(qt, sizeof qt);
-        OK(kn_add_type_emb(0, dH, dte, dqt, B, L, D));
-        float *g = download(dH, (size_t)B * L * D, KN_F32);
-        kn_cpu_add_type_emb(H, te, qt, B, L, D);
-        expect_equal("add_type_emb", g, H, (size_t)B * L * D);
+        /* type embedding: every slot its row's type, padding slots type 0 */
+        float *H = hrand(&r, (size_t)M * D, -3, 3), *te = hrand(&r, 3 * D, -1, 1);
+        int32_t *tt = calloc(M, sizeof *tt);
+        ck_assert_ptr_nonnull(tt);
+        for (int i = 0; i < R; i++) {
+            const int t = rng_int(&r, 3);
+            for (int m = cu[i]; m < cu[i + 1]; m++)
+                tt[m] = t;
+        }
+        float *dH = upload_raw(H, sizeof(float) * M * D), *dte = upload_raw(te, sizeof(float) * 3 * D);
+        int32_t *dtt = upload_raw(tt, sizeof(int32_t) * M);
+        OK(kn_add_type_emb(KS0, dH, dte, dtt, M, D));
+        float *g = download(dH, (size_t)M * D, KN_F32);
+        kn_cpu_add_type_emb(H, te, tt, M, D);
+        expect_equal("add_type_emb", g, H, (size_t)M * D);
         free(g);
-        /* gather (fp32 and 16-bit) */
-        int32_t pos[3 * 5];
-        for (int i = 0; i < B * K; i++)
-            pos[i] = i % K == 0 ? 0 : rng_int(&r, L);
-        int32_t *dpos = upload_raw(pos, sizeof pos);
-        float *gref = malloc(sizeof(float) * B * K * D);
-        kn_cpu_gather_rows(H, pos, gref, B, L, K, D);
-        float *dG = dout((size_t)B * K * D, KN_F32);
-        OK(kn_gather_rows(0, KN_F32, dH, dpos, dG, B, L, K, D));
-        g = download(dG, (size_t)B * K * D, KN_F32);
-        expect_equal("gather_rows fp32", g, gref, (size_t)B * K * D);
+        /* gather: each non-empty row's first slot (its CLS), then 1..5 slots of the row
+         * (its markers; none for the single-slot row); goff[R+1] the per-row ranges */
+        int32_t goff[R + 1] = {0}, idx[R * 6];
+        int G = 0;
+        for (int i = 0; i < R; i++) {
+            if (lens[i] > 0) {
+                idx[G++] = cu[i];
+                const int nm = lens[i] == 1 ? 0 : 1 + rng_int(&r, 5);
+                for (int k = 0; k < nm; k++)
+                    idx[G++] = cu[i] + 1 + rng_int(&r, lens[i] - 1);
+            }
+            goff[i + 1] = G;
+        }
+        int32_t *didx = upload_raw(idx, sizeof(int32_t) * G), *dgoff = upload_raw(goff, sizeof goff);
+        float *gref = malloc(sizeof(float) * G * D);
+        kn_cpu_gather_rows(H, idx, gref, G, D);
+        float *dG = dout((size_t)G * D, KN_F32);
+        OK(kn_gather_rows(KS0, KN_F32, dH, didx, dG, G, D));
+        g = download(dG, (size_t)G * D, KN_F32);
+        expect_equal("gather_rows fp32", g, gref, (size_t)G * D);
         free(g);
-        float *H16 = malloc(sizeof(float) * B * L * D);
-        memcpy(H16, H, sizeof(float) * B * L * D);
-        void *dH16 = upload(H16, (size_t)B * L * D, dt);
-        void *dG16 = dout((size_t)B * K * D, dt);
-        OK(kn_gather_rows(0, dt, dH16, dpos, dG16, B, L, K, D));
-        g = download(dG16, (size_t)B * K * D, dt);
-        kn_cpu_gather_rows(H16, pos, gref, B, L, K, D);
+        float *H16 = malloc(sizeof(float) * M * D), *gref16 = malloc(sizeof(float) * G * D);
+        memcpy(H16, H, sizeof(float) * M * D);
+        void *dH16 = upload(H16, (size_t)M * D, dt);
+        void *dG16 = dout((size_t)G * D, dt);
+        OK(kn_gather_rows(KS0, dt, dH16, didx, dG16, G, D));
+        g = download(dG16, (size_t)G * D, dt);
+        kn_cpu_gather_rows(H16, idx, gref16, G, D);
         snprintf(what, sizeof what, "gather_rows %s", kn_dtype_name(dt));
-        expect_equal(what, g, gref, (size_t)B * K * D);
+        expect_equal(what, g, gref16, (size_t)G * D);
         free(g);
-        /* scorer tail: x in each dtype */
-        const int n = B * K;
+        /* scorer tail: x in each dtype; the CLS slots masked */
+        uint8_t mask[R * 6];
+        for (int i = 0; i < R; i++)
+            for (int k = goff[i]; k < goff[i + 1]; k++)
+                mask[k] = k > goff[i];
         float *w = hrand(&r, D, -1, 1), bias = 0.25f;
-        uint8_t mask[15];
-        for (int i = 0; i < n; i++)
-            mask[i] = i % K < 3 || i == n - 1;
         float *dw = upload_raw(w, sizeof(float) * D), *dbias = upload_raw(&bias, sizeof bias);
-        uint8_t *dmask = upload_raw(mask, sizeof mask);
-        float *dlog = dout(n, KN_F32), lref[15], S[15];
+        uint8_t *dmask = upload_raw(mask, G);
+        float *dlog = dout(G, KN_F32), lref[R * 6], S[R * 6];
         for (int xm = 0; xm < 2; xm++) {
             const kn_dtype xdt = xm ? KN_F32 : dt;
             const void *dx = xm ? (const void *)dG : dG16;
-            OK(kn_scorer_tail(0, dx, xdt, dw, dbias, dmask, dlog, n, D));
-            g = download(dlog, n, KN_F32);
-            float *x = download(dx, (size_t)n * D, xdt);
-            kn_cpu_scorer_tail(x, w, bias, mask, lref, n, D);
-            for (int i = 0; i < n; i++) {
+            OK(kn_scorer_tail(KS0, dx, xdt, dw, dbias, dmask, dlog, G, D));
+            g = download(dlog, G, KN_F32);
+            float *x = download(dx, (size_t)G * D, xdt);
+            kn_cpu_scorer_tail(x, w, bias, mask, lref, G, D);
+            for (int i = 0; i < G; i++) {
                 S[i] = 0;
                 for (int d = 0; d < D; d++)
                     S[i] += fabsf(x[(size_t)i * D + d] * w[d]);
                 S[i] = 1e-5f * (S[i] + 1);
             }
             snprintf(what, sizeof what, "scorer_tail x%s", kn_dtype_name(xdt));
-            expect_close(what, g, lref, n, 0, 0, S);
-            for (int i = 0; i < n; i++)
+            expect_close(what, g, lref, G, 0, 0, S);
+            for (int i = 0; i < G; i++)
                 if (!mask[i])
                     ck_assert_float_eq(g[i], -1e4f);
             free(g), free(x);
-            poison(dlog, n, KN_F32);
+            poison(dlog, G, KN_F32);
         }
-        /* confidence features: K = 5 with masked slots, and K = 1 */
-        float logits[15];
-        for (int i = 0; i < n; i++)
+        /* confidence features over the rows' ranges (the empty row: zeros) */
+        float logits[R * 6];
+        for (int i = 0; i < G; i++)
             logits[i] = mask[i] ? rng_unif(&r, -5, 5) : -1e4f;
-        float *dl = upload_raw(logits, sizeof logits), *dF = dout(4 * B, KN_F32), fref[12];
-        for (int kk = 0; kk < 2; kk++) {
-            const int KK = kk ? 1 : K;
-            poison(dF, 4 * B, KN_F32);
-            OK(kn_conf_features(0, dl, dmask, dF, B, KK));
-            g = download(dF, 4 * B, KN_F32);
-            kn_cpu_conf_features(logits, mask, fref, B, KK);
-            snprintf(what, sizeof what, "conf_features K%d", KK);
-            expect_close(what, g, fref, 4 * B, 1e-5f, 1e-5f, NULL);
-            free(g);
+        float *dl = upload_raw(logits, sizeof(float) * G), *dF = dout(4 * R, KN_F32), fref[4 * R];
+        OK(kn_conf_features(KS0, dl, dmask, dgoff, dF, R));
+        float *gf = download(dF, 4 * R, KN_F32);
+        kn_cpu_conf_features(logits, mask, goff, fref, R);
+        expect_close("conf_features", gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
+        for (int i = 0; i < R; i++)
+            if (goff[i] == goff[i + 1])
+                for (int k = 0; k < 4; k++)
+                    ck_assert_msg(gf[4 * i + k] == 0.0f, "empty row %d: feature %d = %g", i, k, gf[4 * i + k]);
+        /* the same rows padded to KP slots with masked -1e4 slots: bit for bit (a row
+         * with a live marker; with none, every p would change) */
+        float lpad[R * KP];
+        uint8_t mpad[R * KP];
+        int32_t gpad[R + 1] = {0};
+        for (int i = 0; i < R; i++) {
+            const int n = goff[i + 1] - goff[i], k0 = gpad[i], np = n >= 2 ? KP : n;
+            gpad[i + 1] = k0 + np;
+            for (int k = 0; k < np; k++) {
+                lpad[k0 + k] = k < n ? logits[goff[i] + k] : -1e4f;
+                mpad[k0 + k] = k < n ? mask[goff[i] + k] : 0;
+            }
         }
-        /* act input: fp32 and 16-bit */
-        float *feats = hrand(&r, 4 * B, 0, 1), *aref = malloc(sizeof(float) * B * (D + 4));
-        float *dfe = upload_raw(feats, sizeof(float) * 4 * B);
-        kn_cpu_act_input(H, feats, aref, B, L, D);
+        float *dlp = upload_raw(lpad, sizeof(float) * gpad[R]);
+        uint8_t *dmp = upload_raw(mpad, gpad[R]);
+        int32_t *dgp = upload_raw(gpad, sizeof gpad);
+        poison(dF, 4 * R, KN_F32);
+        OK(kn_conf_features(KS0, dlp, dmp, dgp, dF, R));
+        g = download(dF, 4 * R, KN_F32);
+        expect_equal("conf_features == over padded slots", g, gf, 4 * R);
+        free(g), free(gf);
+        /* act input: fp32 and 16-bit, from the gathered fp32 rows */
+        float *feats = hrand(&r, 4 * R, 0, 1), *aref = malloc(sizeof(float) * R * (D + 4));
+        float *dfe = upload_raw(feats, sizeof(float) * 4 * R);
+        kn_cpu_act_input(gref, feats, goff, aref, R, D);
         for (int om = 0; om < 2; om++) {
             const kn_dtype odt = om ? dt : KN_F32;
-            void *dA = dout((size_t)B * (D + 4), odt);
-            OK(kn_act_input(0, dH, dfe, dA, odt, B, L, D));
-            g = download(dA, (size_t)B * (D + 4), odt);
+            void *dA = dout((size_t)R * (D + 4), odt);
+            OK(kn_act_input(KS0, dG, dfe, dgoff, dA, odt, R, D));
+            g = download(dA, (size_t)R * (D + 4), odt);
             snprintf(what, sizeof what, "act_input %s", kn_dtype_name(odt));
-            expect_close(what, g, aref, (size_t)B * (D + 4), unit_roundoff(odt), 1e-7f, NULL);
+            expect_close(what, g, aref, (size_t)R * (D + 4), unit_roundoff(odt), 1e-7f, NULL);
+            for (int i = 0; i < R; i++)
+                if (goff[i] == goff[i + 1])
+                    for (int c = 0; c < D + 4; c++)
+                        ck_assert_msg(g[(size_t)i * (D + 4) + c] == 0.0f, "act_input: empty row %d not zero", i);
             free(g);
         }
-        free(H), free(te), free(gref), free(H16), free(w), free(feats), free(aref);
+        free(H), free(te), free(tt), free(gref), free(H16), free(gref16), free(w), free(feats), free(aref);
         dfree_all();
     }
 }
@@ -683,10 +899,11 @@ static void expect_repeatable(const char *what, void *out, size_t bytes, void (*
 typedef struct det_args {
     kn_gemm_ctx *ctx;
     kn_dtype dt;
+    kn_stream ks; /* where det_chain launches */
     void *X, *W, *Y, *qkv, *qkv0, *att, *U, *G, *x16, *y16;
     float *bias, *r, *r0, *w, *ct, *st;
-    int32_t *lens, *pos;
-    int M, N, K, B, L, D, F, lt;
+    int32_t *cu, *tiles, *pos;
+    int M, N, K, T, n_tiles, D, F, lt;
 } det_args;
 
 static void det_gemm(void *p)
@@ -694,71 +911,117 @@ static void det_gemm(void *p)
     det_args *a = p;
     switch (a->lt) {
     case 1: /* cuBLASLt, bias + ReLU */
-        OK(kn_gemm(a->ctx, 0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_RELU));
+        OK(kn_gemm(a->ctx, KS0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_RELU));
         break;
     case 2: /* cuBLASLt + erf-GELU pass */
-        OK(kn_gemm(a->ctx, 0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_GELU));
+        OK(kn_gemm(a->ctx, KS0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, a->dt, a->M, a->N, a->K, KN_EPI_GELU));
         break;
     case 3: /* own tiled kernel */
-        OK(kn_gemm_own(0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, KN_F32, a->M, a->N, a->K, KN_EPI_GELU));
+        OK(kn_gemm_own(KS0, a->X, a->dt, a->W, a->dt, a->bias, a->Y, KN_F32, a->M, a->N, a->K, KN_EPI_GELU));
         break;
     default: /* own row-streaming kernel, fp32 X (the scorer) */
-        OK(kn_gemm_own(0, a->r0, KN_F32, a->W, a->dt, a->bias, a->Y, KN_F32, 9, a->N, a->K, KN_EPI_GELU));
+        OK(kn_gemm_own(KS0, a->r0, KN_F32, a->W, a->dt, a->bias, a->Y, KN_F32, 9, a->N, a->K, KN_EPI_GELU));
         break;
     }
 }
 static void det_att_global(void *p)
 {
     det_args *a = p;
-    OK(kn_attention(0, a->dt, a->qkv, a->att, a->B, a->L, a->D, a->lens, -1));
+    OK(kn_attention(KS0, a->dt, a->qkv, a->att, a->T, a->D, a->cu, a->tiles, a->n_tiles, -1));
 }
 static void det_att_local(void *p)
 {
     det_args *a = p;
-    OK(kn_attention(0, a->dt, a->qkv, a->att, a->B, a->L, a->D, a->lens, 64));
+    OK(kn_attention(KS0, a->dt, a->qkv, a->att, a->T, a->D, a->cu, a->tiles, a->n_tiles, 64));
 }
 static void det_rope(void *p)
 {
     det_args *a = p;
-    CU(cudaMemcpy(a->qkv, a->qkv0, (size_t)a->B * a->L * 3 * a->D * kn_dtype_size(a->dt), cudaMemcpyDeviceToDevice));
-    OK(kn_rope(0, a->dt, a->qkv, a->B * a->L, a->D, a->pos, a->ct, a->st));
+    CU(cudaMemcpy(a->qkv, a->qkv0, (size_t)a->T * 3 * a->D * kn_dtype_size(a->dt), cudaMemcpyDeviceToDevice));
+    OK(kn_rope(KS0, a->dt, a->qkv, a->T, a->D, a->pos, a->ct, a->st));
 }
 static void det_ln(void *p)
 {
     det_args *a = p;
     CU(cudaMemcpy(a->r, a->r0, (size_t)a->M * a->D * sizeof(float), cudaMemcpyDeviceToDevice));
-    OK(kn_layernorm(0, a->r, a->x16, a->dt, a->w, a->bias, a->y16, a->dt, NULL, a->M, a->D, 1e-5f));
+    OK(kn_layernorm(KS0, a->r, a->x16, a->dt, a->w, a->bias, a->y16, a->dt, NULL, a->M, a->D, 1e-5f));
 }
 static void det_geglu(void *p)
 {
     det_args *a = p;
-    OK(kn_geglu(0, a->dt, a->U, a->G, a->M, a->F));
+    OK(kn_geglu(KS0, a->dt, a->U, a->G, a->M, a->F));
+}
+/* RoPE then both attentions on a->ks: with PDL each kernel may start before its
+ * predecessor ends and waits for it at its first statement. */
+static void det_chain(void *p)
+{
+    det_args *a = p;
+    CU(cudaMemcpyAsync(a->qkv, a->qkv0, (size_t)a->T * 3 * a->D * kn_dtype_size(a->dt), cudaMemcpyDeviceToDevice,
+                       a->ks.s));
+    OK(kn_rope(a->ks, a->dt, a->qkv, a->T, a->D, a->pos, a->ct, a->st));
+    OK(kn_attention(a->ks, a->dt, a->qkv, a->att, a->T, a->D, a->cu, a->tiles, a->n_tiles, 64));
+    OK(kn_attention(a->ks, a->dt, a->qkv, (char *)a->att + (size_t)a->T * a->D * kn_dtype_size(a->dt), a->T,
+                    a->D, a->cu, a->tiles, a->n_tiles, -1));
+    CU(cudaStreamSynchronize(a->ks.s));
+}
+
+/* det_chain on the legacy stream (plain launches), then on a stream with PDL:
+ * the same bytes. */
+static void expect_pdl_equal(det_args *a)
+{
+    const size_t bytes = 2 * (size_t)a->T * a->D * kn_dtype_size(a->dt);
+    unsigned char *x = malloc(bytes), *y = malloc(bytes);
+    ck_assert(x && y);
+    cudaStream_t s = NULL;
+    CU(cudaStreamCreate(&s));
+    for (int k = 0; k < 2; k++) {
+        a->ks = k ? (kn_stream){s, 1} : KS0;
+        CU(cudaMemset(a->att, 0xff, bytes));
+        det_chain(a);
+        CU(cudaDeviceSynchronize());
+        CU(cudaMemcpy(k ? y : x, a->att, bytes, cudaMemcpyDeviceToHost));
+    }
+    CU(cudaStreamDestroy(s));
+    a->ks = KS0;
+    char what[64];
+    snprintf(what, sizeof what, "rope + attention with PDL %s", kn_dtype_name(a->dt));
+    ck_assert_msg(memcmp(x, y, bytes) == 0, "%s: differs from plain launches", what);
+    printf("  %-48s ok  (== plain launches, %zu bytes)\n", what, bytes);
+    free(x), free(y);
 }
 
 START_TEST(test_repeatable)
 {
     det_args a = {0};
     a.dt = DTS[_i];
+    a.ks = KS0;
     a.ctx = kn_gemm_ctx_create(0, 0);
     ck_assert_ptr_nonnull(a.ctx);
     rng r = {g_fresh_seed};
-    a.M = 512, a.N = 1024, a.K = 1024, a.B = 2, a.L = 512, a.D = 1024, a.F = 2624;
+    /* attention and RoPE: rows of 512 and 301 tokens packed in T = 1024 slots */
+    a.M = 512, a.N = 1024, a.K = 1024, a.T = 1024, a.D = 1024, a.F = 2624;
     float *h = hrand(&r, (size_t)4 << 20, -1, 1); /* large enough for every input */
     a.X = upload(h, (size_t)a.M * a.K, a.dt);
     a.W = upload(h + 7, (size_t)a.N * a.K, a.dt);
     a.bias = upload_raw(h, sizeof(float) * a.N);
     a.Y = dalloc((size_t)a.M * a.N * 4);
-    a.qkv0 = upload(h, (size_t)a.B * a.L * 3 * a.D, a.dt);
-    a.qkv = dcopy(a.qkv0, (size_t)a.B * a.L * 3 * a.D * kn_dtype_size(a.dt));
-    a.att = dalloc((size_t)a.B * a.L * a.D * kn_dtype_size(a.dt));
-    int32_t lens[2] = {512, 301}, pos[1024];
-    for (int i = 0; i < a.B * a.L; i++)
-        pos[i] = i % a.L;
-    a.lens = upload_raw(lens, sizeof lens);
+    a.qkv0 = upload(h, (size_t)a.T * 3 * a.D, a.dt);
+    a.qkv = dcopy(a.qkv0, (size_t)a.T * 3 * a.D * kn_dtype_size(a.dt));
+    a.att = dalloc(2 * (size_t)a.T * a.D * kn_dtype_size(a.dt));
+    const int32_t cu[3] = {0, 512, 813};
+    const int cap = kn_attention_tiles_cap(a.T, 2);
+    int32_t *tiles = malloc(sizeof(int32_t) * 2 * cap), pos[1024];
+    ck_assert_ptr_nonnull(tiles);
+    ck_assert_int_eq(kn_attention_tiles(cu, 2, tiles, cap), 8 + 5);
+    for (int i = 0; i < a.T; i++)
+        pos[i] = i < 512 ? i : i - 512;
+    a.cu = upload_raw(cu, sizeof cu);
+    a.tiles = upload_raw(tiles, sizeof(int32_t) * 2 * cap);
+    a.n_tiles = cap;
     a.pos = upload_raw(pos, sizeof pos);
     a.ct = dalloc(sizeof(float) * 1024 * KN_ROPE_HALF);
     a.st = dalloc(sizeof(float) * 1024 * KN_ROPE_HALF);
-    OK(kn_rope_tables_gpu(0, a.ct, a.st, 1024, 160000.0));
+    OK(kn_rope_tables_gpu(KS0, a.ct, a.st, 1024, 160000.0));
     a.r0 = upload_raw(h, sizeof(float) * a.M * a.D);
     a.r = dalloc(sizeof(float) * a.M * a.D);
     a.x16 = upload(h + 3, (size_t)a.M * a.D, a.dt);
@@ -773,16 +1036,17 @@ START_TEST(test_repeatable)
         expect_repeatable(what, a.Y, (size_t)a.M * a.N * (a.lt == 1 || a.lt == 2 ? 2 : 4), det_gemm, &a);
     }
     snprintf(what, sizeof what, "repeatable attention global %s", kn_dtype_name(a.dt));
-    expect_repeatable(what, a.att, (size_t)a.B * a.L * a.D * 2, det_att_global, &a);
+    expect_repeatable(what, a.att, (size_t)a.T * a.D * 2, det_att_global, &a);
     snprintf(what, sizeof what, "repeatable attention sliding %s", kn_dtype_name(a.dt));
-    expect_repeatable(what, a.att, (size_t)a.B * a.L * a.D * 2, det_att_local, &a);
+    expect_repeatable(what, a.att, (size_t)a.T * a.D * 2, det_att_local, &a);
     snprintf(what, sizeof what, "repeatable rope %s", kn_dtype_name(a.dt));
-    expect_repeatable(what, a.qkv, (size_t)a.B * a.L * 3 * a.D * 2, det_rope, &a);
+    expect_repeatable(what, a.qkv, (size_t)a.T * 3 * a.D * 2, det_rope, &a);
     snprintf(what, sizeof what, "repeatable layernorm %s", kn_dtype_name(a.dt));
     expect_repeatable(what, a.y16, (size_t)a.M * a.D * 2, det_ln, &a);
     snprintf(what, sizeof what, "repeatable geglu %s", kn_dtype_name(a.dt));
     expect_repeatable(what, a.G, (size_t)a.M * a.F * 2, det_geglu, &a);
-    free(h);
+    expect_pdl_equal(&a);
+    free(h), free(tiles);
     dfree_all();
     kn_gemm_ctx_destroy(a.ctx);
 }
@@ -792,12 +1056,19 @@ END_TEST
 
 START_TEST(test_rejects_bad_shapes)
 {
-    ck_assert_int_eq(kn_attention(0, KN_F16, (void *)256, (void *)256, 1, 8, 100, (int32_t *)256, -1), -1);
-    ck_assert_int_eq(kn_rope(0, KN_F16, (void *)256, 4, 96, (int32_t *)256, (float *)256, (float *)256), -1);
-    ck_assert_int_eq(kn_geglu(0, KN_F32, (void *)256, (void *)256, 4, 8), -1);
-    ck_assert_int_eq(kn_gemm_own(0, (void *)256, KN_BF16, (void *)256, KN_F16, NULL, (void *)256, KN_F16, 4, 4, 4,
+    int32_t *p = (int32_t *)256;
+    ck_assert_int_eq(kn_attention(KS0, KN_F16, (void *)256, (void *)256, 8, 100, p, p, 1, -1), -1);
+    ck_assert_int_eq(kn_attention(KS0, KN_F16, (void *)258, (void *)256, 8, 64, p, p, 1, -1), -1);
+    ck_assert_int_eq(kn_attention(KS0, KN_F32, (void *)256, (void *)256, 8, 64, p, p, 1, -1), -1);
+    ck_assert_int_eq(kn_attention_select(KS0, KN_F16, (void *)256, (void *)256, 100, p, -1, p, p, 3), -1);
+    ck_assert_int_eq(kn_attention_select(KS0, KN_BF16, (void *)256, (void *)256, 64, p, -1, NULL, p, 3), -1);
+    ck_assert_int_eq(kn_rope(KS0, KN_F16, (void *)256, 4, 96, p, (float *)256, (float *)256), -1);
+    ck_assert_int_eq(kn_geglu(KS0, KN_F32, (void *)256, (void *)256, 4, 8), -1);
+    ck_assert_int_eq(kn_gemm_own(KS0, (void *)256, KN_BF16, (void *)256, KN_F16, NULL, (void *)256, KN_F16, 4, 4, 4,
                                  KN_EPI_NONE), -1);
-    ck_assert_int_eq(kn_layernorm(0, (float *)256, NULL, KN_F16, (float *)256, NULL, NULL, KN_F16, NULL, 4, 8, 1e-5f), -1);
+    ck_assert_int_eq(kn_layernorm(KS0, (float *)256, NULL, KN_F16, (float *)256, NULL, NULL, KN_F16, NULL, 4, 8, 1e-5f), -1);
+    ck_assert_int_eq(kn_conf_features(KS0, (float *)256, (uint8_t *)256, NULL, (float *)256, 2), -1);
+    ck_assert_int_eq(kn_act_input(KS0, (float *)256, (float *)256, NULL, (void *)256, KN_F32, 2, 8), -1);
     ck_assert_str_ne(kn_cuda_last_error(), "");
 }
 END_TEST
@@ -826,6 +1097,7 @@ int main(void)
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
+    tcase_add_loop_test(tc, test_attention_alone, 0, 2);
     tcase_add_loop_test(tc, test_head_ops, 0, 2);
     tcase_add_loop_test(tc, test_repeatable, 0, 2);
     tcase_add_test(tc, test_rejects_bad_shapes);
