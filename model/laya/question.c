@@ -308,23 +308,9 @@ static int check_score(const char *qid, size_t ql, const pj_value *crit, layad_e
     return 0;
 }
 
-static int check_noul(const char *qid, size_t ql, const pj_value *crit, layad_error *err)
+/* Appends sorted(set(k.lower() for k in crit)) as Python prints a list of strings. */
+static int repr_lowered_keys(pj_buf *keys, const pj_value *crit, layad_error *err)
 {
-    if (!crit || crit->type == PJ_NULL)
-        return 0;
-    if (crit->type != PJ_OBJECT)
-        return qfail(err, qid, ql, "criteria", "a noul question takes 'criteria' as a dict with optional "
-                                               "'true'/'false' descriptions, or omits it");
-    int bad = 0;
-    for (size_t i = 0; i < crit->u.obj.n; i++) {
-        const pj_member *m = &crit->u.obj.m[i];
-        if (!ascii_lower_eq(m->key, m->keylen, "true") && !ascii_lower_eq(m->key, m->keylen, "false"))
-            bad = 1;
-    }
-    if (!bad)
-        return 0;
-    /* the message lists sorted(lower-cased keys) as Python prints a list of strings */
-    pj_buf keys = {0};
     size_t n = crit->u.obj.n;
     char **lowered = calloc(n ? n : 1, sizeof *lowered);
     if (!lowered)
@@ -354,15 +340,36 @@ static int check_noul(const char *qid, size_t ql, const pj_value *crit, layad_er
             lowered[k] = lowered[k - 1];
             lowered[k - 1] = t;
         }
-    pj_buf_puts(&keys, "[");
+    pj_buf_puts(keys, "[");
     for (size_t i = 0; i < nu; i++) {
         if (i)
-            pj_buf_puts(&keys, ", ");
-        py_repr_str(&keys, lowered[i], strlen(lowered[i]));
+            pj_buf_puts(keys, ", ");
+        py_repr_str(keys, lowered[i], strlen(lowered[i]));
         free(lowered[i]);
     }
-    pj_buf_puts(&keys, "]");
+    pj_buf_puts(keys, "]");
     free(lowered);
+    return 0;
+}
+
+static int check_noul(const char *qid, size_t ql, const pj_value *crit, layad_error *err)
+{
+    if (!crit || crit->type == PJ_NULL)
+        return 0;
+    if (crit->type != PJ_OBJECT)
+        return qfail(err, qid, ql, "criteria", "a noul question takes 'criteria' as a dict with optional "
+                                               "'true'/'false' descriptions, or omits it");
+    int bad = 0;
+    for (size_t i = 0; i < crit->u.obj.n; i++) {
+        const pj_member *m = &crit->u.obj.m[i];
+        if (!ascii_lower_eq(m->key, m->keylen, "true") && !ascii_lower_eq(m->key, m->keylen, "false"))
+            bad = 1;
+    }
+    if (!bad)
+        return 0;
+    pj_buf keys = {0};
+    if (repr_lowered_keys(&keys, crit, err))
+        return -1;
     int rc = qfail(err, qid, ql, "criteria",
                    "a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and omitted "
                    "is fine), got %s. Those keys are the option texts the model reads; any other key was "
@@ -400,38 +407,43 @@ static int noul_labels(const pj_value *labels, const char **fl, size_t *fn, cons
     return 0;
 }
 
-int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def, laya_question *q,
-                   layad_error *err)
+/* The question id: non-empty after str.strip(). */
+static int check_id(const char *qid, size_t ql, layad_error *err)
 {
-    memset(q, 0, sizeof *q);
-    if (is_blank(qid, ql)) {
-        pj_buf r = {0};
-        py_repr_str(&r, qid, ql);
-        int rc = layad_fail_field(err, 422, "questions", "question id must be a non-empty string, got %s",
-                                  r.p ? r.p : "''");
-        free(r.p);
-        return rc;
-    }
-    if (def->type != PJ_OBJECT)
-        return qfail(err, qid, ql, NULL, "definition must be a dict, got %s", py_type_name(def));
-    const pj_value *type = pj_get(def, "type");
-    int qtype = -1;
+    if (!is_blank(qid, ql))
+        return 0;
+    pj_buf r = {0};
+    py_repr_str(&r, qid, ql);
+    int rc = layad_fail_field(err, 422, "questions", "question id must be a non-empty string, got %s",
+                              r.p ? r.p : "''");
+    free(r.p);
+    return rc;
+}
+
+/* 'type': one of qtype_names; sets *qtype. */
+static int parse_type(const char *qid, size_t ql, const pj_value *type, int *qtype, layad_error *err)
+{
+    *qtype = -1;
     for (int t = 0; t < 3; t++)
         if (type && type->type == PJ_STRING && type->u.str.len == strlen(qtype_names[t]) &&
             !memcmp(type->u.str.s, qtype_names[t], type->u.str.len))
-            qtype = t;
-    if (qtype < 0) {
-        pj_buf r = {0};
-        if (type)
-            py_repr_value(&r, type);
-        else
-            pj_buf_puts(&r, "None");
-        int rc = qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
-                       r.p ? r.p : "None");
-        free(r.p);
-        return rc;
-    }
-    const pj_value *ins = pj_get(def, "instructions");
+            *qtype = t;
+    if (*qtype >= 0)
+        return 0;
+    pj_buf r = {0};
+    if (type)
+        py_repr_value(&r, type);
+    else
+        pj_buf_puts(&r, "None");
+    int rc = qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
+                   r.p ? r.p : "None");
+    free(r.p);
+    return rc;
+}
+
+/* 'instructions': present, not null, not blank, not an empty list/object. */
+static int check_instructions(const char *qid, size_t ql, const pj_value *ins, layad_error *err)
+{
     if (!ins)
         return qfail(err, qid, ql, "instructions", "no 'instructions'; add the text the model should answer");
     if (ins->type == PJ_NULL)
@@ -441,66 +453,161 @@ int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def,
         (ins->type == PJ_ARRAY && !ins->u.arr.n) || (ins->type == PJ_OBJECT && !ins->u.obj.n))
         return qfail(err, qid, ql, "instructions",
                      "'instructions' must not be empty; add the text the model should answer");
+    return 0;
+}
 
-    const pj_value *crit = pj_get(def, "criteria");
-    int rc = qtype == QTYPE_CHOICE ? check_choice(qid, ql, crit, err)
-             : qtype == QTYPE_SCORE ? check_score(qid, ql, crit, err)
-                                    : check_noul(qid, ql, crit, err);
-    if (rc)
-        return rc;
+/* 'criteria', by type. */
+static int check_criteria(const char *qid, size_t ql, int qtype, const pj_value *crit, layad_error *err)
+{
+    return qtype == QTYPE_CHOICE  ? check_choice(qid, ql, crit, err)
+           : qtype == QTYPE_SCORE ? check_score(qid, ql, crit, err)
+                                  : check_noul(qid, ql, crit, err);
+}
 
-    int n = option_count(qtype, crit);
-    const pj_value *order = pj_get(def, "option_order");
-    if (order) {
-        int ok = order->type == PJ_ARRAY && order->u.arr.n == (size_t)n;
-        /* sorted(int entries, bools excluded) must equal range(n): every entry an int, each index once */
-        unsigned char *seen = ok ? calloc((size_t)n + 1, 1) : NULL;
-        if (ok && !seen)
-            return layad_fail(err, 500, "out of memory");
-        for (int s = 0; ok && s < n; s++) {
-            const pj_value *v = order->u.arr.items[s];
-            long idx = -1;
-            if (v->type == PJ_INT && v->u.str.len <= 4)
-                idx = strtol(v->u.str.s, NULL, 10);
-            if (idx < 0 || idx >= n || seen[idx])
-                ok = 0;
-            else
-                seen[idx] = 1;
-        }
-        free(seen);
-        if (!ok) {
-            pj_buf r = {0};
-            pj_dump(&r, order);
-            rc = qfail(err, qid, ql, "option_order",
-                       "'option_order' must be a permutation of range(%d) -- one slot per option, each "
-                       "option once -- got %s", n, r.p ? r.p : "None");
-            free(r.p);
-            return rc;
-        }
+/* 'option_order' (absent is fine): sorted(int entries, bools excluded) must
+ * equal range(n): every entry an int, each index once. */
+static int check_option_order(const char *qid, size_t ql, const pj_value *order, int n, layad_error *err)
+{
+    if (!order)
+        return 0;
+    int ok = order->type == PJ_ARRAY && order->u.arr.n == (size_t)n;
+    unsigned char *seen = ok ? calloc((size_t)n + 1, 1) : NULL;
+    if (ok && !seen)
+        return layad_fail(err, 500, "out of memory");
+    for (int s = 0; ok && s < n; s++) {
+        const pj_value *v = order->u.arr.items[s];
+        long idx = -1;
+        if (v->type == PJ_INT && v->u.str.len <= 4)
+            idx = strtol(v->u.str.s, NULL, 10);
+        if (idx < 0 || idx >= n || seen[idx])
+            ok = 0;
+        else
+            seen[idx] = 1;
     }
-    const pj_value *labels = pj_get(def, "labels");
-    const char *fl = NULL, *tl = NULL;
-    size_t fn = 0, tn = 0;
+    free(seen);
+    if (ok)
+        return 0;
+    pj_buf r = {0};
+    pj_dump(&r, order);
+    int rc = qfail(err, qid, ql, "option_order",
+                   "'option_order' must be a permutation of range(%d) -- one slot per option, each "
+                   "option once -- got %s", n, r.p ? r.p : "None");
+    free(r.p);
+    return rc;
+}
+
+/* The rendered false/true answer words of a noul question (stripped labels or defaults). */
+typedef struct noul_words {
+    const char *w[2]; /* false, true */
+    size_t n[2];
+} noul_words;
+
+/* 'labels': only on noul questions, and valid there; fills *words for noul. */
+static int check_labels(const char *qid, size_t ql, int qtype, const pj_value *labels, noul_words *words,
+                        layad_error *err)
+{
+    memset(words, 0, sizeof *words);
     if (labels && qtype != QTYPE_NOUL)
         return qfail(err, qid, ql, "labels", "'labels' is only supported for noul questions");
-    if (qtype == QTYPE_NOUL && noul_labels(labels, &fl, &fn, &tl, &tn))
+    if (qtype == QTYPE_NOUL && noul_labels(labels, &words->w[0], &words->n[0], &words->w[1], &words->n[1]))
         return qfail(err, qid, ql, "labels",
                      "noul labels must map exactly 'false' and 'true' to distinct non-empty strings");
+    return 0;
+}
 
-    /* ---- normalized form ---- */
-    q->qid = qid;
-    q->qid_len = ql;
-    q->qtype = qtype;
-    q->n_opts = n;
+/* ---- normalized form ------------------------------------------------------------- */
+
+/* "<type> question: <instructions>", non-strings as JSON (json.dumps(ins, ensure_ascii=False)). */
+static int render_head(pj_arena *a, laya_question *q, const pj_value *ins, layad_error *err)
+{
     pj_buf b = {0};
-    pj_buf_printf(&b, "%s question: ", qtype_names[qtype]);
+    pj_buf_printf(&b, "%s question: ", qtype_names[q->qtype]);
     if (ins->type == PJ_STRING)
         pj_buf_put(&b, ins->u.str.s, ins->u.str.len);
     else
-        pj_dump(&b, ins); /* json.dumps(ins, ensure_ascii=False) */
-    if (take(a, &b, &q->head, &q->head_len, err))
-        return -1;
+        pj_dump(&b, ins);
+    return take(a, &b, &q->head, &q->head_len, err);
+}
 
+/* Choice options: "str(label)[: description]"; the labels are the answer keys. */
+static int render_choice(pj_arena *a, laya_question *q, const pj_value *crit, layad_error *err)
+{
+    int n = q->n_opts;
+    pj_buf b = {0};
+    q->labels = pj_alloc(a, (size_t)n * sizeof *q->labels);
+    if (!q->labels)
+        return layad_fail(err, 500, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const pj_value *v = NULL; /* description */
+        if (crit->type == PJ_OBJECT) {
+            pj_value *key = pj_alloc(a, sizeof *key);
+            if (!key)
+                return layad_fail(err, 500, "out of memory");
+            key->type = PJ_STRING;
+            key->u.str.s = crit->u.obj.m[i].key;
+            key->u.str.len = crit->u.obj.m[i].keylen;
+            q->labels[i] = key;
+            v = crit->u.obj.m[i].val;
+        } else {
+            q->labels[i] = crit->u.arr.items[i];
+        }
+        pj_str(&b, q->labels[i]); /* str(k) */
+        if (v && v->type != PJ_NULL && !(v->type == PJ_STRING && v->u.str.len == 0)) {
+            pj_buf_puts(&b, ": ");
+            question_render_criterion(&b, v);
+        }
+        if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Score options: "level <i>: <description>"; the levels are the legend. */
+static int render_score(pj_arena *a, laya_question *q, const pj_value *crit, layad_error *err)
+{
+    pj_buf b = {0};
+    q->levels = (const pj_value **)crit->u.arr.items;
+    for (int i = 0; i < q->n_opts; i++) {
+        pj_buf_printf(&b, "level %d: ", i);
+        question_render_criterion(&b, crit->u.arr.items[i]);
+        if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Noul options: {str(k).lower(): v} (a later duplicate wins), then [false, true],
+ * each "<word>: <description or default>". */
+static int render_noul(pj_arena *a, laya_question *q, const pj_value *crit, const noul_words *words,
+                       layad_error *err)
+{
+    static const char *const defaults[2] = {"no, the statement does not hold", "yes, the statement holds"};
+    const pj_value *d[2] = {NULL, NULL}; /* false, true */
+    for (size_t i = 0; crit && crit->type == PJ_OBJECT && i < crit->u.obj.n; i++) {
+        const pj_member *m = &crit->u.obj.m[i];
+        d[ascii_lower_eq(m->key, m->keylen, "true")] = m->val;
+    }
+    pj_buf b = {0};
+    for (int i = 0; i < 2; i++) {
+        pj_buf_put(&b, words->w[i], words->n[i]);
+        pj_buf_puts(&b, ": ");
+        if (d[i] && d[i]->type != PJ_NULL && !(d[i]->type == PJ_STRING && d[i]->u.str.len == 0))
+            question_render_criterion(&b, d[i]);
+        else
+            pj_buf_puts(&b, defaults[i]);
+        if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Fills q from a validated definition: head, option texts, option order. */
+static int normalize(pj_arena *a, laya_question *q, const pj_value *ins, const pj_value *crit,
+                     const pj_value *order, const noul_words *words, layad_error *err)
+{
+    int n = q->n_opts;
+    if (render_head(a, q, ins, err))
+        return -1;
     q->opt = pj_alloc(a, (size_t)n * sizeof *q->opt);
     q->opt_len = pj_alloc(a, (size_t)n * sizeof *q->opt_len);
     if (!q->opt || !q->opt_len)
@@ -512,58 +619,42 @@ int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def,
         for (int s = 0; s < n; s++)
             q->order[s] = (int)strtol(order->u.arr.items[s]->u.str.s, NULL, 10);
     }
-    if (qtype == QTYPE_CHOICE) {
-        q->labels = pj_alloc(a, (size_t)n * sizeof *q->labels);
-        if (!q->labels)
-            return layad_fail(err, 500, "out of memory");
-        for (int i = 0; i < n; i++) {
-            const pj_value *v = NULL; /* description */
-            if (crit->type == PJ_OBJECT) {
-                pj_value *key = pj_alloc(a, sizeof *key);
-                if (!key)
-                    return layad_fail(err, 500, "out of memory");
-                key->type = PJ_STRING;
-                key->u.str.s = crit->u.obj.m[i].key;
-                key->u.str.len = crit->u.obj.m[i].keylen;
-                q->labels[i] = key;
-                v = crit->u.obj.m[i].val;
-            } else {
-                q->labels[i] = crit->u.arr.items[i];
-            }
-            pj_str(&b, q->labels[i]); /* str(k) */
-            if (v && v->type != PJ_NULL && !(v->type == PJ_STRING && v->u.str.len == 0)) {
-                pj_buf_puts(&b, ": ");
-                question_render_criterion(&b, v);
-            }
-            if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
-                return -1;
-        }
-    } else if (qtype == QTYPE_SCORE) {
-        q->levels = (const pj_value **)crit->u.arr.items;
-        for (int i = 0; i < n; i++) {
-            pj_buf_printf(&b, "level %d: ", i);
-            question_render_criterion(&b, crit->u.arr.items[i]);
-            if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
-                return -1;
-        }
-    } else {
-        /* noul: {str(k).lower(): v} (a later duplicate wins), then [false, true] */
-        const pj_value *d[2] = {NULL, NULL}; /* false, true */
-        for (size_t i = 0; crit && crit->type == PJ_OBJECT && i < crit->u.obj.n; i++) {
-            const pj_member *m = &crit->u.obj.m[i];
-            d[ascii_lower_eq(m->key, m->keylen, "true")] = m->val;
-        }
-        static const char *const defaults[2] = {"no, the statement does not hold", "yes, the statement holds"};
-        for (int i = 0; i < 2; i++) {
-            pj_buf_put(&b, i ? tl : fl, i ? tn : fn);
-            pj_buf_puts(&b, ": ");
-            if (d[i] && d[i]->type != PJ_NULL && !(d[i]->type == PJ_STRING && d[i]->u.str.len == 0))
-                question_render_criterion(&b, d[i]);
-            else
-                pj_buf_puts(&b, defaults[i]);
-            if (take(a, &b, &q->opt[i], &q->opt_len[i], err))
-                return -1;
-        }
-    }
-    return 0;
+    if (q->qtype == QTYPE_CHOICE)
+        return render_choice(a, q, crit, err);
+    if (q->qtype == QTYPE_SCORE)
+        return render_score(a, q, crit, err);
+    return render_noul(a, q, crit, words, err);
+}
+
+/* The checks run in the package's order; the first failure wins. */
+int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def, laya_question *q,
+                   layad_error *err)
+{
+    memset(q, 0, sizeof *q);
+    if (check_id(qid, ql, err))
+        return -1;
+    if (def->type != PJ_OBJECT)
+        return qfail(err, qid, ql, NULL, "definition must be a dict, got %s", py_type_name(def));
+    int qtype;
+    if (parse_type(qid, ql, pj_get(def, "type"), &qtype, err))
+        return -1;
+    const pj_value *ins = pj_get(def, "instructions");
+    if (check_instructions(qid, ql, ins, err))
+        return -1;
+    const pj_value *crit = pj_get(def, "criteria");
+    if (check_criteria(qid, ql, qtype, crit, err))
+        return -1;
+    int n = option_count(qtype, crit);
+    const pj_value *order = pj_get(def, "option_order");
+    if (check_option_order(qid, ql, order, n, err))
+        return -1;
+    noul_words words;
+    if (check_labels(qid, ql, qtype, pj_get(def, "labels"), &words, err))
+        return -1;
+
+    q->qid = qid;
+    q->qid_len = ql;
+    q->qtype = qtype;
+    q->n_opts = n;
+    return normalize(a, q, ins, crit, order, &words, err);
 }
