@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum kn_epilogue { KN_EPI_NONE = 0, KN_EPI_GELU = 1 /* exact erf GELU */, KN_EPI_RELU = 2 };
 
 #define KN_HEAD_DIM 64
@@ -108,5 +112,9 @@ void kn_cpu_conf_features(const float *logits, const uint8_t *mask, const int32_
 /* out[r] = concat(h[goff[r], :], feats[r, 0:4]) -> [R, D + 4]; empty rows get zeros. */
 void kn_cpu_act_input(const float *h, const float *feats, const int32_t *goff, float *out, int R,
                       int D);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,7 +2,7 @@
  * cuda.h - launchers of layad's five fast kernels and the head ops on the GPU.
  *
  * C-callable (extern "C"); implemented in the kernels/ .cu files for fp16 and bf16. Each
- * launcher takes a cudaStream_t and a dtype, validates its shapes on the host,
+ * launcher takes a kn_stream (the stream and the PDL choice) and a dtype, validates its shapes on the host,
  * launches, checks cudaGetLastError() and returns 0 or -1. None of them
  * allocates or synchronizes, so every call can be captured in a CUDA graph; the
  * only objects with state (the GEMM context, its workspace and algorithm cache)
@@ -124,6 +124,42 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
  * differences between processes); within a context the choice never changes. */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
+/*
+ * Persisted tuning: the algorithms tuning chose, carried over a restart so
+ * warm-up does not time them again (file format: kernels/gemm_cache.h). Both
+ * calls are host-only (no launch, no synchronization) and belong to start-up
+ * and the end of warm-up, never to the request path.
+ *
+ * kn_gemm_ctx_load_tuning reads the file at path. When it was written on this
+ * GPU (name and UUID, else PCI id) under the same CUDA driver version
+ * (cudaDriverGetVersion), CUDA runtime and cuBLASLt versions and is intact,
+ * its records join the context's (a shape this context has timed keeps its own
+ * record) and the number taken is returned. A missing file returns 0 with warn
+ * = ""; a corrupt, truncated, foreign or unreadable one is ignored: 0, and a
+ * one-line reason in warn for the caller to log. -1 only for a NULL ctx or path.
+ * A shape whose plan is built after the load takes its recorded algorithm
+ * (tuning on or off; no timing, no heuristic query), provided
+ * cublasLtMatmulAlgoCheck accepts it for the shape's descriptors, it fits the
+ * workspace and it splits K only with fp32 sums; otherwise the record is
+ * dropped and the shape is chosen as without a file (timed and recorded anew
+ * with tuning on). Plans built before the load keep their algorithm (within a
+ * context a shape never changes algorithm), so load before the first kn_gemm
+ * / kn_gemm_prepare. A caller that wants tuning off to mean the heuristic's
+ * first does not load.
+ *
+ * kn_gemm_ctx_save_tuning writes every record the context holds (loaded, and
+ * timed since) to path atomically: a temporary in the same directory, fsync,
+ * mode 0644, rename. Returns the number written, or -1 with a one-line reason
+ * in err (path is then as it was). At most 4096 records are kept; shapes timed
+ * beyond that are not saved.
+ *
+ * kn_gemm_ctx_tuning_counts: plans that took a loaded algorithm, and loaded
+ * algorithms refused (their shapes were timed again); either pointer may be NULL.
+ */
+int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len);
+int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path, char *err, size_t err_len);
+void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected);
+
 /* Chooses and caches the plan of a shape (call at warm-up, before graph
  * capture). has_bias: whether calls will pass a bias. X, W, Y: the operands the
  * calls will use, or all NULL (then assumed 16-byte aligned); with operands and
@@ -230,8 +266,9 @@ int kn_scorer_tail(kn_stream ks, const void *x, kn_dtype xdt, const float *w,
  * CLS slot (mask 0), then its markers (mask 1). feats[r] = [top1, top1 - top2,
  * entropy / ln(k), k / 255] from the softmax of logits over the row's slots
  * (fp32), k = max(2, #mask); top2 = 0 with a single slot; an empty row
- * (goff[r] == goff[r+1], padding) gets zeros. Masked slots hold -1e4, so the
- * result equals that over any number of extra masked slots, bit for bit. */
+ * (goff[r] == goff[r+1], padding) gets zeros. Masked slots hold -1e4, so for a
+ * row with at least one marker (every real row) the result equals that over
+ * any number of extra masked slots, bit for bit. */
 int kn_conf_features(kn_stream ks, const float *logits, const uint8_t *mask,
                      const int32_t *goff, float *feats, int R);
 

@@ -117,7 +117,7 @@ static void start_n(int n_workers, int max_queue, int window_us, int max_rows, d
                     const int *sleep_us, int poison_len)
 {
     memset(&H, 0, sizeof H);
-    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255};
+    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255, 0};
     layad_error err;
     H.s = scheduler_create(&o, &err);
     ck_assert_ptr_nonnull(H.s);
