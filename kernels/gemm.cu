@@ -16,7 +16,11 @@
  *     first, or with tuning on (kn_gemm_ctx_set_tuning; the GPU backend's
  *     default) the fastest of up to 8 candidates, timed as CUDA graphs on the
  *     shape's first launch outside a capture (gemm_tune; -4.5% at 64x512 on
- *     the H200, bench/results/experiments/). cuBLASLt's bias must have the
+ *     the H200, bench/results/experiments/). The timed choices can be saved
+ *     and loaded (kn_gemm_ctx_save_tuning / _load_tuning; format and
+ *     environment key in kernels/gemm_cache.h): a plan built after a load
+ *     takes its shape's recorded algorithm instead of querying and timing, once
+ *     cublasLtMatmulAlgoCheck accepts it (gemm_plan_seed). cuBLASLt's bias must have the
  *     output's dtype when the output is 16-bit (an fp32 bias with fp16/bf16 D
  *     is rejected as an invalid value on the H200's cuBLAS 13, measured): a
  *     bias of another dtype is converted into the context's bias scratch on the
@@ -42,6 +46,7 @@
  * cuBLASLt on the encoder's large GEMMs (bench/bench_kernels.cu measures both:
  * the tiled tensor-core kernel reaches ~14% of the bf16 ceiling, measured).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +54,7 @@
 #include <mma.h>
 
 #include "kernels/cuda_util.cuh"
+#include "kernels/gemm_cache.h"
 
 #define GEMM_TM 64 /* block tile rows (M), as the CPU */
 #define GEMM_TN 64 /* block tile columns (N), as the CPU */
@@ -419,6 +425,11 @@ extern "C" int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
+/* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
+#define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
+
+static_assert(sizeof(cublasLtMatmulAlgo_t) == KN_GEMM_ALGO_WORDS * sizeof(uint64_t),
+              "a tuning record holds a cublasLtMatmulAlgo_t");
 
 typedef struct gemm_plan {
     kn_dtype wdt, ydt;
@@ -429,7 +440,7 @@ typedef struct gemm_plan {
     cublasLtMatmulAlgo_t algo;  /* what every launch uses once chosen */
     cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the heuristic's candidates, best first */
     int n_cand;
-    int chosen; /* 1 once algo is final (timed, or the heuristic's first when tuning is off) */
+    int chosen; /* 1 once algo is final (timed, loaded, or the heuristic's first when tuning is off) */
 } gemm_plan;
 
 #define GEMM_BIAS_MAX 65536 /* elements of the bias scratch (largest N with a converted bias) */
@@ -442,6 +453,8 @@ struct kn_gemm_ctx {
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
     int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
+    kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
+    int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
 };
 
 static cudaDataType_t gemm_cuda_type(kn_dtype dt)
@@ -475,7 +488,37 @@ extern "C" void kn_gemm_ctx_destroy(kn_gemm_ctx *ctx)
         cudaFree(ctx->bias);
     if (ctx->lt)
         cublasLtDestroy(ctx->lt);
+    kn_gemm_cache_free(&ctx->tuned);
     free(ctx);
+}
+
+/* The environment key of the current device (kernels/gemm_cache.h): a tuning
+ * file's algorithms are trusted only under the same one. The driver is known
+ * by the CUDA version it supports (cudaDriverGetVersion: the driver's build
+ * string needs NVML, which only the daemon's telemetry loads), so two builds of
+ * one driver branch share a file; the algorithms are cuBLASLt's, and each is
+ * checked again (gemm_plan_seed) before use. */
+static int gemm_env(kn_gemm_env *e)
+{
+    int dev = 0;
+    cudaDeviceProp pr;
+    KN_CUDA(cudaGetDevice(&dev));
+    KN_CUDA(cudaGetDeviceProperties(&pr, dev));
+    KN_CUDA(cudaDriverGetVersion(&e->driver));
+    KN_CUDA(cudaRuntimeGetVersion(&e->runtime));
+    e->cublaslt = (uint64_t)cublasLtGetVersion();
+    snprintf(e->gpu, sizeof e->gpu, "%s", pr.name);
+    const unsigned char *u = (const unsigned char *)pr.uuid.bytes;
+    int any = 0;
+    for (int i = 0; i < 16; i++)
+        any |= u[i];
+    if (any)
+        snprintf(e->id, sizeof e->id, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                 u[15]);
+    else
+        snprintf(e->id, sizeof e->id, "pci-%04x:%02x:%02x", pr.pciDomainID, pr.pciBusID, pr.pciDeviceID);
+    return 0;
 }
 
 extern "C" kn_gemm_ctx *kn_gemm_ctx_create(size_t workspace_bytes, int max_plans)
@@ -509,14 +552,21 @@ extern "C" kn_gemm_ctx *kn_gemm_ctx_create(size_t workspace_bytes, int max_plans
         kn_gemm_ctx_destroy(ctx);
         return NULL;
     }
+    kn_gemm_env env;
+    memset(&env, 0, sizeof env);
+    if (gemm_env(&env)) {
+        kn_gemm_ctx_destroy(ctx);
+        return NULL;
+    }
+    kn_gemm_cache_init(&ctx->tuned, &env);
     return ctx;
 }
 
 extern "C" size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx) { return ctx ? ctx->ws_bytes : 0; }
 
-/* Builds descriptors and asks the heuristic for one algorithm. Leaves p->ok = 0
- * (own kernel) when cuBLASLt supports nothing for the shape; -1 on API errors. */
-static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
+/* The descriptors of p's shape: the operation (transposes, epilogue, a dummy
+ * bias pointer) and the three layouts. -1 on API errors. */
+static int gemm_plan_descs(kn_gemm_ctx *ctx, gemm_plan *p)
 {
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     const cublasLtEpilogue_t epi = p->epi == KN_EPI_RELU ? (p->has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS
@@ -537,7 +587,14 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
     KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->a, wt, p->K, p->N, p->K));
     KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->b, wt, p->K, p->M, p->K));
     KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->c, yt, p->N, p->M, p->N));
+    return 0;
+}
 
+/* Asks the heuristic for one algorithm (up to GEMM_TUNE_MAX candidates with
+ * tuning on). Leaves p->ok = 0 (own kernel) when cuBLASLt supports nothing for
+ * the shape; -1 on API errors. */
+static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
+{
     cublasLtMatmulPreference_t pref;
     KN_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
     const uint32_t align = 16;
@@ -548,8 +605,7 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
         st = cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
-    /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
-    const uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    const uint32_t red = GEMM_REDUCTIONS;
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red,
                                                   sizeof red);
@@ -572,6 +628,57 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
         p->algo = p->cand[0];
     p->chosen = p->n_cand <= 1;
     return 0;
+}
+
+static kn_gemm_key gemm_key(const gemm_plan *p)
+{
+    kn_gemm_key k = {(int32_t)p->wdt, (int32_t)p->ydt, p->M, p->N, p->K, p->epi, p->has_bias};
+    return k;
+}
+
+/* Gives p the recorded algorithm of its shape (final: it is not timed again)
+ * when cuBLASLt accepts it for p's descriptors, it fits the workspace and it
+ * reduces split-K sums only as GEMM_REDUCTIONS allows. Returns 1 when p took
+ * it. A refused record is dropped, so the shape is chosen (and, with tuning
+ * on, timed and recorded) afresh. */
+static int gemm_plan_seed(kn_gemm_ctx *ctx, gemm_plan *p)
+{
+    const kn_gemm_key k = gemm_key(p);
+    const kn_gemm_rec *r = kn_gemm_cache_find(&ctx->tuned, &k);
+    if (!r)
+        return 0;
+    cublasLtMatmulAlgo_t algo;
+    memcpy(algo.data, r->algo, sizeof algo.data);
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    uint32_t red = ~0u;
+    size_t got = 0;
+    const bool ok =
+        cublasLtMatmulAlgoCheck(ctx->lt, p->op, p->a, p->b, p->c, p->c, &algo, &res) == CUBLAS_STATUS_SUCCESS &&
+        res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= ctx->ws_bytes &&
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red,
+                                             &got) == CUBLAS_STATUS_SUCCESS &&
+        got == sizeof red && (red & ~(uint32_t)GEMM_REDUCTIONS) == 0;
+    if (!ok) {
+        kn_gemm_cache_remove(&ctx->tuned, &k);
+        ctx->n_rejected++;
+        return 0;
+    }
+    p->algo = p->cand[0] = algo;
+    p->n_cand = 1;
+    p->ok = 1;
+    p->chosen = 1;
+    ctx->n_seeded++;
+    return 1;
+}
+
+/* Builds p's descriptors and chooses its algorithm: a loaded one
+ * (gemm_plan_seed), else the heuristic's. -1 on API errors. */
+static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
+{
+    if (gemm_plan_descs(ctx, p))
+        return -1;
+    return gemm_plan_seed(ctx, p) ? 0 : gemm_plan_heuristic(ctx, p);
 }
 
 /* The plan of a shape: found in the cache or built and added. NULL on failure. */
@@ -640,6 +747,18 @@ static float gemm_time_candidate(kn_gemm_ctx *ctx, gemm_plan *p, int i, cudaStre
     return ms;
 }
 
+/* Records p's timed choice and its time per launch for kn_gemm_ctx_save_tuning;
+ * when the record set is full the shape is only not saved. */
+static void gemm_remember(kn_gemm_ctx *ctx, const gemm_plan *p, float ms)
+{
+    kn_gemm_rec r;
+    memset(&r, 0, sizeof r);
+    r.key = gemm_key(p);
+    memcpy(r.algo, p->algo.data, sizeof r.algo);
+    r.time_ns = (uint64_t)((double)ms * 1e6 / GEMM_TUNE_REPS + 0.5);
+    (void)kn_gemm_cache_put(&ctx->tuned, &r);
+}
+
 static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void *W, const void *X, void *Y)
 {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -663,6 +782,8 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
         }
         if (cudaStreamSynchronize(ts) != cudaSuccess)
             rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "tuning stream failed");
+        else if (best >= 0.0f)
+            gemm_remember(ctx, p, best);
     }
     if (e0)
         cudaEventDestroy(e0);
@@ -677,6 +798,38 @@ extern "C" void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on)
 {
     if (ctx)
         ctx->tune = on != 0;
+}
+
+extern "C" int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len)
+{
+    if (warn && warn_len)
+        warn[0] = '\0';
+    KN_REQUIRE(ctx && path, "NULL GEMM context or path");
+    kn_gemm_cache file;
+    kn_gemm_cache_init(&file, &ctx->tuned.env);
+    kn_gemm_cache_load(&file, path, warn, warn_len);
+    int taken = 0;
+    for (int i = 0; i < file.n; i++) /* a shape this context timed keeps its own record */
+        if (!kn_gemm_cache_find(&ctx->tuned, &file.rec[i].key) && kn_gemm_cache_put(&ctx->tuned, &file.rec[i]) == 0)
+            taken++;
+    kn_gemm_cache_free(&file);
+    return taken;
+}
+
+extern "C" int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path, char *err, size_t err_len)
+{
+    if (err && err_len)
+        snprintf(err, err_len, "%s", "NULL GEMM context or path");
+    KN_REQUIRE(ctx && path, "NULL GEMM context or path");
+    return kn_gemm_cache_save(&ctx->tuned, path, err, err_len);
+}
+
+extern "C" void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected)
+{
+    if (seeded)
+        *seeded = ctx ? ctx->n_seeded : 0;
+    if (rejected)
+        *rejected = ctx ? ctx->n_rejected : 0;
 }
 
 extern "C" int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,
