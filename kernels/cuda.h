@@ -119,7 +119,7 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
 /* Tuning (off by default; the GPU backend turns it on unless told not to):
  * the plan of a shape keeps up to 8 of cuBLASLt's heuristic candidates and
  * the first launch outside graph capture times them on its own operands and
- * keeps the fastest (kernels/gemm.cu: gemm_tune). Set before the first GEMM.
+ * keeps the fastest (kernels/gemm_lt.cu: gemm_tune). Set before the first GEMM.
  * Timing noise can make two processes pick different algorithms (last-bit
  * differences between processes); within a context the choice never changes. */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
