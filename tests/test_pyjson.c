@@ -6,6 +6,12 @@
  * [double bits, repr(x)], "round4" [bits, bits of round(x, 4)], "dumps"
  * {text, json.dumps(json.loads(text), ensure_ascii=False), str(value)},
  * "bad_json" texts json.loads refuses.
+ *
+ * Parsing is linear in the body (issue 14, defect 2): objects with hundreds of
+ * thousands of keys, wide and deep mixes, and long runs of duplicate keys parse
+ * within a bound that a quadratic duplicate-key scan misses by orders of
+ * magnitude (27.8 s for 120k keys before), with duplicates still resolved as
+ * json.loads does (checked against a direct transcription of dict insertion).
  */
 #include <check.h>
 #include <math.h>
@@ -13,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/pyexact/pyfloat.h"
 #include "model/pyexact/pyjson.h"
@@ -155,6 +162,225 @@ START_TEST(deep_nesting_is_refused)
 }
 END_TEST
 
+/* ---- linear parsing ------------------------------------------------------------ */
+
+#define BODY_LIMIT (2u << 20) /* the daemon's default max_body_bytes */
+#define PARSE_BOUND_MS 500.0  /* ~10x what a 2-core CI machine needs under ASan; the quadratic scan took 27.8 s */
+
+static double now_ms(clockid_t c)
+{
+    struct timespec t;
+    clock_gettime(c, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Parses t[0..n) into a (must succeed), prints and bounds the time it took: thread CPU time is
+ * asserted (robust to a loaded machine), wall time is printed beside it. */
+static pj_value *timed_parse(pj_arena *a, const char *label, const char *t, size_t n)
+{
+    pj_value *v = NULL;
+    layad_error err = {0};
+    double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+    int rc = pj_parse(a, t, n, &v, &err);
+    double cpu = now_ms(CLOCK_THREAD_CPUTIME_ID) - c0, wall = now_ms(CLOCK_MONOTONIC) - w0;
+    printf("pyjson parse %-40s %8zu bytes: %7.2f ms cpu, %7.2f ms wall\n", label, n, cpu, wall);
+    fflush(stdout);
+    ck_assert_msg(rc == 0, "%s: %s", label, err.msg);
+    ck_assert_msg(cpu < PARSE_BOUND_MS, "%s: parse took %.1f ms of CPU (bound %.0f ms)", label, cpu, PARSE_BOUND_MS);
+    return v;
+}
+
+/* The request shape of issue 14's reproduction: a body whose `state` is one object of
+ * n_keys keys "k<i>" -> i, within the 2 MiB body limit. */
+START_TEST(state_with_120k_keys_parses_in_linear_time)
+{
+    const size_t n_keys = 120000;
+    pj_buf b = {0};
+    pj_buf_puts(&b, "{\"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": \"urgent?\"}}, \"state\": {");
+    for (size_t i = 0; i < n_keys; i++)
+        pj_buf_printf(&b, "%s\"k%zu\": %zu", i ? ", " : "", i, i);
+    pj_buf_puts(&b, "}}");
+    ck_assert(!b.failed && b.len <= BODY_LIMIT);
+    pj_arena a = {0};
+    const pj_value *root = timed_parse(&a, "state with 120k keys", b.p, b.len);
+    const pj_value *st = pj_get(root, "state");
+    ck_assert(st && st->type == PJ_OBJECT);
+    ck_assert_uint_eq(st->u.obj.n, n_keys);
+    char key[32];
+    for (size_t i = 0; i < n_keys; i += 997) {
+        snprintf(key, sizeof key, "k%zu", i);
+        ck_assert_str_eq(st->u.obj.m[i].key, key);
+        ck_assert_int_eq(atol(st->u.obj.m[i].val->u.str.s), (long)i);
+    }
+    pj_arena_free(&a);
+    free(b.p);
+}
+END_TEST
+
+/* The most keys 2 MiB holds: distinct 3-byte keys with one-digit values (~260k). */
+START_TEST(most_keys_in_the_body_limit_parse_in_linear_time)
+{
+    pj_buf b = {0};
+    pj_buf_puts(&b, "{");
+    size_t n = 0;
+    for (int x = '0'; x <= 'z'; x++)
+        for (int y = '0'; y <= 'z'; y++)
+            for (int z = '0'; z <= 'z'; z++) {
+                if (x == '\\' || y == '\\' || z == '\\' || b.len + 16 > BODY_LIMIT)
+                    continue;
+                pj_buf_printf(&b, "%s\"%c%c%c\":%d", n ? "," : "", x, y, z, (int)(n % 10));
+                n++;
+            }
+    pj_buf_puts(&b, "}");
+    ck_assert(!b.failed && b.len <= BODY_LIMIT && n > 250000);
+    pj_arena a = {0};
+    const pj_value *v = timed_parse(&a, "2 MiB of 3-byte keys", b.p, b.len);
+    ck_assert_uint_eq(v->u.obj.n, n);
+    pj_arena_free(&a);
+    free(b.p);
+}
+END_TEST
+
+/* Wide and deep at once, within the body limit: 64 states, each an object of 120 keys whose
+ * values are objects of 10 keys, then one chain 500 objects deep where every level has 31. */
+START_TEST(wide_and_deep_mix_parses_in_linear_time)
+{
+    pj_buf b = {0};
+    pj_buf_puts(&b, "{\"states\": [");
+    for (int s = 0; s < 64; s++) {
+        pj_buf_puts(&b, s ? ", {" : "{");
+        for (int k = 0; k < 120; k++) {
+            pj_buf_printf(&b, "%s\"f%d\": {", k ? ", " : "", k);
+            for (int j = 0; j < 10; j++)
+                pj_buf_printf(&b, "%s\"g%d\": [%d, \"x\"]", j ? ", " : "", j, j);
+            pj_buf_puts(&b, "}");
+        }
+        pj_buf_puts(&b, "}");
+    }
+    pj_buf_puts(&b, "], \"deep\": ");
+    const int depth = 500;
+    for (int d = 0; d < depth; d++) {
+        pj_buf_puts(&b, "{");
+        for (int j = 0; j < 30; j++)
+            pj_buf_printf(&b, "\"d%d\": %d, ", j, d);
+        pj_buf_puts(&b, "\"next\": ");
+    }
+    pj_buf_puts(&b, "null");
+    for (int d = 0; d < depth; d++)
+        pj_buf_puts(&b, "}");
+    pj_buf_puts(&b, "}");
+    ck_assert(!b.failed && b.len <= BODY_LIMIT);
+    pj_arena a = {0};
+    const pj_value *root = timed_parse(&a, "64 x 120 x 10 keys + 500 deep x 31", b.p, b.len);
+    const pj_value *ss = pj_get(root, "states");
+    ck_assert_uint_eq(ss->u.arr.n, 64);
+    const pj_value *last = ss->u.arr.items[63];
+    ck_assert_uint_eq(last->u.obj.n, 120);
+    ck_assert_str_eq(last->u.obj.m[119].key, "f119");
+    ck_assert_uint_eq(pj_get(last, "f100")->u.obj.n, 10);
+    const pj_value *d = pj_get(root, "deep");
+    for (int i = 0; i < depth; i++) {
+        ck_assert_uint_eq(d->u.obj.n, 31);
+        ck_assert_int_eq(atoi(pj_get(d, "d29")->u.str.s), i);
+        d = pj_get(d, "next");
+    }
+    ck_assert_int_eq(d->type, PJ_NULL);
+    pj_arena_free(&a);
+    free(b.p);
+}
+END_TEST
+
+/* 120k members over 1000 distinct keys: 1000 members, each at its first position with its
+ * last value, in linear time. */
+START_TEST(many_duplicate_keys_keep_first_position_last_value)
+{
+    const int n = 120000, distinct = 1000;
+    pj_buf b = {0};
+    pj_buf_puts(&b, "{");
+    for (int i = 0; i < n; i++)
+        pj_buf_printf(&b, "%s\"k%d\": %d", i ? ", " : "", (i * 7) % distinct, i);
+    pj_buf_puts(&b, "}");
+    ck_assert(!b.failed && b.len <= BODY_LIMIT);
+    pj_arena a = {0};
+    const pj_value *v = timed_parse(&a, "120k members, 1000 distinct keys", b.p, b.len);
+    ck_assert_uint_eq(v->u.obj.n, (size_t)distinct);
+    char key[32];
+    for (int j = 0; j < distinct; j++) {
+        int k = (j * 7) % distinct; /* first seen at position j (7 is prime to 1000) */
+        snprintf(key, sizeof key, "k%d", k);
+        ck_assert_str_eq(v->u.obj.m[j].key, key);
+        ck_assert_int_eq(atoi(v->u.obj.m[j].val->u.str.s), n - distinct + j); /* last i with i*7 = k */
+    }
+    pj_arena_free(&a);
+    free(b.p);
+}
+END_TEST
+
+/* "\\u00e9" and the raw UTF-8 bytes are one key: the extra keys' ids 6 and 7 are equal. */
+static int canon(int id, int n_keys)
+{
+    return id == n_keys + 7 ? n_keys + 6 : id;
+}
+
+/* dict insertion, transcribed: a repeated key keeps its first position and takes the last
+ * value. Random objects of 1-300 members over 1-120 keys (some differing only by an embedded
+ * NUL or a prefix) cross the sizes where the parser changes its lookup. */
+START_TEST(duplicate_keys_match_dict_insertion)
+{
+    static const char *const extra[] = {"", "\\u0000", "a\\u0000", "a\\u0000b", "ab", "a", "\\u00e9", "\xc3\xa9"};
+    static const size_t extra_len[] = {0, 1, 2, 3, 2, 1, 2, 2}; /* decoded lengths */
+    static const char *const extra_dec[] = {"", "\0", "a\0", "a\0b", "ab", "a", "\xc3\xa9", "\xc3\xa9"};
+    unsigned seed = 12345;
+    for (int round = 0; round < 400; round++) {
+        seed = seed * 1103515245u + 12345u;
+        int n_members = 1 + (int)(seed >> 8) % 300;
+        seed = seed * 1103515245u + 12345u;
+        int n_keys = 1 + (int)(seed >> 8) % 120;
+        int keys[300], order[300], last[300], n_out = 0; /* key ids; expected members */
+        pj_buf b = {0};
+        pj_buf_puts(&b, "{");
+        for (int i = 0; i < n_members; i++) {
+            seed = seed * 1103515245u + 12345u;
+            keys[i] = (int)(seed >> 8) % (n_keys + 8); /* ids >= n_keys are the extra keys */
+            if (keys[i] >= n_keys)
+                pj_buf_printf(&b, "%s\"%s\": %d", i ? ", " : "", extra[keys[i] - n_keys], i);
+            else
+                pj_buf_printf(&b, "%s\"key%d\": %d", i ? ", " : "", keys[i], i);
+            int j;
+            for (j = 0; j < n_out && canon(keys[order[j]], n_keys) != canon(keys[i], n_keys); j++)
+                ;
+            if (j == n_out)
+                order[n_out++] = i;
+            last[j] = i;
+        }
+        pj_buf_puts(&b, "}");
+        pj_arena a = {0};
+        pj_value *v;
+        layad_error err = {0};
+        ck_assert_msg(pj_parse(&a, b.p, b.len, &v, &err) == 0, "%s", err.msg);
+        ck_assert_msg(v->u.obj.n == (size_t)n_out, "round %d: %zu members, want %d", round, v->u.obj.n, n_out);
+        for (int j = 0; j < n_out; j++) {
+            const pj_member *m = &v->u.obj.m[j];
+            int id = keys[order[j]];
+            char want[32];
+            const char *wk = want;
+            size_t wl;
+            if (id >= n_keys) {
+                wk = extra_dec[id - n_keys];
+                wl = extra_len[id - n_keys];
+            } else {
+                wl = (size_t)snprintf(want, sizeof want, "key%d", id);
+            }
+            ck_assert_msg(m->keylen == wl && !memcmp(m->key, wk, wl), "round %d member %d: wrong key", round, j);
+            ck_assert_msg(atoi(m->val->u.str.s) == last[j], "round %d member %d: value %s, want %d", round, j,
+                          m->val->u.str.s, last[j]);
+        }
+        pj_arena_free(&a);
+        free(b.p);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pyjson");
@@ -168,5 +394,13 @@ int main(void)
     tcase_add_test(tc, scalar_equality_is_python_dict_key_equality);
     tcase_add_test(tc, deep_nesting_is_refused);
     suite_add_tcase(s, tc);
+    TCase *lin = tcase_create("linear");
+    tcase_set_timeout(lin, 60);
+    tcase_add_test(lin, state_with_120k_keys_parses_in_linear_time);
+    tcase_add_test(lin, most_keys_in_the_body_limit_parse_in_linear_time);
+    tcase_add_test(lin, wide_and_deep_mix_parses_in_linear_time);
+    tcase_add_test(lin, many_duplicate_keys_keep_first_position_last_value);
+    tcase_add_test(lin, duplicate_keys_match_dict_insertion);
+    suite_add_tcase(s, lin);
     return tu_run(s);
 }
