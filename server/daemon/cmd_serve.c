@@ -122,6 +122,37 @@ static int warm_backend(laya_backend *b, const laya_checkpoint *ck, layad_error 
     return 0;
 }
 
+/* The GEMM tuning cache of device dev: <state_dir>/gemm-tuning-cuda<dev>.txt,
+ * state_dir from the config or systemd's $STATE_DIRECTORY; NULL without one. */
+static const char *tuning_cache_path(const serve_config *cfg, int dev, char *buf, size_t len)
+{
+    const char *dir = cfg->state_dir[0] ? cfg->state_dir : getenv("STATE_DIRECTORY");
+    if (!dir || !dir[0])
+        return NULL;
+    char first[SERVE_STR_MAX];
+    snprintf(first, sizeof first, "%s", dir);
+    first[strcspn(first, ":")] = 0; /* systemd lists several directories with ':' */
+    snprintf(buf, len, "%s/gemm-tuning-cuda%d.txt", first, dev);
+    return buf;
+}
+
+/* Start-up progress: one line per warmed bucket. */
+static void warm_progress(void *arg, int done, int total, int cap_tokens, double ms)
+{
+    log_msg("info", "cuda:%d: warm-up %d/%d: bucket of %d tokens ready in %.0f ms", *(const int *)arg,
+            done, total, cap_tokens, ms);
+}
+
+static void log_warm_summary(int dev, const cuda_backend_info *info)
+{
+    log_msg("info", "cuda:%d: %d buckets up to %d tokens warmed in %.1f s (upload %.1f s; %d tuned GEMM "
+            "shapes from the cache); activations %.0f MiB, weights %.0f MiB", dev, info->n_warm,
+            info->max_tokens, info->warm_ms / 1e3, info->upload_ms / 1e3, info->tuning_loaded,
+            info->act_bytes / 1048576.0, info->weight_bytes / 1048576.0);
+    if (info->tuning_warning[0])
+        log_msg("warn", "cuda:%d: GEMM tuning cache: %s", dev, info->tuning_warning);
+}
+
 /* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals
  * are the ones CUDA sees, i.e. after CUDA_VISIBLE_DEVICES renumbering; empty
  * means every visible device. Returns the count, or -1 (out of range, not a
@@ -167,7 +198,8 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
     if (n < 0)
         return -1;
     cuda_bucket warm[CUDA_MAX_WARM];
-    int nwarm = cfg->warm[0] ? cuda_bucket_list_parse(cfg->warm, warm, CUDA_MAX_WARM, err) : 0;
+    const int all = !cfg->warm[0] || !strcmp(cfg->warm, "all");
+    int nwarm = all ? 0 : cuda_bucket_list_parse(cfg->warm, warm, CUDA_MAX_WARM, err);
     if (nwarm < 0)
         return -1;
     size_t off = 0;
@@ -178,12 +210,17 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
         if (cuda_dtype_parse(cfg->dtype, &o.dtype))
             return layad_fail(err, 500, "dtype '%s'", cfg->dtype);
         o.max_batch_rows = cfg->max_batch_rows;
+        o.max_tokens = cfg->max_batch_tokens;
         o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
-        o.warm = warm;
+        o.warm = all ? NULL : warm;
         o.n_warm = nwarm;
-        o.graph_cache = cfg->graph_cache;
         o.gemm_tune = cfg->gemm_tune;
-        log_msg("info", "cuda:%d: uploading weights (%s), capturing %d warm-up graphs", devs[i], cfg->dtype, nwarm);
+        char cache[SERVE_STR_MAX + 64];
+        o.tuning_cache = tuning_cache_path(cfg, devs[i], cache, sizeof cache);
+        o.progress = warm_progress;
+        o.progress_arg = &devs[i];
+        log_msg("info", "cuda:%d: uploading weights (%s), then tuning and capturing %s buckets", devs[i],
+                cfg->dtype, all ? "all" : "the warm-up shapes'");
         laya_backend *b = cuda_backend_create(ck, &o, err);
         if (!b || warm_backend(b, ck, err)) {
             if (b)
@@ -192,6 +229,8 @@ static int build_cuda(serve_state *st, const laya_checkpoint *ck, int ncuda, jso
         }
         cuda_backend_info info;
         int have_info = cuda_backend_info_get(b, &info, err) == 0;
+        if (have_info)
+            log_warm_summary(devs[i], &info);
         snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "%d", devs[i]);
         lab[*nlab] = g_labels[*nlab];
         if (have_info && gpu_snapshot_label_device(info.pci_bus_id, g_labels[*nlab]) < 0)
@@ -459,7 +498,9 @@ static int start_scheduler(serve_state *st)
     layad_error_clear(&err);
     int max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : ck->cfg.max_len;
     sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
-                     cfg->max_batch_tokens, cfg->request_timeout_s, 2};
+                     cfg->max_batch_tokens, cfg->request_timeout_s, 2, 0};
+    /* the CPU backend runs packs at their exact size: no bucket rounding in the cost */
+    so.exact_cost = !(!strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && cuda_device_count() > 0));
     if (so.kmax < cfg->max_options)
         so.kmax = cfg->max_options;
     if (so.kmax < cfg->max_levels)
