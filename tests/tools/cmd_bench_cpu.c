@@ -21,6 +21,7 @@
 
 #include "model/backend/cpu.h"
 #include "model/checkpoint/checkpoint.h"
+#include "tests/tools/tool.h"
 #include "tests/tools/tools.h"
 
 static double clock_s(clockid_t id)
@@ -91,110 +92,131 @@ static int read_rows(const char *path, laya_row **rows_out, int32_t **store_out,
     return 0;
 }
 
-int cmd_bench_cpu(int argc, char **argv)
-{
-    const char *model = NULL, *rows_path = NULL;
-    int reps = 3, threads = 0, max_rows = 0;
-    static const struct option opts[] = {{"model", required_argument, 0, 'm'}, {"rows", required_argument, 0, 'r'},
-                                         {"reps", required_argument, 0, 'n'}, {"threads", required_argument, 0, 't'},
-                                         {"max-rows", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'r': rows_path = optarg; break;
-        case 'n': reps = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        case 'b': max_rows = atoi(optarg); break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (!model || !rows_path || reps < 1) {
-        usage(stderr);
-        return 2;
-    }
+/* The tool's own options and the rows they name (the common ones are in tool). */
+typedef struct bench_cpu {
+    const char *rows_path;
+    int reps, max_rows;
     laya_row *rows;
     int32_t *store;
     int n, K;
-    if (read_rows(rows_path, &rows, &store, &n, &K))
-        return 2;
-    int rc = 2;
-    laya_checkpoint ck;
-    laya_backend *be = NULL;
-    float *logits = malloc(sizeof(float) * (size_t)n * K), *act = malloc(sizeof(float) * (size_t)n * LAYA_N_ACT);
-    double *times = calloc((size_t)reps, sizeof(double)), *cpu = calloc((size_t)reps, sizeof(double));
-    layad_error err;
-    double t0 = now_s();
-    if (!logits || !act || !times || !cpu) {
-        fprintf(stderr, "bench-cpu: out of memory\n");
-        goto out_rows;
+    float *logits, *act;     /* [n * K], [n * LAYA_N_ACT]: the last rep's outputs */
+    double *times, *cpu;     /* [reps]: wall and process CPU seconds per rep */
+    double load_s;
+} bench_cpu;
+
+static int bench_cpu_opt(void *ctx, int c, const char *arg)
+{
+    bench_cpu *b = ctx;
+    switch (c) {
+    case 'r': b->rows_path = arg; return 0;
+    case 'n': b->reps = atoi(arg); return 0;
+    case 'b': b->max_rows = atoi(arg); return 0;
+    default: usage(stderr); return 2;
     }
-    if (checkpoint_open(&ck, model, &err)) {
-        fprintf(stderr, "bench-cpu: %s\n", err.msg);
-        goto out_rows;
-    }
-    if (max_rows < 1)
-        max_rows = n; /* one chunk holding every row, padded to the longest */
-    if (!(be = cpu_backend_create(&ck, max_rows, threads, &err))) {
-        fprintf(stderr, "bench-cpu: %s\n", err.msg);
-        goto out_ck;
-    }
-    const double load_s = now_s() - t0;
-    for (int r = -1; r < reps; r++) {
+}
+
+/* One untimed warm-up, then b->reps timed forwards of every row. 0, or -1 after printing why. */
+static int run_reps(tool *t, bench_cpu *b)
+{
+    laya_backend *be = t->cpu;
+    for (int r = -1; r < b->reps; r++) {
         double s = now_s(), sc = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        if (be->ops->forward(be, rows, n, K, logits, act, &err)) {
-            fprintf(stderr, "bench-cpu: forward: %s\n", err.msg);
-            goto out_be;
+        if (be->ops->forward(be, b->rows, b->n, b->K, b->logits, b->act, &t->err)) {
+            fprintf(stderr, "bench-cpu: forward: %s\n", t->err.msg);
+            return -1;
         }
         if (r >= 0) {
-            times[r] = now_s() - s;
-            cpu[r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - sc;
+            b->times[r] = now_s() - s;
+            b->cpu[r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - sc;
         }
     }
+    return 0;
+}
+
+/* The report on stdout (one compact JSON line). Sorts b->times. 0, or 2. */
+static int report(const tool *t, bench_cpu *b)
+{
+    const int n = b->n, K = b->K, reps = b->reps;
     long tokens = 0;
     for (int i = 0; i < n; i++)
-        tokens += rows[i].len;
+        tokens += b->rows[i].len;
     json_t *o = json_object(), *jt = json_array(), *jc = json_array(), *jl = json_array(), *ja = json_array();
     for (int r = 0; r < reps; r++) {
-        json_array_append_new(jt, json_real(times[r]));
-        json_array_append_new(jc, json_real(cpu[r]));
+        json_array_append_new(jt, json_real(b->times[r]));
+        json_array_append_new(jc, json_real(b->cpu[r]));
     }
-    qsort(times, (size_t)reps, sizeof(double), cmp_double);
-    const double median = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+    qsort(b->times, (size_t)reps, sizeof(double), cmp_double);
+    const double median = reps % 2 ? b->times[reps / 2] : 0.5 * (b->times[reps / 2 - 1] + b->times[reps / 2]);
     for (int i = 0; i < n; i++) {
         json_t *row = json_array(), *arow = json_array();
         for (int k = 0; k < K; k++)
-            json_array_append_new(row, json_real(logits[(size_t)i * K + k]));
+            json_array_append_new(row, json_real(b->logits[(size_t)i * K + k]));
         for (int a = 0; a < LAYA_N_ACT; a++)
-            json_array_append_new(arow, json_real(act[(size_t)i * LAYA_N_ACT + a]));
+            json_array_append_new(arow, json_real(b->act[(size_t)i * LAYA_N_ACT + a]));
         json_array_append_new(jl, row);
         json_array_append_new(ja, arow);
     }
     json_object_set_new(o, "backend", json_string("cpu"));
-    json_object_set_new(o, "threads", json_integer(threads));
-    json_object_set_new(o, "max_rows", json_integer(max_rows));
+    json_object_set_new(o, "threads", json_integer(t->threads));
+    json_object_set_new(o, "max_rows", json_integer(b->max_rows));
     json_object_set_new(o, "rows", json_integer(n));
     json_object_set_new(o, "tokens", json_integer(tokens));
-    json_object_set_new(o, "load_s", json_real(load_s));
+    json_object_set_new(o, "load_s", json_real(b->load_s));
     json_object_set_new(o, "times_s", jt);
     json_object_set_new(o, "cpu_times_s", jc); /* process CPU time (all threads) per call */
     json_object_set_new(o, "median_s", json_real(median));
-    json_object_set_new(o, "min_s", json_real(times[0]));
-    json_object_set_new(o, "max_s", json_real(times[reps - 1]));
+    json_object_set_new(o, "min_s", json_real(b->times[0]));
+    json_object_set_new(o, "max_s", json_real(b->times[reps - 1]));
     json_object_set_new(o, "tokens_per_s", json_real((double)tokens / median));
     json_object_set_new(o, "logits", jl);
     json_object_set_new(o, "act", ja);
-    rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(9)) ? 2 : 0;
+    int rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(9)) ? 2 : 0;
     fputc('\n', stdout);
     json_decref(o);
-out_be:
-    be->ops->destroy(be);
-out_ck:
-    checkpoint_close(&ck);
-out_rows:
-    free(logits), free(act), free(times), free(cpu), free(rows), free(store);
     return rc;
+}
+
+/* Loads the checkpoint and the backend (timed), runs the reps, reports. The exit status. */
+static int bench(tool *t, bench_cpu *b)
+{
+    double t0 = now_s();
+    if (!b->logits || !b->act || !b->times || !b->cpu) {
+        fprintf(stderr, "bench-cpu: out of memory\n");
+        return 2;
+    }
+    if (tool_open_model(t))
+        return tool_fail(t);
+    if (b->max_rows < 1)
+        b->max_rows = b->n; /* one chunk holding every row, padded to the longest */
+    if (!(t->cpu = cpu_backend_create(t->ck, b->max_rows, t->threads, &t->err)))
+        return tool_fail(t);
+    b->load_s = now_s() - t0;
+    if (run_reps(t, b))
+        return 2;
+    return report(t, b);
+}
+
+int cmd_bench_cpu(int argc, char **argv)
+{
+    static const struct option opts[] = {TOOL_MODEL, {"rows", required_argument, 0, 'r'},
+                                         {"reps", required_argument, 0, 'n'}, TOOL_THREADS,
+                                         {"max-rows", required_argument, 0, 'b'}, TOOL_HELP,
+                                         {0, 0, 0, 0}};
+    tool t;
+    tool_init(&t, "bench-cpu", usage);
+    bench_cpu b = {.reps = 3};
+    int rc = tool_parse(&t, argc, argv, "h", opts, bench_cpu_opt, &b);
+    if (rc >= 0)
+        return rc;
+    if (!t.model || !b.rows_path || b.reps < 1)
+        return tool_usage_error(&t);
+    if (read_rows(b.rows_path, &b.rows, &b.store, &b.n, &b.K))
+        return 2;
+    b.logits = malloc(sizeof(float) * (size_t)b.n * b.K);
+    b.act = malloc(sizeof(float) * (size_t)b.n * LAYA_N_ACT);
+    b.times = calloc((size_t)b.reps, sizeof(double));
+    b.cpu = calloc((size_t)b.reps, sizeof(double));
+    rc = bench(&t, &b);
+    free(b.logits), free(b.act), free(b.times), free(b.cpu), free(b.rows), free(b.store);
+    return tool_close(&t, rc);
 }

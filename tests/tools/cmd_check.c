@@ -27,6 +27,7 @@
 #include "model/checkpoint/checkpoint.h"
 #include "tests/tools/gpu_eval.h"
 #include "tests/tools/synth_rows.h"
+#include "tests/tools/tool.h"
 #include "tests/tools/tools.h"
 
 #define N_SETS 3
@@ -170,136 +171,132 @@ out:
     return rc;
 }
 
-int cmd_check(int argc, char **argv)
+/* The tool's own options (the common ones are in tool). */
+typedef struct check_opts {
+    const char *warm, *shapes;
+    int cpu_rows;
+} check_opts;
+
+static int check_opt(void *ctx, int c, const char *arg)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},  {"dtype", required_argument, 0, 'd'},
-        {"warm", required_argument, 0, 'w'},   {"shapes", required_argument, 0, 's'},
-        {"cpu-rows", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
-        {"device", required_argument, 0, 'D'}, {"out", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *model = NULL, *warm_s = "1x96,1x512,8x512", *shapes_s = "1x83,8x512,4x200,2x300";
-    const char *out = "results.json";
-    int dtype = CUDA_DT_FP16, cpu_rows = 2, threads = 0, device = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'd':
-            if (cuda_dtype_parse(optarg, &dtype)) {
-                fprintf(stderr, "check: unknown dtype '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'w': warm_s = optarg; break;
-        case 's': shapes_s = optarg; break;
-        case 'c': cpu_rows = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        case 'D': device = atoi(optarg); break;
-        case 'o': out = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
+    check_opts *o = ctx;
+    switch (c) {
+    case 'w': o->warm = arg; return 0;
+    case 's': o->shapes = arg; return 0;
+    case 'c': o->cpu_rows = atoi(arg); return 0;
+    default: usage(stderr); return 2;
     }
-    if (!model) {
-        usage(stderr);
-        return 2;
+}
+
+/* rep["load"] and rep["device"] from the backend's info (printed as well). */
+static void load_json(tool *t, const cuda_backend_info *info, double load_ms, double create_ms)
+{
+    printf("check: %s on %s (%s, %d SMs), %s\n", t->ck->dir, info->name, info->pci_bus_id,
+           info->sm_count, cuda_dtype_name(t->dtype));
+    printf("  load %.1f ms; upload %.1f ms for %.1f MB of weights; activations %.1f MB; "
+           "create total %.1f ms\n",
+           load_ms, info->upload_ms, info->weight_bytes / 1e6, info->act_bytes / 1e6, create_ms);
+    json_t *caps = json_array();
+    for (int i = 0; i < info->n_warm; i++) {
+        printf("  warm-up bucket of %d tokens: %.1f ms (tuning + eager run + capture)\n",
+               info->warm_tokens[i], info->warm_capture_ms[i]);
+        json_array_append_new(caps, json_pack("{s:i, s:f}", "tokens", info->warm_tokens[i], "ms",
+                                              info->warm_capture_ms[i]));
     }
-    if (cuda_device_count() == 0) {
-        printf("SKIP: no CUDA device%s\n", LAYAD_CUDA ? "" : " (built without CUDA)");
-        return 0;
-    }
-    layad_error err = {0};
-    cuda_bucket warm[MAX_SHAPES], shapes[MAX_SHAPES];
-    int n_warm = cuda_bucket_list_parse(warm_s, warm, MAX_SHAPES, &err);
-    int n_shapes = n_warm < 0 ? -1 : cuda_bucket_list_parse(shapes_s, shapes, MAX_SHAPES, &err);
-    if (n_warm < 0 || n_shapes < 0) {
-        fprintf(stderr, "check: %s\n", err.msg);
-        return 2;
-    }
-    json_t *rep = json_object(), *shape_arr = json_array();
-    json_object_set_new(rep, "nvml_before", gpu_snapshot_json());
-    laya_checkpoint *ck = calloc(1, sizeof *ck);
-    laya_backend *b = NULL, *cpu = NULL;
-    int status = 2, opened = 0;
+    json_object_set_new(
+        t->rep, "load",
+        json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:o}", "model", t->ck->dir,
+                  "model_sha256", t->ck->sha256, "checkpoint_open_ms", load_ms, "upload_ms",
+                  info->upload_ms, "weight_bytes", (json_int_t)info->weight_bytes, "activation_bytes",
+                  (json_int_t)info->act_bytes, "workspace_bytes", (json_int_t)info->workspace_bytes,
+                  "pinned_bytes", (json_int_t)info->pinned_bytes, "create_ms", create_ms,
+                  "init_before_warmup_ms", info->init_ms, "warm_up_captures", caps));
+    json_object_set_new(
+        t->rep, "device",
+        json_pack("{s:i, s:s, s:s, s:s, s:i, s:I, s:s, s:s}", "index", info->device, "name",
+                  info->name, "pci_bus_id", info->pci_bus_id, "compute_capability",
+                  info->sm_major == 9 ? "9.0" : "other", "sm_count", info->sm_count,
+                  "memory_total_bytes", (json_int_t)info->mem_total, "dtype",
+                  cuda_dtype_name(t->dtype), "kernels",
+                  "ahead of time: nvcc sm_90a SASS + compute_90 PTX; no NVRTC linked"));
+}
+
+/* Opens the checkpoint and creates the CUDA backend with the warm-up list,
+ * timing both. 0, or -1 with t->err set. */
+static int load(tool *t, const cuda_bucket *warm, int n_warm)
+{
     double t0 = wall_ms();
-    if (!ck || checkpoint_open(ck, model, &err))
-        goto fail;
-    opened = 1;
+    if (tool_open_model(t))
+        return -1;
     const double load_ms = wall_ms() - t0;
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
-    o.device = device;
-    o.dtype = dtype;
+    o.device = t->device;
+    o.dtype = t->dtype;
     o.warm = warm;
     o.n_warm = n_warm;
     t0 = wall_ms();
-    if (!(b = cuda_backend_create(ck, &o, &err)))
-        goto fail;
+    if (!(t->gpu = cuda_backend_create(t->ck, &o, &t->err)))
+        return -1;
     const double create_ms = wall_ms() - t0;
     cuda_backend_info info;
-    if (cuda_backend_info_get(b, &info, &err))
-        goto fail;
-    printf("check: %s on %s (%s, %d SMs), %s\n", ck->dir, info.name, info.pci_bus_id,
-           info.sm_count, cuda_dtype_name(dtype));
-    printf("  load %.1f ms; upload %.1f ms for %.1f MB of weights; activations %.1f MB; "
-           "create total %.1f ms\n",
-           load_ms, info.upload_ms, info.weight_bytes / 1e6, info.act_bytes / 1e6, create_ms);
-    json_t *caps = json_array();
-    for (int i = 0; i < info.n_warm; i++) {
-        printf("  warm-up bucket of %d tokens: %.1f ms (tuning + eager run + capture)\n",
-               info.warm_tokens[i], info.warm_capture_ms[i]);
-        json_array_append_new(caps, json_pack("{s:i, s:f}", "tokens", info.warm_tokens[i], "ms",
-                                              info.warm_capture_ms[i]));
-    }
-    json_object_set_new(
-        rep, "load",
-        json_pack("{s:s, s:s, s:f, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:o}", "model", ck->dir,
-                  "model_sha256", ck->sha256, "checkpoint_open_ms", load_ms, "upload_ms",
-                  info.upload_ms, "weight_bytes", (json_int_t)info.weight_bytes, "activation_bytes",
-                  (json_int_t)info.act_bytes, "workspace_bytes", (json_int_t)info.workspace_bytes,
-                  "pinned_bytes", (json_int_t)info.pinned_bytes, "create_ms", create_ms,
-                  "init_before_warmup_ms", info.init_ms, "warm_up_captures", caps));
-    json_object_set_new(
-        rep, "device",
-        json_pack("{s:i, s:s, s:s, s:s, s:i, s:I, s:s, s:s}", "index", info.device, "name",
-                  info.name, "pci_bus_id", info.pci_bus_id, "compute_capability",
-                  info.sm_major == 9 ? "9.0" : "other", "sm_count", info.sm_count,
-                  "memory_total_bytes", (json_int_t)info.mem_total, "dtype",
-                  cuda_dtype_name(dtype), "kernels",
-                  "ahead of time: nvcc sm_90a SASS + compute_90 PTX; no NVRTC linked"));
+    if (cuda_backend_info_get(t->gpu, &info, &t->err))
+        return -1;
+    load_json(t, &info, load_ms, create_ms);
+    return 0;
+}
+
+/* Every shape, then the graph counters and the NVML snapshot after the work. */
+static int check_all(tool *t, const check_opts *co, const cuda_bucket *warm, int n_warm,
+                     const cuda_bucket *shapes, int n_shapes)
+{
+    json_t *shape_arr = json_array();
+    json_object_set_new(t->rep, "shapes", shape_arr);
     for (int i = 0; i < n_shapes; i++)
-        if (check_shape(ck, b, &cpu, threads, shapes[i], i, cpu_rows, warm, n_warm, shape_arr,
-                        &err))
-            goto fail;
-    json_object_set_new(rep, "shapes", shape_arr);
-    shape_arr = NULL;
+        if (check_shape(t->ck, t->gpu, &t->cpu, t->threads, shapes[i], i, co->cpu_rows, warm, n_warm,
+                        shape_arr, &t->err))
+            return -1;
     cuda_backend_stats st;
-    cuda_backend_stats_get(b, &st);
-    json_object_set_new(rep, "graph_cache",
+    cuda_backend_stats_get(t->gpu, &st);
+    json_object_set_new(t->rep, "graph_cache",
                         json_pack("{s:I, s:I, s:I, s:i}", "hits", (json_int_t)st.graph_hits,
                                   "misses", (json_int_t)st.graph_misses, "late_captures",
                                   (json_int_t)st.late_captures, "cached", st.graphs_cached));
     usleep(1200 * 1000); /* let the NVML thread refresh after the work */
-    json_object_set_new(rep, "nvml_after", gpu_snapshot_json());
-    if (json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {
-        fprintf(stderr, "check: cannot write %s\n", out);
-        goto done;
-    }
-    printf("check: wrote %s\n", out);
-    status = 0;
-    goto done;
-fail:
-    fprintf(stderr, "check: %s\n", err.msg);
-done:
-    json_decref(shape_arr);
-    json_decref(rep);
-    if (cpu)
-        cpu->ops->destroy(cpu);
-    if (b)
-        b->ops->destroy(b);
-    if (opened)
-        checkpoint_close(ck);
-    free(ck);
-    return status;
+    json_object_set_new(t->rep, "nvml_after", gpu_snapshot_json());
+    return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        TOOL_MODEL,  TOOL_DTYPE,
+        {"warm", required_argument, 0, 'w'},   {"shapes", required_argument, 0, 's'},
+        {"cpu-rows", required_argument, 0, 'c'}, TOOL_THREADS,
+        TOOL_DEVICE, TOOL_OUT,
+        TOOL_HELP,   {0, 0, 0, 0}};
+    tool t;
+    tool_init(&t, "check", usage);
+    t.out = "results.json";
+    check_opts co = {"1x96,1x512,8x512", "1x83,8x512,4x200,2x300", 2};
+    int rc = tool_parse(&t, argc, argv, "h", opts, check_opt, &co);
+    if (rc >= 0)
+        return rc;
+    if (!t.model)
+        return tool_usage_error(&t);
+    if (tool_skip_without_gpu())
+        return 0;
+    cuda_bucket warm[MAX_SHAPES], shapes[MAX_SHAPES];
+    int n_warm = cuda_bucket_list_parse(co.warm, warm, MAX_SHAPES, &t.err);
+    int n_shapes = n_warm < 0 ? -1 : cuda_bucket_list_parse(co.shapes, shapes, MAX_SHAPES, &t.err);
+    if (n_warm < 0 || n_shapes < 0)
+        return tool_fail(&t);
+    t.rep = json_object();
+    json_object_set_new(t.rep, "nvml_before", gpu_snapshot_json());
+    if (load(&t, warm, n_warm) || check_all(&t, &co, warm, n_warm, shapes, n_shapes))
+        return tool_close(&t, tool_fail(&t));
+    if (tool_write_report(&t, t.out))
+        return tool_close(&t, 2);
+    printf("check: wrote %s\n", t.out);
+    return tool_close(&t, 0);
 }

@@ -51,6 +51,7 @@
 #include "tests/tools/ckpt_round.h"
 #include "tests/tools/gpu_eval.h"
 #include "tests/tools/synth_rows.h"
+#include "tests/tools/tool.h"
 #include "tests/tools/tools.h"
 
 #define PARITY_SEED 20261202ull
@@ -411,49 +412,42 @@ out:
     return rc;
 }
 
-int cmd_parity_fast(int argc, char **argv)
+/* ---- the command ------------------------------------------------------------------------ */
+
+enum { MAX_EXTERNAL = 8 };
+
+/* The tool's own options (the common ones are in tool). */
+typedef struct parity_opts {
+    const char *dtypes, *ref, *label, *dump;
+    const char *external[MAX_EXTERNAL];
+    int n_external;
+    int want[2]; /* CUDA_DT_FP16, CUDA_DT_BF16: from dtypes */
+} parity_opts;
+
+static int parity_opt(void *ctx, int c, const char *arg)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"dtype", required_argument, 0, 'd'},
-        {"out", required_argument, 0, 'o'},   {"ref", required_argument, 0, 'r'},
-        {"threads", required_argument, 0, 't'}, {"device", required_argument, 0, 'D'},
-        {"label", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
-        {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
-        {0, 0, 0, 0}};
-    enum { MAX_EXTERNAL = 8 };
-    const char *external[MAX_EXTERNAL], *dump = NULL;
-    int n_external = 0;
-    const char *model = NULL, *dtypes = "fp16,bf16", *out = NULL, *ref = NULL, *label = NULL;
-    int threads = 0, device = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'd': dtypes = optarg; break;
-        case 'o': out = optarg; break;
-        case 'r': ref = optarg; break;
-        case 't': threads = atoi(optarg); break;
-        case 'D': device = atoi(optarg); break;
-        case 'l': label = optarg; break;
-        case 'R': dump = optarg; break;
-        case 'x':
-            if (n_external == MAX_EXTERNAL) {
-                fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
-                return 2;
-            }
-            external[n_external++] = optarg;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+    parity_opts *p = ctx;
+    switch (c) {
+    case 'd': p->dtypes = arg; return 0;
+    case 'r': p->ref = arg; return 0;
+    case 'l': p->label = arg; return 0;
+    case 'R': p->dump = arg; return 0;
+    case 'x':
+        if (p->n_external == MAX_EXTERNAL) {
+            fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
+            return 2;
         }
+        p->external[p->n_external++] = arg;
+        return 0;
+    default: usage(stderr); return 2;
     }
-    if (!model) {
-        usage(stderr);
-        return 2;
-    }
-    int want[2] = {0, 0};
+}
+
+/* --dtype LIST into p->want. 0, or 2 after printing the bad name. */
+static int parse_dtypes(parity_opts *p)
+{
     char buf[64];
-    snprintf(buf, sizeof buf, "%s", dtypes);
+    snprintf(buf, sizeof buf, "%s", p->dtypes);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int dt;
         if (!strcmp(t, "none"))
@@ -462,97 +456,138 @@ int cmd_parity_fast(int argc, char **argv)
             fprintf(stderr, "parity-fast: unknown dtype '%s'\n", t);
             return 2;
         }
-        want[dt] = 1;
+        p->want[dt] = 1;
     }
-    layad_error err = {0};
-    laya_checkpoint *ck = calloc(1, sizeof *ck);
-    synth_set s = {0};
-    fwd_out ref_out = {0}, rw_out = {0};
-    json_t *rep = json_object();
-    int status = 2, opened = 0;
-    if (!ck || checkpoint_open(ck, model, &err))
-        goto fail;
-    opened = 1;
+    return 0;
+}
+
+/* Prints the sweep and records rep["run"] and rep["rows"]. */
+static void sweep_json(tool *t, const parity_opts *p, const synth_set *s)
+{
+    const laya_checkpoint *ck = t->ck;
     const laya_config *cfg = &ck->cfg;
-    if (synth_parity(&s, cfg, cfg->max_len, PARITY_SEED, &err) ||
-        fwd_out_alloc(&ref_out, s.n, s.max_markers, &err))
-        goto fail;
-    int minlen = s.rows[0].len, maxlen = 0, types[3] = {0}, json_rows = 0;
-    for (int i = 0; i < s.n; i++) {
-        json_rows += s.json_state[i];
-        minlen = s.rows[i].len < minlen ? s.rows[i].len : minlen;
-        maxlen = s.rows[i].len > maxlen ? s.rows[i].len : maxlen;
-        types[s.rows[i].qtype]++;
+    int minlen = s->rows[0].len, maxlen = 0, types[3] = {0}, json_rows = 0;
+    for (int i = 0; i < s->n; i++) {
+        json_rows += s->json_state[i];
+        minlen = s->rows[i].len < minlen ? s->rows[i].len : minlen;
+        maxlen = s->rows[i].len > maxlen ? s->rows[i].len : maxlen;
+        types[s->rows[i].qtype]++;
     }
     char hash[32];
-    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(&s));
+    snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(s));
     printf("parity-fast: %s (sha256 %.12s), %d rows over 60 states, lengths %d..%d, K %d, "
            "%ld tokens, set %s\n",
-           ck->dir, ck->sha256, s.n, minlen, maxlen, s.max_markers, s.tokens, hash);
+           ck->dir, ck->sha256, s->n, minlen, maxlen, s->max_markers, s->tokens, hash);
     json_object_set_new(
-        rep, "run",
-        json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i}}", "label", label ? label : ck->dir,
+        t->rep, "run",
+        json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i}}", "label", p->label ? p->label : ck->dir,
                   "model_dir", ck->dir, "model_sha256", ck->sha256, "geometry", "hidden",
                   cfg->hidden, "layers", cfg->n_layers, "intermediate", cfg->intermediate,
                   "max_len", cfg->max_len));
-    json_object_set_new(rep, "rows",
+    json_object_set_new(t->rep, "rows",
                         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:s, s:I, s:{s:i, "
                                   "s:i, s:i}}",
-                                  "count", s.n, "states", 60, "min_len", minlen, "max_len",
-                                  maxlen, "max_markers", s.max_markers, "rows_with_json_state",
-                                  json_rows, "tokens", (json_int_t)s.tokens, "set_hash", hash, "seed",
+                                  "count", s->n, "states", 60, "min_len", minlen, "max_len",
+                                  maxlen, "max_markers", s->max_markers, "rows_with_json_state",
+                                  json_rows, "tokens", (json_int_t)s->tokens, "set_hash", hash, "seed",
                                   (json_int_t)PARITY_SEED, "types", "choice", types[0], "score",
                                   types[1], "noul", types[2]));
-    if (dump && dump_rows(dump, ck, &s, &err))
-        goto fail;
-    if (cpu_reference(ck, &s, ref, threads, &ref_out, rep, &err))
-        goto fail;
-    if (want[CUDA_DT_BF16] && bf16_reference(ck, &s, ref, threads, &ref_out, &rw_out, rep, &err))
-        goto fail;
-    for (int i = 0; i < n_external; i++)
-        if (check_external(external[i], ck, &s, &ref_out, want[CUDA_DT_BF16] ? &rw_out : NULL,
-                           rep, &err))
-            goto fail;
-    if (!want[CUDA_DT_FP16] && !want[CUDA_DT_BF16]) {
+}
+
+/* The references: rows out (--dump-rows), the CPU fp32 forward, the bf16-rounded
+ * one when bf16 is checked, the --external forwards. 0, or -1 with t->err set. */
+static int references(tool *t, const parity_opts *p, const synth_set *s, fwd_out *ref_out, fwd_out *rw_out)
+{
+    const int bf16 = p->want[CUDA_DT_BF16];
+    if (p->dump && dump_rows(p->dump, t->ck, s, &t->err))
+        return -1;
+    if (cpu_reference(t->ck, s, p->ref, t->threads, ref_out, t->rep, &t->err))
+        return -1;
+    if (bf16 && bf16_reference(t->ck, s, p->ref, t->threads, ref_out, rw_out, t->rep, &t->err))
+        return -1;
+    for (int i = 0; i < p->n_external; i++)
+        if (check_external(p->external[i], t->ck, s, ref_out, bf16 ? rw_out : NULL, t->rep, &t->err))
+            return -1;
+    return 0;
+}
+
+/* The GPU dtypes asked for: the exit status (0 all gates pass or nothing to
+ * run, 1 a gate failed), or -1 with t->err set. */
+static int gpu_gates(tool *t, const parity_opts *p, const synth_set *s, const fwd_out *ref_out,
+                     const fwd_out *rw_out)
+{
+    if (!p->want[CUDA_DT_FP16] && !p->want[CUDA_DT_BF16]) {
         printf("parity-fast: no GPU dtype asked for (--dtype none)\n");
-        status = 0;
-        goto write;
+        return 0;
     }
     if (cuda_device_count() == 0) {
         printf("SKIP: no CUDA device (GPU parity not run)\n");
-        json_object_set_new(rep, "skipped", json_string("no CUDA device"));
-        status = 0;
-        goto write;
+        json_object_set_new(t->rep, "skipped", json_string("no CUDA device"));
+        return 0;
     }
-    json_object_set_new(rep, "dtypes", json_object());
+    json_object_set_new(t->rep, "dtypes", json_object());
     int all_pass = 1;
     for (int dt = 0; dt < 2; dt++) {
-        if (!want[dt])
+        if (!p->want[dt])
             continue;
-        int r = check_dtype(ck, &s, &ref_out, dt == CUDA_DT_BF16 ? &rw_out : NULL, dt, device,
-                            rep, &err);
+        int r = check_dtype(t->ck, s, ref_out, dt == CUDA_DT_BF16 ? rw_out : NULL, dt, t->device,
+                            t->rep, &t->err);
         if (r < 0)
-            goto fail;
+            return -1;
         all_pass &= r;
     }
-    json_object_set_new(rep, "pass", json_boolean(all_pass));
+    json_object_set_new(t->rep, "pass", json_boolean(all_pass));
     printf("parity-fast: %s\n", all_pass ? "PASS" : "FAIL");
-    status = all_pass ? 0 : 1;
-write:
-    if (out && json_dump_file(rep, out, JSON_INDENT(2) | JSON_SORT_KEYS)) {
-        fprintf(stderr, "parity-fast: cannot write %s\n", out);
-        status = 2;
-    }
-    goto done;
-fail:
-    fprintf(stderr, "parity-fast: %s\n", err.msg);
-done:
-    json_decref(rep);
+    return all_pass ? 0 : 1;
+}
+
+/* The sweep, its references and the GPU gates: the exit status, or -1 with t->err set. */
+static int parity(tool *t, const parity_opts *p)
+{
+    synth_set s = {0};
+    fwd_out ref_out = {0}, rw_out = {0};
+    int status = -1;
+    const laya_config *cfg = &t->ck->cfg;
+    if (synth_parity(&s, cfg, cfg->max_len, PARITY_SEED, &t->err) ||
+        fwd_out_alloc(&ref_out, s.n, s.max_markers, &t->err))
+        goto out;
+    sweep_json(t, p, &s);
+    if (references(t, p, &s, &ref_out, &rw_out))
+        goto out;
+    status = gpu_gates(t, p, &s, &ref_out, &rw_out);
+out:
     fwd_out_free(&ref_out);
     fwd_out_free(&rw_out);
     synth_free(&s);
-    if (opened)
-        checkpoint_close(ck);
-    free(ck);
     return status;
+}
+
+int cmd_parity_fast(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        TOOL_MODEL, {"dtype", required_argument, 0, 'd'},
+        TOOL_OUT,   {"ref", required_argument, 0, 'r'},
+        TOOL_THREADS, TOOL_DEVICE,
+        {"label", required_argument, 0, 'l'}, TOOL_HELP,
+        {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
+        {0, 0, 0, 0}};
+    tool t;
+    tool_init(&t, "parity-fast", usage);
+    parity_opts p = {.dtypes = "fp16,bf16"};
+    int rc = tool_parse(&t, argc, argv, "h", opts, parity_opt, &p);
+    if (rc >= 0)
+        return rc;
+    if (!t.model)
+        return tool_usage_error(&t);
+    if (parse_dtypes(&p))
+        return 2;
+    t.rep = json_object();
+    if (tool_open_model(&t))
+        return tool_close(&t, tool_fail(&t));
+    int status = parity(&t, &p);
+    if (status < 0)
+        return tool_close(&t, tool_fail(&t));
+    if (t.out && tool_write_report(&t, t.out))
+        status = 2;
+    return tool_close(&t, status);
 }

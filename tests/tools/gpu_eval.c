@@ -11,8 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/telemetry/gpu_snapshot.h"
-
 int fwd_out_alloc(fwd_out *o, int n, int K, layad_error *err)
 {
     o->n = n;
@@ -250,44 +248,6 @@ double median(const double *v, int n)
     double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
     free(c);
     return m;
-}
-
-/* ---- NVML snapshot ------------------------------------------------------------ */
-
-json_t *gpu_snapshot_json(void)
-{
-    static int started = -1;
-    if (started < 0)
-        started = gpu_snapshot_start();
-    gpu_snapshot s;
-    if (!started || !gpu_snapshot_get(&s))
-        return json_null();
-    json_t *devs = json_array();
-    for (int i = 0; i < s.n; i++) {
-        const gpu_dev_snapshot *d = &s.dev[i];
-        json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "index", d->index, "name", d->name, "uuid",
-                              d->uuid, "pstate", d->pstate);
-        if (d->have_mem) {
-            json_object_set_new(o, "memory_used_mib", json_real(d->memory_used_bytes / 1048576.0));
-            json_object_set_new(o, "memory_total_mib",
-                                json_real(d->memory_total_bytes / 1048576.0));
-        }
-        if (d->have_util)
-            json_object_set_new(o, "utilization_pct", json_real(100 * d->utilization_ratio));
-        if (d->have_temp)
-            json_object_set_new(o, "temperature_c", json_real(d->temperature_celsius));
-        if (d->have_power)
-            json_object_set_new(o, "power_w", json_real(d->power_watts));
-        if (d->have_sm_clock)
-            json_object_set_new(o, "sm_clock_mhz", json_real(d->sm_clock_hertz / 1e6));
-        if (d->have_mem_clock)
-            json_object_set_new(o, "memory_clock_mhz", json_real(d->memory_clock_hertz / 1e6));
-        if (d->have_proc_mem)
-            json_object_set_new(o, "process_memory_mib",
-                                json_real(d->process_memory_bytes / 1048576.0));
-        json_array_append_new(devs, o);
-    }
-    return json_pack("{s:s, s:o}", "driver", s.driver, "devices", devs);
 }
 
 /* ---- work counts ----------------------------------------------------------------- */

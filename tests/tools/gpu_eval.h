@@ -72,11 +72,6 @@ double median(const double *v, int n);
 /* Host wall clock in milliseconds (monotonic). */
 double wall_ms(void);
 
-/* The NVML snapshot as JSON (gpu_snapshot of server/), or null when NVML is
- * unavailable. Starts the snapshot thread on first use and waits up to 3 s
- * for a valid refresh. */
-json_t *gpu_snapshot_json(void);
-
 /* Encoder + head FLOPs of one forward over rows of the given lengths (real
  * tokens, no padding), counting 2 per multiply-add: linear layers, attention
  * scores and values (local layers over their window only). */
