@@ -11,8 +11,9 @@
  * Duplicate keys are found through a hash index once an object passes
  * PJ_LINEAR_KEYS members (smaller ones are scanned), so parsing stays linear
  * in the body: a scan per key made a 2 MB state of 120k keys cost 11 s of CPU
- * here (27.8 s in issue 14); with the index it parses in ~20 ms, and the most
- * keys 2 MiB holds (262k) in ~45 ms (tests/test_pyjson.c prints the times).
+ * here (27.8 s where it was first reported); with the index it parses in
+ * ~20 ms, and the most keys 2 MiB holds (262k) in ~45 ms (tests/test_pyjson.c
+ * prints the times).
  * The hash is SipHash-1-3, keyed per parse from getrandom(), as CPython
  * hashes str for its dicts: with a fixed, unkeyed hash a client could send
  * keys that all collide and have the quadratic scan back. Sorting the keys

@@ -2,7 +2,8 @@
  * request.h - one decision request, from body bytes to response bytes.
  *
  * This is the API that both `layad decide` (CLI) and the HTTP daemon use, so
- * that their answers are byte-identical (issue 4, issue 7). The life of a
+ * that their answers are byte-identical (one path from body to response: the
+ * CLI reproduces any answer of the daemon). The life of a
  * request:
  *
  *   request_parse   body -> validated, normalized, tokenized rows (all 4xx here)

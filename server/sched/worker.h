@@ -7,7 +7,8 @@
  * publishes it (buckets_done) and calls the completion hook, which wakes the
  * scheduler loop: short rows are answered while longer buckets still run. It never parses,
  * allocates or formats: everything it touches was allocated before serving.
- * One worker per device; the scheduler owns them all (issue 8).
+ * One worker per device; the scheduler owns them all and alone decides which
+ * device runs what.
  */
 #ifndef LAYAD_SERVER_WORKER_H
 #define LAYAD_SERVER_WORKER_H

@@ -9,7 +9,8 @@
  * of up to 64 rows, then once more with every row alone in a one-row bucket
  * (the daemon's common case, where the small-bucket paths run). Reports
  * per question type max |dlogit|, max |dp| (calibrated probabilities), the
- * same for the act head, and argmax agreement; the gates (issue 6):
+ * same for the act head, and argmax agreement; the gates a GPU forward must
+ * pass to serve:
  *   - argmax agrees wherever the fp32 top-2 probability margin exceeds 1e-2;
  *   - max |dp| <= 5e-3 in fp16, <= 2e-2 in bf16 (batched and one-row passes);
  *   - graph replay bit-identical to eager launches.
