@@ -3,17 +3,27 @@
  * server/api/README.md): which status and field each malformed body gets, the limits, the
  * per-request overrides and caps, the error body, and the response shapes
  * (state vs states, empty questions, strict, return_logits) on the tiny model.
+ *
+ * Empty strings (issue 14, defect 6): `"state": ""` tokenizes to nothing, and the
+ * sequence builder copied from that NULL array (undefined behaviour; the UBSan
+ * daemon aborted). An empty string in every string field of a body is answered,
+ * through the CPU forward, or refused with a clear 4xx naming the field; this
+ * suite runs under ASan+UBSan in `make test`.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "model/backend/cpu.h"
 #include "model/checkpoint/checkpoint.h"
 #include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
 static laya_checkpoint g_ck;
+static laya_backend *g_cpu; /* the forward for the tests that answer (created in each test's process) */
 
 static void load(void)
 {
@@ -24,6 +34,19 @@ static void load(void)
 static void unload(void)
 {
     checkpoint_close(&g_ck);
+}
+
+static void cpu_up(void)
+{
+    layad_error err = {0};
+    g_cpu = cpu_backend_create(&g_ck, 8, 1, &err);
+    ck_assert_msg(g_cpu != NULL, "cpu backend: %s", err.msg);
+}
+
+static void cpu_down(void)
+{
+    g_cpu->ops->destroy(g_cpu);
+    g_cpu = NULL;
 }
 
 /* Parses body with opts (NULL: defaults); returns the status (200 when accepted) and the field. */
@@ -232,6 +255,138 @@ START_TEST(response_shapes)
 }
 END_TEST
 
+/* ---- empty strings ----------------------------------------------------------- */
+
+/* Parses body (opts NULL: defaults); when accepted, checks each row as the scheduler trusts it
+ * (ids in the vocabulary, markers on [MASK] ids inside the row), runs the CPU forward and
+ * formats, and returns 200 with the response in *out (malloc'ed; JSON checked). Otherwise
+ * returns the status, with the field in field[] and a non-empty message. */
+static int answer_or_status(const char *body, const decide_opts *opts, char *field, char **out)
+{
+    decide_opts o;
+    decide_opts_default(&o);
+    if (opts)
+        o = *opts;
+    laya_request *r = NULL;
+    layad_error err = {0};
+    *out = NULL;
+    field[0] = 0;
+    if (request_parse(&g_ck, body, strlen(body), &o, &r, &err)) {
+        ck_assert_ptr_null(r);
+        ck_assert_msg(err.msg[0], "%s: %d without a message", body, err.status);
+        strcpy(field, err.field);
+        return err.status;
+    }
+    for (int i = 0; i < request_n_rows(r); i++) {
+        const laya_row *w = &request_rows(r)[i];
+        ck_assert_msg(w->len >= 1 && w->len <= request_max_len(r) && w->n_markers >= 1, "%s: row %d", body, i);
+        for (int t = 0; t < w->len; t++)
+            ck_assert(w->ids[t] >= 0 && w->ids[t] < g_ck.cfg.vocab);
+        for (int m = 0; m < w->n_markers; m++)
+            ck_assert(w->markers[m] < w->len && w->ids[w->markers[m]] == g_ck.cfg.mask_id);
+    }
+    ck_assert_msg(request_run(r, g_cpu, 0, &err) == 0, "%s: forward: %s", body, err.msg);
+    size_t n;
+    *out = request_format(r, &n, &err);
+    ck_assert_ptr_nonnull(*out);
+    json_t *j = json_loadb(*out, n, 0, NULL);
+    ck_assert_msg(j != NULL, "not JSON: %s", *out);
+    json_decref(j);
+    request_free(r);
+    return 200;
+}
+
+/* `"state": ""` is a state of no tokens: the row is the question half and its closing [SEP]
+ * ([CLS] head [SEP] opts [SEP] [SEP]), the usage says 0 state tokens, nothing truncated. */
+START_TEST(empty_state_is_a_state_of_no_tokens)
+{
+    decide_opts o;
+    decide_opts_default(&o);
+    laya_request *e = NULL, *x = NULL;
+    layad_error err = {0};
+    const char *be = "{\"state\": \"\", " Q1 "}", *bx = "{\"state\": \"x\", " Q1 "}";
+    ck_assert_msg(request_parse(&g_ck, be, strlen(be), &o, &e, &err) == 0, "%s", err.msg);
+    ck_assert_msg(request_parse(&g_ck, bx, strlen(bx), &o, &x, &err) == 0, "%s", err.msg);
+    const laya_row *re = request_rows(e), *rx = request_rows(x);
+    ck_assert_int_lt(re->len, rx->len);
+    ck_assert_int_ge(re->len, 3);
+    ck_assert_mem_eq(re->ids, rx->ids, (size_t)(re->len - 1) * sizeof *re->ids);
+    ck_assert_int_eq(re->ids[re->len - 2], g_ck.cfg.sep_id);
+    ck_assert_int_eq(re->ids[re->len - 1], g_ck.cfg.sep_id);
+    ck_assert_int_eq(re->n_markers, rx->n_markers);
+    request_free(e);
+    request_free(x);
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status(be, NULL, f, &s), 200);
+    ck_assert_msg(strstr(s, "\"state_tokens\": 0, \"state_tokens_dropped\": 0, \"truncated\": false"), "%s", s);
+    free(s);
+    /* the same in a batch, beside a state with tokens, and as the tail a list keeps */
+    ck_assert_int_eq(answer_or_status("{\"states\": [\"\", \"x\", \"\"], " Q1 "}", NULL, f, &s), 200);
+    free(s);
+    ck_assert_int_eq(answer_or_status("{\"state\": \"\", \"max_len\": 8, " Q1 "}", NULL, f, &s), 422);
+    ck_assert_str_eq(f, "questions.a.criteria");
+}
+END_TEST
+
+/* Every string field of a body, empty: answered, or refused with the status and field the
+ * package gives. */
+START_TEST(empty_strings_everywhere_are_answered_or_refused)
+{
+    static const struct {
+        const char *body;
+        int status;
+        const char *field;
+    } cases[] = {
+        {"{\"state\": \"\", " Q1 "}", 200, ""},
+        {"{\"states\": [\"\", \"\"], " Q1 "}", 200, ""},
+        {"{\"state\": [\"\"], " Q1 "}", 200, ""},
+        {"{\"state\": [], " Q1 "}", 200, ""},
+        {"{\"state\": {\"\": \"\"}, " Q1 "}", 200, ""},
+        {"{\"state\": \"\", \"model\": \"\", " Q1 "}", 200, ""},
+        {"{\"state\": \"\", \"task\": \"\", " Q1 "}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"\": {\"type\": \"noul\", \"instructions\": \"i\"}}}", 422, "questions"},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"\", \"instructions\": \"i\"}}}", 422, "questions.a.type"},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": \"\"}}}", 422,
+         "questions.a.instructions"},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": [\"\"]}}}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"choice\", \"instructions\": \"i\", "
+         "\"criteria\": [\"\", \"b\"]}}}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"choice\", \"instructions\": \"i\", "
+         "\"criteria\": {\"\": \"\", \"b\": \"\"}}}}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"score\", \"instructions\": \"i\", "
+         "\"criteria\": [\"\", \"\"]}}}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": \"i\", "
+         "\"criteria\": {\"true\": \"\", \"false\": \"\"}}}}", 200, ""},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": \"i\", "
+         "\"labels\": {\"false\": \"\", \"true\": \"\"}}}}", 422, "questions.a.labels"},
+        {"{\"state\": \"\", \"questions\": {\"a\": {\"type\": \"noul\", \"instructions\": \"i\", "
+         "\"option_order\": \"\"}}}", 422, "questions.a.option_order"},
+        {"{\"state\": \"\", \"max_len\": \"\", " Q1 "}", 422, "max_len"},
+        {"{\"state\": \"\", \"head_max_len\": \"\", " Q1 "}", 422, "head_max_len"},
+        {"{\"state\": \"\", \"return_logits\": \"\", " Q1 "}", 422, "return_logits"},
+        {"{\"state\": \"\", \"min_confidence\": \"\", " Q1 "}", 422, "min_confidence"},
+        {"{\"state\": \"\", \"questions\": \"\"}", 400, "questions"},
+        {"{\"states\": \"\", " Q1 "}", 400, "states"},
+        {"\"\"", 400, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char f[256], *s;
+        int st = answer_or_status(cases[i].body, NULL, f, &s);
+        ck_assert_msg(st == cases[i].status && !strcmp(f, cases[i].field), "%s: got %d (field '%s'), want %d ('%s')",
+                      cases[i].body, st, f, cases[i].status, cases[i].field);
+        free(s);
+    }
+    /* a served-name list refuses the empty model name */
+    static const char *const names[] = {"laya", NULL};
+    decide_opts o;
+    decide_opts_default(&o);
+    o.model_names = names;
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status("{\"state\": \"\", \"model\": \"\", " Q1 "}", &o, f, &s), 422);
+    ck_assert_str_eq(f, "model");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("request");
@@ -243,5 +398,12 @@ int main(void)
     tcase_add_test(tc, error_body_shape);
     tcase_add_test(tc, response_shapes);
     suite_add_tcase(s, tc);
+    TCase *empty = tcase_create("empty_strings");
+    tcase_add_unchecked_fixture(empty, load, unload);
+    tcase_add_checked_fixture(empty, cpu_up, cpu_down);
+    tcase_set_timeout(empty, 60);
+    tcase_add_test(empty, empty_state_is_a_state_of_no_tokens);
+    tcase_add_test(empty, empty_strings_everywhere_are_answered_or_refused);
+    suite_add_tcase(s, empty);
     return tu_run(s);
 }

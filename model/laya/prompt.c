@@ -62,6 +62,14 @@ int prompt_state_ids(const laya_checkpoint *ck, const char *text, size_t n, tok_
     return encode_scrubbed(ck, NULL, text, n, ids, err);
 }
 
+/* Copies n ids. An empty tokenization has no array (tok_ids.ids is NULL), and memcpy from
+ * NULL is undefined even for 0 bytes (`"state": ""` aborted the daemon built with UBSan). */
+static void copy_ids(int32_t *dst, const int32_t *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n * sizeof *dst);
+}
+
 static int span_equal(const int32_t *a, int na, const int32_t *b, int nb)
 {
     return na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
@@ -105,7 +113,7 @@ int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, 
             opt.cap = cap;
         }
         opt.ids[opt.n++] = cfg->mask_id;
-        memcpy(opt.ids + opt.n, one.ids, keep * sizeof *one.ids);
+        copy_ids(opt.ids + opt.n, one.ids, keep);
         opt.n += keep;
         free(one.ids);
         start[s] = (int)before;
@@ -141,12 +149,12 @@ int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, 
     }
     int p = 0;
     out->ids[p++] = cfg->cls_id;
-    memcpy(out->ids + p, head.ids, (size_t)hlen * sizeof *head.ids);
+    copy_ids(out->ids + p, head.ids, (size_t)hlen);
     p += hlen;
     out->ids[p++] = cfg->sep_id;
     for (int s = 0; s < n; s++) {
         out->markers[s] = p;
-        memcpy(out->ids + p, opt.ids + start[s], (size_t)olen[s] * sizeof *opt.ids);
+        copy_ids(out->ids + p, opt.ids + start[s], (size_t)olen[s]);
         p += olen[s];
     }
     out->ids[p++] = cfg->sep_id;
@@ -178,14 +186,16 @@ int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *st
     if (room < 0)
         room = 0;
     int used = n_state < room ? n_state : room;
-    const int32_t *st = truncate_left ? state + (n_state - used) : state;
+    const int32_t *st = state; /* NULL when the state has no tokens: no arithmetic on it then */
+    if (truncate_left && used < n_state)
+        st += n_state - used;
     int full = head->len + used + 1;
     int n = full < max_len ? full : max_len;
     int hcopy = head->len < n ? head->len : n;
-    memcpy(ids, head->ids, (size_t)hcopy * sizeof *ids);
+    copy_ids(ids, head->ids, (size_t)hcopy);
     if (n > hcopy) {
         int scopy = n - hcopy < used ? n - hcopy : used;
-        memcpy(ids + hcopy, st, (size_t)scopy * sizeof *ids);
+        copy_ids(ids + hcopy, st, (size_t)scopy);
         if (hcopy + scopy < n)
             ids[hcopy + scopy] = sep_id;
     }

@@ -43,11 +43,13 @@ void prompt_scrub(pj_buf *b, const char *text, size_t n, const char *mask);
 int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
                 laya_qhead *out, layad_error *err);
 
-/* Tokenizes a state (serialized text, not yet scrubbed) into *ids (malloc'ed). */
+/* Tokenizes a state (serialized text, not yet scrubbed) into *ids (malloc'ed; ids->ids is
+ * NULL when the state has no tokens, e.g. ""). */
 int prompt_state_ids(const laya_checkpoint *ck, const char *text, size_t n, tok_ids *ids, layad_error *err);
 
-/* Writes one row: ids[] (capacity max_len) and markers[] (capacity head->n_markers),
- * *len and *n_markers. truncate_left keeps the state's tail (conversation lists).
+/* Writes one row from the state's n_state ids (state may be NULL when n_state is 0):
+ * ids[] (capacity max_len), markers[] (capacity head->n_markers), *len and *n_markers.
+ * truncate_left keeps the state's tail (conversation lists).
  * When markers fall past max_len it fails with 422 and the package's message,
  * naming qid; max_len and head_max_len appear in it. */
 int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *state, int n_state,
