@@ -401,6 +401,8 @@ static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
         omp_set_num_threads(cb->threads);
     for (int s = 0; s < n;) {
         const int B = batch_take(&cb->policy, rows + s, n - s);
+        if (B < 1)
+            return layad_fail(err, 500, "cpu backend: row %d does not fit a pack", s);
         if (run_pack(cb, rows + s, B, K, logits + (size_t)s * K, act + (size_t)s * cb->n_act, err))
             return -1;
         s += B;

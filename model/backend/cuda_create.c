@@ -55,6 +55,8 @@ int cuda_backend_forward_mode(laya_backend *base, const laya_row *rows, int n, i
     CU(cudaSetDevice(b->dev));
     for (int s = 0; s < n;) { /* one pack when the scheduler cut the batch */
         const int c = batch_take(&b->policy, rows + s, n - s);
+        if (c < 1)
+            return layad_fail(err, 500, "cuda backend: row %d does not fit a pack", s);
         if (cuda_run_pack(b, rows + s, c, K, logits + (size_t)s * K, act + (size_t)s * LAYA_N_ACT,
                           use_graph, err))
             return -1;
