@@ -4,7 +4,7 @@
  *   jobs.c       a job's lifetime: create, ref/unref, finish, release
  *   queue.c      the FIFO of jobs with rows left to dispatch (the only code
  *                that links or unlinks a job), submit and drain
- *   cut.c        sorting a batch and cutting it into buckets
+ *   cut.c        cutting a batch into packs (the policy: model/backend/batching.h)
  *   scheduler.c  the loop: dispatch to workers, completion, deadlines, shutdown
  *
  * Threads: HTTP threads only touch the queue (under `lock`) and wake the loop
