@@ -3,6 +3,14 @@
  * JSON lines are objects with ts, level, msg (or the request fields). JSON
  * string escaping is done here by hand (a handful of characters) so that the
  * request path does not build jansson trees just to log.
+ *
+ * Text lines escape every logged string as well (put_text_str): a URL path
+ * ("%0a" arrives decoded) or a model name in an error message is client
+ * text, and a raw newline in it would let a client forge log lines (issue
+ * 14, defect 9). Control bytes and DEL become \n \r \t or \xNN, a
+ * backslash \\ (so an escape in the log always means one in the input); in
+ * the space-separated request fields (id, method, path) a space is \x20, so
+ * each field stays one token.
  */
 #include "server/telemetry/log.h"
 
@@ -75,7 +83,8 @@ static size_t put_ts(char *b, size_t cap)
     return n;
 }
 
-/* Appends s as a JSON string body (no quotes) to b[n..cap); returns the new n. */
+/* Appends s as a JSON string body (no quotes) to b[n..cap), control bytes and DEL as \u00XX;
+ * returns the new n. */
 static size_t put_json_str(char *b, size_t n, size_t cap, const char *s)
 {
     for (; s && *s && n + 7 < cap; s++) {
@@ -83,11 +92,39 @@ static size_t put_json_str(char *b, size_t n, size_t cap, const char *s)
         if (ch == '"' || ch == '\\') {
             b[n++] = '\\';
             b[n++] = (char)ch;
-        } else if (ch < 0x20) {
+        } else if (ch < 0x20 || ch == 0x7f) {
             n += (size_t)snprintf(b + n, cap - n, "\\u%04x", ch);
         } else {
             b[n++] = (char)ch;
         }
+    }
+    return n;
+}
+
+/* Appends s to b[n..lim) for a text line, escaped as the file comment says (space: escape
+ * ' ' too); stops before an escape that would not fit. Returns the new n. */
+static size_t put_text_str(char *b, size_t n, size_t lim, const char *s, int space)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char e[4] = {(char)ch};
+        size_t k = 1;
+        if (ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t') {
+            e[0] = '\\';
+            e[1] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' : '\\';
+            k = 2;
+        } else if (ch < 0x20 || ch == 0x7f || (space && ch == ' ')) {
+            e[0] = '\\';
+            e[1] = 'x';
+            e[2] = hex[ch >> 4];
+            e[3] = hex[ch & 15];
+            k = 4;
+        }
+        if (n + k > lim)
+            break;
+        memcpy(b + n, e, k);
+        n += k;
     }
     return n;
 }
@@ -119,7 +156,8 @@ void log_msg(const char *level, const char *fmt, ...)
         n += (size_t)snprintf(b + n, sizeof b - n, "\"}");
     } else {
         n = put_ts(b, sizeof b);
-        n += (size_t)snprintf(b + n, sizeof b - n, " %s %s", level, msg);
+        n += (size_t)snprintf(b + n, sizeof b - n, " %s ", level);
+        n = put_text_str(b, n, sizeof b - 2, msg, 0);
     }
     emit(b, n, sizeof b);
 }
@@ -148,13 +186,21 @@ void log_request(const log_request_line *l)
         }
         n += (size_t)snprintf(b + n, sizeof b - n, "}");
     } else {
+        /* each string field capped (escaped bytes), so the numbers always fit the buffer */
         n = put_ts(b, sizeof b);
+        n += (size_t)snprintf(b + n, sizeof b - n, " info request id=");
+        n = put_text_str(b, n, n + 128, l->request_id, 1);
+        b[n++] = ' ';
+        n = put_text_str(b, n, n + 64, l->method, 1);
+        b[n++] = ' ';
+        n = put_text_str(b, n, n + 1024, l->path, 1);
         n += (size_t)snprintf(b + n, sizeof b - n,
-                              " info request id=%.128s %s %.256s status=%d rows=%d tokens=%ld "
-                              "queue_ms=%.3f infer_ms=%.3f total_ms=%.3f%s%.512s",
-                              l->request_id, l->method, l->path, l->status, l->rows, l->tokens,
-                              l->queue_ms, l->infer_ms, l->total_ms, l->error ? " error=" : "",
-                              l->error ? l->error : "");
+                              " status=%d rows=%d tokens=%ld queue_ms=%.3f infer_ms=%.3f total_ms=%.3f",
+                              l->status, l->rows, l->tokens, l->queue_ms, l->infer_ms, l->total_ms);
+        if (l->error) {
+            n += (size_t)snprintf(b + n, sizeof b - n, " error=");
+            n = put_text_str(b, n, n + 1024, l->error, 0);
+        }
     }
     emit(b, n, sizeof b);
 }
