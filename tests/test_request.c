@@ -19,6 +19,7 @@
 
 #include "model/backend/cpu.h"
 #include "model/checkpoint/checkpoint.h"
+#include "model/pyexact/pyjson.h"
 #include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
@@ -255,6 +256,44 @@ START_TEST(response_shapes)
 }
 END_TEST
 
+/* A message or field cut to its byte limit inside a multi-byte character is still UTF-8,
+ * so the error body is JSON (fuzz_request: a noul question's criteria keys quoted past the
+ * 768-byte message). Three offsets put the cut at each byte of a 3-byte character. */
+START_TEST(cut_messages_and_fields_stay_utf8)
+{
+    for (int pad = 0; pad < 3; pad++) {
+        pj_buf b = {0};
+        pj_buf_puts(&b, "{\"state\": \"x\", \"questions\": {\"");
+        for (int i = 0; i < pad; i++)
+            pj_buf_puts(&b, "q");
+        for (int i = 0; i < 300; i++)
+            pj_buf_puts(&b, "\xe2\x82\xac"); /* the euro sign */
+        pj_buf_puts(&b, "\": {\"type\": \"noul\", \"instructions\": \"i\", \"criteria\": {\"");
+        for (int i = 0; i < pad; i++)
+            pj_buf_puts(&b, "k");
+        for (int i = 0; i < 400; i++)
+            pj_buf_puts(&b, "\xe2\x82\xac");
+        pj_buf_puts(&b, "\": 1}}}}");
+        decide_opts o;
+        decide_opts_default(&o);
+        laya_request *r = NULL;
+        layad_error err = {0};
+        ck_assert_int_eq(request_parse(&g_ck, b.p, b.len, &o, &r, &err), -1);
+        ck_assert_int_eq(err.status, 422);
+        ck_assert_msg(strlen(err.msg) > 700, "pad %d: the message should be cut: %s", pad, err.msg);
+        size_t n;
+        char *body = request_error_body(&err, &n);
+        json_error_t je;
+        json_t *j = json_loadb(body, n, 0, &je);
+        ck_assert_msg(j != NULL, "pad %d: error body is not JSON (%s)", pad, je.text);
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "error"), "field")), err.field);
+        json_decref(j);
+        free(body);
+        free(b.p);
+    }
+}
+END_TEST
+
 /* ---- empty strings ----------------------------------------------------------- */
 
 /* Parses body (opts NULL: defaults); when accepted, checks each row as the scheduler trusts it
@@ -396,6 +435,7 @@ int main(void)
     tcase_add_test(tc, limits_are_413_before_validation);
     tcase_add_test(tc, caps_model_names_and_endpoint_form);
     tcase_add_test(tc, error_body_shape);
+    tcase_add_test(tc, cut_messages_and_fields_stay_utf8);
     tcase_add_test(tc, response_shapes);
     suite_add_tcase(s, tc);
     TCase *empty = tcase_create("empty_strings");
