@@ -6,8 +6,8 @@
  *
  * Text lines escape every logged string as well (put_text_str): a URL path
  * ("%0a" arrives decoded) or a model name in an error message is client
- * text, and a raw newline in it would let a client forge log lines (issue
- * 14, defect 9). Control bytes and DEL become \n \r \t or \xNN, a
+ * text, and a raw newline in it would let a client forge log lines. Control
+ * bytes and DEL become \n \r \t or \xNN, a
  * backslash \\ (so an escape in the log always means one in the input); in
  * the space-separated request fields (id, method, path) a space is \x20, so
  * each field stays one token.
