@@ -46,6 +46,15 @@ START_TEST(bucket_set)
             ck_assert(!(p.bucket[i] >= t && p.bucket[i] < c));
     }
     ck_assert_int_eq(batch_cost(&p, 83), 128 + BATCH_OVERHEAD_TOKENS);
+    /* gathered classes: a sixteenth of the bucket (at least 32), or one per token and row */
+    ck_assert_int_eq(batch_gcap(&p, 128, 0), 32);
+    ck_assert_int_eq(batch_gcap(&p, 4096, 0), 256);
+    ck_assert_int_eq(batch_gcap(&p, 4096, 1), 4096 + 64);
+    ck_assert_int_eq(batch_gclass(&p, 128, 5), 0);   /* 1x83, one 4-option question */
+    ck_assert_int_eq(batch_gclass(&p, 4096, 72), 0); /* 8 rows x 8 markers */
+    ck_assert_int_eq(batch_gclass(&p, 128, 61), 1);  /* 60 options in a short row */
+    for (int i = 0; i < p.n_buckets; i++) /* any pack fits the large class of its bucket */
+        ck_assert_int_ge(batch_gcap(&p, p.bucket[i], 1), p.bucket[i] + p.max_rows);
     /* a small max_tokens gets a small set; exact policies have none */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 0, &err), 0);
     ck_assert_int_eq(p.n_buckets, 2);
@@ -133,7 +142,7 @@ START_TEST(pack_layout)
             tokens += rows[i].len;
         batch_layout l;
         const int cap = (int)tokens + rand() % 200, rcap = n + rand() % 8;
-        batch_layout_caps(&l, cap, rcap);
+        batch_layout_caps(&l, cap, rcap, cap + rcap);
         ck_assert_int_eq(l.gcap, cap + rcap);
         ck_assert_int_eq(l.tiles_cap, cap / KN_ATT_TQ + rcap);
         int32_t *buf = malloc(sizeof(int32_t) * (size_t)(2 * (rcap + 1) + 3 * cap + 2 * l.tiles_cap + 2 * l.gcap));
@@ -182,7 +191,7 @@ START_TEST(pack_layout)
         for (int i = tiles; i < l.tiles_cap; i++)
             ck_assert_int_eq(l.tiles[2 * i], -1);
         /* too many rows or tokens for the caps: refused */
-        batch_layout_caps(&l, (int)tokens - 1, rcap);
+        batch_layout_caps(&l, (int)tokens - 1, rcap, cap + rcap);
         ck_assert_int_eq(batch_pack(rows, n, 7, &l, &err), -1);
         free(buf);
         free(gm);

@@ -109,12 +109,32 @@ int batch_take(const batch_policy *p, const laya_row *rows, int n)
     return k;
 }
 
-void batch_layout_caps(batch_layout *l, int cap, int rows_cap)
+int batch_gcap(const batch_policy *p, int cap, int big)
+{
+    const int full = cap + p->max_rows; /* a CLS or marker per token, plus one per row */
+    const int few = cap / 16 > 32 ? cap / 16 : 32;
+    return big || few > full ? full : few;
+}
+
+int batch_gclass(const batch_policy *p, int cap, long gathered)
+{
+    return gathered > batch_gcap(p, cap, 0);
+}
+
+long batch_gathered(const laya_row *rows, int n)
+{
+    long g = 0;
+    for (int r = 0; r < n; r++)
+        g += 1 + rows[r].n_markers;
+    return g;
+}
+
+void batch_layout_caps(batch_layout *l, int cap, int rows_cap, int gcap)
 {
     l->cap = cap;
     l->rows_cap = rows_cap;
     l->tiles_cap = cap / KN_ATT_TQ + rows_cap;
-    l->gcap = cap + rows_cap; /* a CLS or marker slot per token, plus one if a marker sits on the CLS */
+    l->gcap = gcap;
 }
 
 /* Gathered slots of row r: its CLS (slot 0 of the row), then its markers. */

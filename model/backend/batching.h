@@ -18,9 +18,13 @@
  * (1024..2048, 2048..4096, ...) steps of an eighth of it, up to max_tokens: 56
  * shapes for 32768 tokens, each at most 12.5% above what it holds from 512
  * tokens on (below ~190 tokens the forward is bound by weight bandwidth and
- * extra slots cost nothing). Graph shapes depend on the token capacity alone: a pack
- * holds at most max_rows rows and at most one gathered slot (CLS or marker)
- * per token, so rows and gathered slots are sized max_rows and cap.
+ * extra slots cost nothing). A pack holds at most max_rows rows. Its gathered
+ * slots (each row's CLS and markers, which the head's last layer and the tail
+ * run on) come in two classes per bucket: few (at most batch_gcap(cap, 0),
+ * a sixteenth of the tokens: most packs) or up to one per token plus one per
+ * row (batch_gcap(cap, 1): packs of rows with many short options), so the
+ * tail of a typical pack does not pay for a worst case. Graph shapes are
+ * (bucket, class): about 110 for 32768 tokens.
  */
 #ifndef LAYAD_BATCHING_H
 #define LAYAD_BATCHING_H
@@ -75,7 +79,7 @@ int batch_take(const batch_policy *p, const laya_row *rows, int n);
  *                          (padding slots: pad_id, 0, 0);
  *   tiles[2 * tiles_cap]   attention query tiles (kn_attention_tiles);
  *   goff[rows_cap + 1]     row r's gathered slots [goff[r], goff[r+1]): CLS then markers;
- *   gpos, grow [gcap]      (gcap = cap + rows_cap) gathered slot -> absolute token slot, its row
+ *   gpos, grow [gcap]      gathered slot -> absolute token slot, its row
  *                          (padding: 0 and -1);
  *   gmask [gcap]           1 for markers, 0 for CLS and padding. */
 typedef struct batch_layout {
@@ -86,8 +90,16 @@ typedef struct batch_layout {
     int n_rows, tokens, gathered, n_tiles;
 } batch_layout;
 
-/* The array sizes of a layout with these caps (tiles_cap and gcap derived). */
-void batch_layout_caps(batch_layout *l, int cap, int rows_cap);
+/* Gathered slots of bucket cap in class big (0: few, 1: up to cap + rows);
+ * batch_gclass: the class a pack with `gathered` slots needs. */
+int batch_gcap(const batch_policy *p, int cap, int big);
+int batch_gclass(const batch_policy *p, int cap, long gathered);
+
+/* Gathered slots of rows[0..n): one CLS per row plus the markers. */
+long batch_gathered(const laya_row *rows, int n);
+
+/* The array sizes of a layout with these caps (tiles_cap derived). */
+void batch_layout_caps(batch_layout *l, int cap, int rows_cap, int gcap);
 
 /* Lays rows[0..n) out into l (its arrays and caps set). -1 with err when they
  * do not fit the caps. */

@@ -178,7 +178,7 @@ static void take_acts(cpu_backend *cb, bump *b)
     cb->act_hid = bump_take(b, sizeof(float) * B * ACT_HIDDEN);
     cb->act_out = bump_take(b, sizeof(float) * B * (size_t)cb->n_act);
     batch_layout *l = &cb->lay;
-    batch_layout_caps(l, (int)T, (int)B);
+    batch_layout_caps(l, (int)T, (int)B, (int)R);
     l->cu = bump_take(b, sizeof(int32_t) * (B + 1));
     l->goff = bump_take(b, sizeof(int32_t) * (B + 1));
     l->ids = bump_take(b, sizeof(int32_t) * T);

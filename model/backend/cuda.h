@@ -35,7 +35,7 @@
 
 enum cuda_dtype { CUDA_DT_FP16 = 0, CUDA_DT_BF16 = 1 };
 
-#define CUDA_MAX_WARM 96 /* warm-up buckets remembered in cuda_backend_info */
+#define CUDA_MAX_WARM 128/* warm-up buckets remembered in cuda_backend_info */
 
 /* A request shape: rows x tokens per row (benchmarks and warm-up lists say
  * "1x83,8x512"); slots is the marker count per row (0: 1). */

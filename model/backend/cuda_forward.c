@@ -3,7 +3,8 @@
  *
  * Layout of one forward, for a bucket of T token slots (rows packed back to
  * back, row r at [cu[r], cu[r+1]), model/backend/batching.h), R = max_batch_rows
- * row slots and G = T + R gathered slots (each row's CLS, then its markers):
+ * row slots and G gathered slots (each row's CLS, then its markers; G is the
+ * bucket's class: a sixteenth of T, or T + R):
  *
  *   H2D  cu, ids, pos, slot types, attention tiles, gathered slots (one copy)
  *   enc  res = LN(E[ids]) (fp32)               xn = 16-bit copy for layer 0
@@ -135,9 +136,9 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
 /* The last head layer on the gathered slots only, then the fp32 tail. The CLS
  * slot's scorer output is masked to -1e4, which leaves each row's softmax and
  * confidence features unchanged, so CLS slots ride along with the markers. */
-static int enqueue_tail(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
+static int enqueue_tail(cuda_backend *b, int G, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, D4 = b->Dh4, R = b->Rmax, G = T + R;
+    const int D = b->D, D4 = b->Dh4, R = b->Rmax;
     const kn_dtype dt = b->dt, br = b->br_dt, f32 = KN_F32;
     const float eps = 1e-5f;
     dev_acts *a = &b->a;
@@ -170,27 +171,27 @@ static int enqueue_tail(cuda_backend *b, int T, const stage_layout *l, layad_err
 
 /* The whole bucket of T slots: inputs in, forward, outputs out (no
  * synchronization). In prepare mode only the GEMM plans are made. */
-int cuda_enqueue(cuda_backend *b, int T, layad_error *err)
+int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
-    const stage_layout l = cuda_stage_layout(T, b->Rmax);
+    const stage_layout l = cuda_stage_layout(T, b->Rmax, G);
     if (!b->prepare_only)
         CU(cudaMemcpyAsync(b->a.in, b->pin_in, l.in_bytes, cudaMemcpyHostToDevice, b->ks.s));
     if (enqueue_encoder(b, T, &l, err) || enqueue_head_layers(b, T, &l, err) ||
-        enqueue_tail(b, T, &l, err))
+        enqueue_tail(b, G, &l, err))
         return -1;
     if (!b->prepare_only)
         CU(cudaMemcpyAsync(b->pin_out, b->a.out, l.out_bytes, cudaMemcpyDeviceToHost, b->ks.s));
     return 0;
 }
 
-/* Packs rows[0..n) into the pinned input buffer laid out for bucket T
+/* Packs rows[0..n) into the pinned input buffer laid out for bucket (T, G)
  * (cuda_stage_layout); l gets the layout's views. */
-int cuda_stage(cuda_backend *b, int T, const laya_row *rows, int n, batch_layout *l,
+int cuda_stage(cuda_backend *b, int T, int G, const laya_row *rows, int n, batch_layout *l,
                layad_error *err)
 {
-    const stage_layout s = cuda_stage_layout(T, b->Rmax);
+    const stage_layout s = cuda_stage_layout(T, b->Rmax, G);
     unsigned char *p = b->pin_in;
-    batch_layout_caps(l, T, b->Rmax);
+    batch_layout_caps(l, T, b->Rmax, G);
     l->cu = (int32_t *)(p + s.cu);
     l->ids = (int32_t *)(p + s.ids);
     l->pos = (int32_t *)(p + s.pos);
@@ -212,10 +213,13 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     for (int i = 0; i < n; i++)
         tokens += rows[i].len;
     const int T = batch_capacity(&b->policy, tokens);
+    if (T < 0)
+        return layad_fail(err, 500, "cuda backend: %ld tokens exceed the largest pack", tokens);
+    const int G = batch_gcap(&b->policy, T, batch_gclass(&b->policy, T, batch_gathered(rows, n)));
     batch_layout l;
-    if (T < 0 || cuda_stage(b, T, rows, n, &l, err) || cuda_launch(b, T, use_graph, err))
+    if (cuda_stage(b, T, G, rows, n, &l, err) || cuda_launch(b, T, G, use_graph, err))
         return -1;
-    const stage_layout s = cuda_stage_layout(T, b->Rmax);
+    const stage_layout s = cuda_stage_layout(T, b->Rmax, G);
     const float *lg = (const float *)(b->pin_out + s.logits);
     const float *ac = (const float *)(b->pin_out + s.act);
     for (int r = 0; r < n; r++) {

@@ -1,9 +1,10 @@
 /*
  * cuda_graphs.c - one CUDA graph per token bucket, all made before serving.
  *
- * A bucket's graph is the whole forward of cuda_enqueue for that capacity. At
- * create every bucket of the warm-up set (by default all of batching.h's
- * buckets) is prepared in three steps: its GEMM plans are chosen (with tuning
+ * A bucket's graph is the whole forward of cuda_enqueue for that capacity and
+ * gathered class (batching.h: few gathered slots, or up to one per token). At
+ * create both classes of every bucket of the warm-up set (by default all of
+ * batching.h's buckets) are prepared in three steps: its GEMM plans are chosen (with tuning
  * on, cuBLASLt's candidates are timed on the bucket's own operands, or taken
  * from the tuning cache), one eager run on an all-padding pack loads every
  * kernel module, then the graph is captured and instantiated. Capture never
@@ -36,22 +37,29 @@ int cuda_bucket_index(const cuda_backend *b, int cap)
     return -1;
 }
 
-/* Plans of bucket T's GEMMs (no launch but the tuning's). */
-static int prepare(cuda_backend *b, int T, layad_error *err)
+/* The graph slot of bucket (T, G), or NULL for a capacity outside the set. */
+static bucket_graph *slot(cuda_backend *b, int T, int G)
+{
+    const int i = cuda_bucket_index(b, T);
+    return i < 0 ? NULL : &b->graphs[i][G > batch_gcap(&b->policy, T, 0)];
+}
+
+/* Plans of bucket (T, G)'s GEMMs (no launch but the tuning's). */
+static int prepare(cuda_backend *b, int T, int G, layad_error *err)
 {
     b->prepare_only = 1;
-    int rc = cuda_enqueue(b, T, err);
+    int rc = cuda_enqueue(b, T, G, err);
     b->prepare_only = 0;
     return rc;
 }
 
-static int capture(cuda_backend *b, int T, bucket_graph *g, layad_error *err)
+static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *err)
 {
-    if (prepare(b, T, err))
+    if (prepare(b, T, G, err))
         return -1;
     cudaGraph_t graph = NULL;
     CU(cudaStreamBeginCapture(b->ks.s, cudaStreamCaptureModeThreadLocal));
-    int rc = cuda_enqueue(b, T, err);
+    int rc = cuda_enqueue(b, T, G, err);
     cudaError_t e = cudaStreamEndCapture(b->ks.s, &graph);
     if (!rc && e != cudaSuccess)
         rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
@@ -74,11 +82,10 @@ static int capture(cuda_backend *b, int T, bucket_graph *g, layad_error *err)
     return 0;
 }
 
-/* Runs bucket T on the staged inputs and waits for the outputs in pin_out. */
-int cuda_launch(cuda_backend *b, int T, int use_graph, layad_error *err)
+/* Runs bucket (T, G) on the staged inputs and waits for the outputs in pin_out. */
+int cuda_launch(cuda_backend *b, int T, int G, int use_graph, layad_error *err)
 {
-    const int i = cuda_bucket_index(b, T);
-    bucket_graph *g = i >= 0 ? &b->graphs[i] : NULL;
+    bucket_graph *g = slot(b, T, G);
     if (use_graph && g && g->ready) {
         __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
         CU(cudaGraphLaunch(g->exec, b->ks.s));
@@ -87,7 +94,7 @@ int cuda_launch(cuda_backend *b, int T, int use_graph, layad_error *err)
             __atomic_fetch_add(&b->st.graph_misses, 1, __ATOMIC_RELAXED);
             g->pending = 1;
         }
-        if (cuda_enqueue(b, T, err))
+        if (cuda_enqueue(b, T, G, err))
             return -1;
     }
     CU(cudaStreamSynchronize(b->ks.s));
@@ -108,36 +115,39 @@ static int wanted(const cuda_backend *b, int T)
     return 0;
 }
 
-/* Prepares, runs once (all padding) and captures bucket T. */
-static int warm_bucket(cuda_backend *b, int T, layad_error *err)
+/* Prepares, runs once (all padding) and captures bucket (T, G). */
+static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
     batch_layout l;
-    if (prepare(b, T, err) || cuda_stage(b, T, NULL, 0, &l, err) || cuda_launch(b, T, 0, err))
+    if (prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) ||
+        cuda_launch(b, T, G, 0, err))
         return -1;
-    bucket_graph *g = &b->graphs[cuda_bucket_index(b, T)];
-    return b->o.use_graphs && !g->ready ? capture(b, T, g, err) : 0;
+    bucket_graph *g = slot(b, T, G);
+    return b->o.use_graphs && !g->ready ? capture(b, T, G, g, err) : 0;
 }
 
 int cuda_warm_up(cuda_backend *b, layad_error *err)
 {
     int total = 0, done = 0;
     for (int i = 0; i < b->policy.n_buckets; i++)
-        total += wanted(b, b->policy.bucket[i]);
+        total += 2 * wanted(b, b->policy.bucket[i]);
     const double t0 = cuda_now_ms();
     for (int i = 0; i < b->policy.n_buckets; i++) {
         const int T = b->policy.bucket[i];
         if (!wanted(b, T))
             continue;
         const double t1 = cuda_now_ms();
-        if (warm_bucket(b, T, err))
-            return -1;
+        for (int big = 0; big < 2; big++)
+            if (warm_bucket(b, T, batch_gcap(&b->policy, T, big), err))
+                return -1;
         const double ms = cuda_now_ms() - t1;
         if (b->info.n_warm < CUDA_MAX_WARM) {
             b->info.warm_tokens[b->info.n_warm] = T;
             b->info.warm_capture_ms[b->info.n_warm++] = ms;
         }
+        done += 2;
         if (b->o.progress)
-            b->o.progress(b->o.progress_arg, ++done, total, T, ms);
+            b->o.progress(b->o.progress_arg, done, total, T, ms);
     }
     b->info.warm_ms = cuda_now_ms() - t0;
     return 0;
@@ -146,26 +156,29 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
 int cuda_idle(laya_backend *base)
 {
     cuda_backend *b = (cuda_backend *)base;
-    for (int i = 0; i < b->policy.n_buckets; i++) {
-        bucket_graph *g = &b->graphs[i];
-        if (!g->pending || g->ready)
-            continue;
-        layad_error err;
-        if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, b->policy.bucket[i], g, &err)) {
-            g->pending = 0; /* stays eager; the failure is not a request's */
-            fprintf(stderr, "layad: cuda backend: late capture of %d tokens failed: %s\n",
-                    b->policy.bucket[i], err.msg);
+    for (int i = 0; i < b->policy.n_buckets; i++)
+        for (int big = 0; big < 2; big++) {
+            bucket_graph *g = &b->graphs[i][big];
+            if (!g->pending || g->ready)
+                continue;
+            const int T = b->policy.bucket[i], G = batch_gcap(&b->policy, T, big);
+            layad_error err = {0};
+            if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, T, G, g, &err)) {
+                g->pending = 0; /* stays eager; the failure is not a request's */
+                fprintf(stderr, "layad: cuda backend: late capture of %d tokens failed: %s\n", T,
+                        err.msg);
+                return 1;
+            }
+            __atomic_fetch_add(&b->st.late_captures, 1, __ATOMIC_RELAXED);
             return 1;
         }
-        __atomic_fetch_add(&b->st.late_captures, 1, __ATOMIC_RELAXED);
-        return 1;
-    }
     return 0;
 }
 
 void cuda_graphs_destroy(cuda_backend *b)
 {
     for (int i = 0; i < BATCH_MAX_BUCKETS; i++)
-        if (b->graphs[i].ready)
-            cudaGraphExecDestroy(b->graphs[i].exec);
+        for (int big = 0; big < 2; big++)
+            if (b->graphs[i][big].ready)
+                cudaGraphExecDestroy(b->graphs[i][big].exec);
 }

@@ -58,7 +58,7 @@ typedef struct dev_weights {
 } dev_weights;
 
 /* Device activation buffers, sized for the largest bucket (T token slots,
- * G = T + R gathered slots, R rows). */
+ * G = T + R gathered slots, R rows); a pack of a smaller class uses their start. */
 typedef struct dev_acts {
     float *res;          /* [T, D] fp32 residual stream */
     void *xn;            /* [T, D] normalized GEMM input */
@@ -115,27 +115,27 @@ typedef struct cuda_backend {
     dev_acts a;
     unsigned char *pin_in, *pin_out; /* pinned staging, largest bucket */
     size_t pin_bytes;
-    bucket_graph graphs[BATCH_MAX_BUCKETS]; /* by bucket index in policy */
+    bucket_graph graphs[BATCH_MAX_BUCKETS][2]; /* by bucket index and gathered class */
     cuda_backend_stats st;
     cuda_backend_info info;
 } cuda_backend;
 
 /* cuda_weights.c */
 size_t cuda_align_up(size_t x);
-stage_layout cuda_stage_layout(int cap, int rows_cap);
+stage_layout cuda_stage_layout(int cap, int rows_cap, int gcap);
 int cuda_upload_weights(cuda_backend *b, const laya_checkpoint *ck, layad_error *err);
 int cuda_alloc_acts(cuda_backend *b, layad_error *err);
 
 /* cuda_forward.c */
-int cuda_enqueue(cuda_backend *b, int cap, layad_error *err);
-int cuda_stage(cuda_backend *b, int cap, const laya_row *rows, int n, batch_layout *l,
+int cuda_enqueue(cuda_backend *b, int cap, int gcap, layad_error *err);
+int cuda_stage(cuda_backend *b, int cap, int gcap, const laya_row *rows, int n, batch_layout *l,
                layad_error *err);
 int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
                   int use_graph, layad_error *err);
 
 /* cuda_graphs.c */
 int cuda_bucket_index(const cuda_backend *b, int cap);
-int cuda_launch(cuda_backend *b, int cap, int use_graph, layad_error *err);
+int cuda_launch(cuda_backend *b, int cap, int gcap, int use_graph, layad_error *err);
 int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);
 void cuda_graphs_destroy(cuda_backend *b);

@@ -15,10 +15,10 @@ size_t cuda_align_up(size_t x)
 }
 
 /* The staged arrays of a batch_layout with these caps, back to back. */
-stage_layout cuda_stage_layout(int cap, int rows_cap)
+stage_layout cuda_stage_layout(int cap, int rows_cap, int gcap)
 {
     batch_layout caps;
-    batch_layout_caps(&caps, cap, rows_cap);
+    batch_layout_caps(&caps, cap, rows_cap, gcap);
     stage_layout l;
     size_t off = 0;
     const size_t T = (size_t)cap, R = (size_t)rows_cap, G = (size_t)caps.gcap;
@@ -188,7 +188,7 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
     const size_t es = kn_dtype_size(b->dt), bs = kn_dtype_size(b->br_dt);
     const size_t hid = (size_t)(2 * b->F > b->Dh4 ? 2 * b->F : b->Dh4);
     const size_t P = (size_t)b->o.max_len;
-    const stage_layout big = cuda_stage_layout(b->Tmax, b->Rmax);
+    const stage_layout big = cuda_stage_layout(b->Tmax, b->Rmax, (int)G);
     struct {
         void **p;
         size_t bytes;
