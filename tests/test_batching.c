@@ -30,36 +30,49 @@ START_TEST(bucket_set)
         if (p.bucket[i - 1] >= 512)
             ck_assert_msg(step <= p.bucket[i - 1] / 8, "step %d after %d", step, p.bucket[i - 1]);
     }
-    ck_assert_int_eq(batch_capacity(&p, 1), 64);
-    ck_assert_int_eq(batch_capacity(&p, 83), 128);
-    ck_assert_int_eq(batch_capacity(&p, 1024), 1024);
-    ck_assert_int_eq(batch_capacity(&p, 1025), 1152);
-    ck_assert_int_eq(batch_capacity(&p, 2049), 2304);
-    ck_assert_int_eq(batch_capacity(&p, 4096), 4096);
-    ck_assert_int_eq(batch_capacity(&p, 4097), 4608);
-    ck_assert_int_eq(batch_capacity(&p, 32768), 32768);
-    ck_assert_int_eq(batch_capacity(&p, 32769), -1);
+    ck_assert_int_eq(batch_capacity(&p, 1, 1), 64);
+    ck_assert_int_eq(batch_capacity(&p, 83, 1), 128);
+    ck_assert_int_eq(batch_capacity(&p, 1024, 1), 1024);
+    ck_assert_int_eq(batch_capacity(&p, 1025, 1), 1152);
+    ck_assert_int_eq(batch_capacity(&p, 2049, 1), 2304);
+    ck_assert_int_eq(batch_capacity(&p, 4096, 1), 4096);
+    ck_assert_int_eq(batch_capacity(&p, 4097, 1), 4608);
+    ck_assert_int_eq(batch_capacity(&p, 32768, 1), 32768);
+    ck_assert_int_eq(batch_capacity(&p, 32769, 1), -1);
     for (long t = 1; t <= 32768; t += 97) { /* the smallest bucket that holds t */
-        const int c = batch_capacity(&p, t);
+        const int c = batch_capacity(&p, t, 1);
         ck_assert_int_ge(c, t);
         for (int i = 0; i < p.n_buckets; i++)
             ck_assert(!(p.bucket[i] >= t && p.bucket[i] < c));
     }
-    ck_assert_int_eq(batch_cost(&p, 83), 128 + BATCH_OVERHEAD_TOKENS);
-    /* gathered classes: a sixteenth of the bucket (at least 32), or one per token and row */
-    ck_assert_int_eq(batch_gcap(&p, 128, 0), 32);
+    ck_assert_int_eq(batch_cost(&p, 83, 1), 128 + BATCH_OVERHEAD_TOKENS);
+    /* row slots: a sixteenth of the bucket, 8 to max_rows; more rows take a larger bucket */
+    ck_assert_int_eq(batch_rows_cap(&p, 128), 8);
+    ck_assert_int_eq(batch_rows_cap(&p, 512), 32);
+    ck_assert_int_eq(batch_rows_cap(&p, 4096), 64);
+    ck_assert_int_eq(batch_capacity(&p, 83, 8), 128);
+    ck_assert_int_eq(batch_capacity(&p, 83, 9), 192);
+    ck_assert_int_eq(batch_capacity(&p, 1000, 64), 1024);
+    ck_assert_int_eq(batch_capacity(&p, 1000, 65), -1);
+    /* gathered classes: a sixteenth of the bucket (at least 80), or one per token and row */
+    ck_assert_int_eq(batch_gcap(&p, 128, 0), 80);
     ck_assert_int_eq(batch_gcap(&p, 4096, 0), 256);
     ck_assert_int_eq(batch_gcap(&p, 4096, 1), 4096 + 64);
+    ck_assert_int_eq(batch_gcap(&p, 128, 1), 128 + 8);
     ck_assert_int_eq(batch_gclass(&p, 128, 5), 0);   /* 1x83, one 4-option question */
     ck_assert_int_eq(batch_gclass(&p, 4096, 72), 0); /* 8 rows x 8 markers */
-    ck_assert_int_eq(batch_gclass(&p, 128, 61), 1);  /* 60 options in a short row */
-    for (int i = 0; i < p.n_buckets; i++) /* any pack fits the large class of its bucket */
-        ck_assert_int_ge(batch_gcap(&p, p.bucket[i], 1), p.bucket[i] + p.max_rows);
+    ck_assert_int_eq(batch_gclass(&p, 128, 100), 1); /* 99 options in a short row */
+    for (int i = 0; i < p.n_buckets; i++) { /* any pack fits the large class of its bucket */
+        const int cap = p.bucket[i];
+        ck_assert_int_ge(batch_gcap(&p, cap, 1), cap + batch_rows_cap(&p, cap));
+        const int full = batch_gcap(&p, cap, 1);
+        ck_assert_int_eq(batch_gcap(&p, cap, 0), full < 80 ? full : cap / 16 > 80 ? cap / 16 : 80);
+    }
     /* a small max_tokens gets a small set; exact policies have none */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 0, &err), 0);
     ck_assert_int_eq(p.n_buckets, 2);
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 1, &err), 0);
-    ck_assert_int_eq(batch_capacity(&p, 77), 77);
+    ck_assert_int_eq(batch_capacity(&p, 77, 1), 77);
     ck_assert_int_eq(batch_policy_init(&p, 0, 4, 0, &err), -1);
 }
 END_TEST
@@ -104,7 +117,7 @@ START_TEST(cut_budgets_and_oversized_jobs)
             for (int r = start[q]; r < start[q + 1]; r++)
                 t += rows[r].len;
             ck_assert_int_le(t, 4096);
-            total += batch_cost(&p, t);
+            total += batch_cost(&p, t, start[q + 1] - start[q]);
             sum += t;
         }
         ck_assert_int_eq(total, cost[n]); /* the DP's optimum is what the cut charges */
@@ -116,7 +129,7 @@ START_TEST(cut_budgets_and_oversized_jobs)
             long t = 0;
             for (int r = s; r < s + c; r++)
                 t += rows[r].len;
-            greedy += batch_cost(&p, t);
+            greedy += batch_cost(&p, t, c);
             s += c;
         }
         ck_assert_int_le(cost[n], greedy);

@@ -40,9 +40,15 @@ int batch_policy_init(batch_policy *p, int max_tokens, int max_rows, int exact, 
     return 0;
 }
 
-int batch_capacity(const batch_policy *p, long tokens)
+int batch_rows_cap(const batch_policy *p, int cap)
 {
-    if (tokens > p->max_tokens)
+    const int r = cap / 16 > 8 ? cap / 16 : 8;
+    return p->exact || r > p->max_rows ? p->max_rows : r;
+}
+
+int batch_capacity(const batch_policy *p, long tokens, int rows)
+{
+    if (tokens > p->max_tokens || rows > p->max_rows)
         return -1;
     if (p->exact)
         return (int)(tokens > 0 ? tokens : 1);
@@ -54,12 +60,14 @@ int batch_capacity(const batch_policy *p, long tokens)
         else
             lo = mid + 1;
     }
-    return p->bucket[lo];
+    while (lo < p->n_buckets && batch_rows_cap(p, p->bucket[lo]) < rows)
+        lo++;
+    return lo < p->n_buckets ? p->bucket[lo] : -1;
 }
 
-long batch_cost(const batch_policy *p, long tokens)
+long batch_cost(const batch_policy *p, long tokens, int rows)
 {
-    const int cap = batch_capacity(p, tokens);
+    const int cap = batch_capacity(p, tokens, rows);
     return (cap < 0 ? tokens : cap) + BATCH_OVERHEAD_TOKENS;
 }
 
@@ -79,7 +87,7 @@ int batch_cut(const batch_policy *p, const laya_row *rows, int n, int *start, lo
             tokens += rows[j].len;
             if (tokens > p->max_tokens)
                 break;
-            const long c = dp[j] + batch_cost(p, tokens);
+            const long c = dp[j] + batch_cost(p, tokens, i - j);
             if (best < 0 || c < best) {
                 best = c;
                 arg = j;
@@ -111,8 +119,8 @@ int batch_take(const batch_policy *p, const laya_row *rows, int n)
 
 int batch_gcap(const batch_policy *p, int cap, int big)
 {
-    const int full = cap + p->max_rows; /* a CLS or marker per token, plus one per row */
-    const int few = cap / 16 > 32 ? cap / 16 : 32;
+    const int full = cap + batch_rows_cap(p, cap); /* a CLS or marker per token, plus one per row */
+    const int few = cap / 16 > 80 ? cap / 16 : 80;
     return big || few > full ? full : few;
 }
 

@@ -18,12 +18,15 @@
  * (1024..2048, 2048..4096, ...) steps of an eighth of it, up to max_tokens: 56
  * shapes for 32768 tokens, each at most 12.5% above what it holds from 512
  * tokens on (below ~190 tokens the forward is bound by weight bandwidth and
- * extra slots cost nothing). A pack holds at most max_rows rows. Its gathered
+ * extra slots cost nothing). A pack holds at most batch_rows_cap(cap) rows
+ * (a sixteenth of its tokens, at least 8, at most max_rows). Its gathered
  * slots (each row's CLS and markers, which the head's last layer and the tail
  * run on) come in two classes per bucket: few (at most batch_gcap(cap, 0),
- * a sixteenth of the tokens: most packs) or up to one per token plus one per
- * row (batch_gcap(cap, 1): packs of rows with many short options), so the
- * tail of a typical pack does not pay for a worst case. Graph shapes are
+ * a sixteenth of the tokens, at least 80: most packs) or up to one per token
+ * plus one per row (batch_gcap(cap, 1): packs of rows with many short
+ * options), so the tail of a typical pack does not pay for a worst case. (At
+ * least 80, past 64: the fp32 scorer GEMM then takes the same kernel in every
+ * class, so a row's logits do not depend on its pack.) Graph shapes are
  * (bucket, class): about 110 for 32768 tokens.
  */
 #ifndef LAYAD_BATCHING_H
@@ -50,13 +53,19 @@ typedef struct batch_policy {
  * -1 with err when the bucket set would not fit BATCH_MAX_BUCKETS. */
 int batch_policy_init(batch_policy *p, int max_tokens, int max_rows, int exact, layad_error *err);
 
-/* Token capacity a pack of `tokens` real tokens runs in: the smallest bucket
- * >= tokens (exact: tokens itself); -1 when tokens > the largest bucket. */
-int batch_capacity(const batch_policy *p, long tokens);
+/* Token capacity a pack of `tokens` real tokens in `rows` rows runs in: the
+ * smallest bucket >= tokens whose row slots hold the rows (exact: tokens
+ * itself); -1 when none does. */
+int batch_capacity(const batch_policy *p, long tokens, int rows);
 
-/* Cost of one pack of `tokens` real tokens, in token units: its capacity plus
- * BATCH_OVERHEAD_TOKENS. The scheduler compares cuts with it. */
-long batch_cost(const batch_policy *p, long tokens);
+/* Row slots of bucket cap: a sixteenth of its tokens, at least 8, at most
+ * max_rows. Small buckets hold few rows, so their graphs do not walk the
+ * empty row slots of a large batch (spare attention tiles, act-head rows). */
+int batch_rows_cap(const batch_policy *p, int cap);
+
+/* Cost of one pack of `tokens` real tokens in `rows` rows, in token units: its
+ * capacity plus BATCH_OVERHEAD_TOKENS. The scheduler compares cuts with it. */
+long batch_cost(const batch_policy *p, long tokens, int rows);
 
 /* Cuts rows[0..n) (in the given order: packing needs no sort) into contiguous
  * packs of at most max_rows rows and max_tokens tokens, choosing the cut of

@@ -86,9 +86,9 @@ const char *cuda_dtype_name(int dtype);
  * returns the count or -1 (err set) on a malformed entry or overflow. */
 int cuda_bucket_list_parse(const char *s, cuda_bucket *out, int cap, layad_error *err);
 
-/* The token capacity (bucket) a pack of `tokens` real tokens runs in; -1 past
- * the largest. */
-int cuda_backend_capacity(laya_backend *b, long tokens);
+/* The token capacity (bucket) a pack of `tokens` real tokens in `rows` rows
+ * runs in; -1 past the largest. */
+int cuda_backend_capacity(laya_backend *b, long tokens, int rows);
 
 /* Number of visible CUDA devices; 0 without CUDA or without a driver. */
 int cuda_device_count(void);

@@ -253,7 +253,7 @@ int cuda_backend_info_get(laya_backend *base, cuda_backend_info *info, layad_err
     return 0;
 }
 
-int cuda_backend_capacity(laya_backend *base, long tokens)
+int cuda_backend_capacity(laya_backend *base, long tokens, int rows)
 {
-    return batch_capacity(&((cuda_backend *)base)->policy, tokens);
+    return batch_capacity(&((cuda_backend *)base)->policy, tokens, rows);
 }

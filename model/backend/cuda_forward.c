@@ -2,8 +2,8 @@
  * cuda_forward.c - one pack on the GPU: staging, the forward enqueued, results.
  *
  * Layout of one forward, for a bucket of T token slots (rows packed back to
- * back, row r at [cu[r], cu[r+1]), model/backend/batching.h), R = max_batch_rows
- * row slots and G gathered slots (each row's CLS, then its markers; G is the
+ * back, row r at [cu[r], cu[r+1]), model/backend/batching.h), R row slots
+ * (batch_rows_cap: a sixteenth of T, 8 to max_batch_rows) and G gathered slots (each row's CLS, then its markers; G is the
  * bucket's class: a sixteenth of T, or T + R):
  *
  *   H2D  cu, ids, pos, slot types, attention tiles, gathered slots (one copy)
@@ -71,7 +71,7 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + b->Rmax;
+    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt, br = b->br_dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
@@ -108,7 +108,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
  * (LN1 and in_proj over all slots: keys and values span every row). */
 static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, D4 = b->Dh4, nl = b->n_head_layers, n_tiles = T / KN_ATT_TQ + b->Rmax;
+    const int D = b->D, D4 = b->Dh4, nl = b->n_head_layers;
+    const int n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt, br = b->br_dt;
     const float eps = 1e-5f; /* nn.TransformerEncoderLayer / nn.LayerNorm default */
     dev_acts *a = &b->a;
@@ -136,9 +137,9 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
 /* The last head layer on the gathered slots only, then the fp32 tail. The CLS
  * slot's scorer output is masked to -1e4, which leaves each row's softmax and
  * confidence features unchanged, so CLS slots ride along with the markers. */
-static int enqueue_tail(cuda_backend *b, int G, const stage_layout *l, layad_error *err)
+static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, D4 = b->Dh4, R = b->Rmax;
+    const int D = b->D, D4 = b->Dh4, R = batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt, br = b->br_dt, f32 = KN_F32;
     const float eps = 1e-5f;
     dev_acts *a = &b->a;
@@ -173,11 +174,11 @@ static int enqueue_tail(cuda_backend *b, int G, const stage_layout *l, layad_err
  * synchronization). In prepare mode only the GEMM plans are made. */
 int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
-    const stage_layout l = cuda_stage_layout(T, b->Rmax, G);
+    const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
     if (!b->prepare_only)
         CU(cudaMemcpyAsync(b->a.in, b->pin_in, l.in_bytes, cudaMemcpyHostToDevice, b->ks.s));
     if (enqueue_encoder(b, T, &l, err) || enqueue_head_layers(b, T, &l, err) ||
-        enqueue_tail(b, G, &l, err))
+        enqueue_tail(b, T, G, &l, err))
         return -1;
     if (!b->prepare_only)
         CU(cudaMemcpyAsync(b->pin_out, b->a.out, l.out_bytes, cudaMemcpyDeviceToHost, b->ks.s));
@@ -189,9 +190,10 @@ int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 int cuda_stage(cuda_backend *b, int T, int G, const laya_row *rows, int n, batch_layout *l,
                layad_error *err)
 {
-    const stage_layout s = cuda_stage_layout(T, b->Rmax, G);
+    const int R = batch_rows_cap(&b->policy, T);
+    const stage_layout s = cuda_stage_layout(T, R, G);
     unsigned char *p = b->pin_in;
-    batch_layout_caps(l, T, b->Rmax, G);
+    batch_layout_caps(l, T, R, G);
     l->cu = (int32_t *)(p + s.cu);
     l->ids = (int32_t *)(p + s.ids);
     l->pos = (int32_t *)(p + s.pos);
@@ -212,14 +214,15 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     long tokens = 0;
     for (int i = 0; i < n; i++)
         tokens += rows[i].len;
-    const int T = batch_capacity(&b->policy, tokens);
+    const int T = batch_capacity(&b->policy, tokens, n);
     if (T < 0)
-        return layad_fail(err, 500, "cuda backend: %ld tokens exceed the largest pack", tokens);
+        return layad_fail(err, 500, "cuda backend: %d rows of %ld tokens exceed the largest pack", n,
+                          tokens);
     const int G = batch_gcap(&b->policy, T, batch_gclass(&b->policy, T, batch_gathered(rows, n)));
     batch_layout l;
     if (cuda_stage(b, T, G, rows, n, &l, err) || cuda_launch(b, T, G, use_graph, err))
         return -1;
-    const stage_layout s = cuda_stage_layout(T, b->Rmax, G);
+    const stage_layout s = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
     const float *lg = (const float *)(b->pin_out + s.logits);
     const float *ac = (const float *)(b->pin_out + s.act);
     for (int r = 0; r < n; r++) {

@@ -109,7 +109,7 @@ static int wanted(const cuda_backend *b, int T)
         return 1;
     for (int i = 0; i < b->o.n_warm; i++) {
         const long tokens = (long)b->warm[i].rows * b->warm[i].tokens;
-        if (batch_capacity(&b->policy, tokens) == T)
+        if (batch_capacity(&b->policy, tokens, b->warm[i].rows) == T)
             return 1;
     }
     return 0;

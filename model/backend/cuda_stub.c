@@ -42,8 +42,8 @@ int cuda_backend_info_get(laya_backend *b, cuda_backend_info *info, layad_error 
     return layad_fail(err, 500, "cuda backend: built without CUDA");
 }
 
-int cuda_backend_capacity(laya_backend *b, long tokens)
+int cuda_backend_capacity(laya_backend *b, long tokens, int rows)
 {
-    (void)b, (void)tokens;
+    (void)b, (void)tokens, (void)rows;
     return -1;
 }

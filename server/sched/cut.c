@@ -62,7 +62,7 @@ void cut_buckets(scheduler *s, serve_batch *b)
                 K = b->rows[r].n_markers;
             tokens += b->rows[r].len;
         }
-        const int cap = batch_capacity(&s->cut.policy, tokens);
+        const int cap = batch_capacity(&s->cut.policy, tokens, en - st);
         b->bucket_k[q] = K;
         b->tokens += tokens;
         b->padded_tokens += cap > 0 ? cap : tokens;

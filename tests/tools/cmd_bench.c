@@ -125,7 +125,7 @@ static json_t *shape_json(tool *t, const synth_set *set, cuda_bucket sh, const d
         json_array_append_new(g, json_real(ms[k]));
     }
     const double toks = (double)set->tokens;
-    const int cap = cuda_backend_capacity(t->gpu, (long)set->tokens);
+    const int cap = cuda_backend_capacity(t->gpu, (long)set->tokens, set->n);
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(set));
     printf("  %3dx%-5d %10.3f %10.3f %10.3f %9.3f %12.0f %9.2f\n", sh.rows, sh.tokens,

@@ -81,7 +81,7 @@ static int in_warm(laya_backend *b, int cap, const cuda_bucket *warm, int n)
     if (n <= 0)
         return 1;
     for (int i = 0; i < n; i++)
-        if (cuda_backend_capacity(b, (long)warm[i].rows * warm[i].tokens) == cap)
+        if (cuda_backend_capacity(b, (long)warm[i].rows * warm[i].tokens, warm[i].rows) == cap)
             return 1;
     return 0;
 }
@@ -108,7 +108,7 @@ static int check_shape(const laya_checkpoint *ck, laya_backend *b, laya_backend 
             goto out;
     if (fwd_out_alloc(&eager, shape.rows, 3, err))
         goto out;
-    const int cap = cuda_backend_capacity(b, (long)sets[0].tokens);
+    const int cap = cuda_backend_capacity(b, (long)sets[0].tokens, sets[0].n);
     const int warmed = in_warm(b, cap, warm, n_warm);
     shape_run run = {b, sets, out, 1};
     /* first call: eager (then a late capture between calls) unless warmed */
