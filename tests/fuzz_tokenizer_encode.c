@@ -19,6 +19,14 @@
 #include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 
+/* UBSan findings abort (the sanitizer's own default is to report and continue, which
+ * libFuzzer does not count as a crash; see tests/fuzz_request.c). */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
+}
+
 static tokenizer *toks[8];
 static size_t n_toks;
 

@@ -15,6 +15,14 @@
 
 #include "model/tokenizer/tokenizer.h"
 
+/* UBSan findings abort (the sanitizer's own default is to report and continue, which
+ * libFuzzer does not count as a crash; see tests/fuzz_request.c). */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
+}
+
 static const char *const texts[] = {
     "Hello world, it's 2026!", "  spaces\t\tand\nnewlines  ", "caf\xC3\xA9 e\xCC\x81 \xE6\x97\xA5\xE6\x9C\xAC",
     "[MASK] <mask> |||IP_ADDRESS||| <pad>", "\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB", "",
