@@ -100,6 +100,16 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libtools.a $(BUILD)
 # tiny_assets.c embeds config/tiny-tokenizer.json with .incbin (invisible to -MMD).
 $(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json
 
+# The git commit baked into build_info.o (layad --version, laya_build_info), "unknown" outside a
+# checkout. $(BUILD)/commit is rewritten only when HEAD moves, which rebuilds build_info.o alone.
+GIT_COMMIT := $(or $(shell test -e .git && git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+$(BUILD)/commit: FORCE
+	@mkdir -p $(BUILD); echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+$(BUILD)/server/telemetry/build_info.o: $(BUILD)/commit
+$(BUILD)/server/telemetry/build_info.o: CFLAGS += -DLAYAD_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
+
 # The embedded default model: a deterministic tiny checkpoint in the real layout.
 $(TINY)/model.safetensors: $(BUILD)/layad-dev
 	$(BUILD)/layad-dev mkmodel --preset tiny --out $(TINY)
@@ -113,8 +123,18 @@ test: deps
 	@$(MAKE) --no-print-directory test-cpu
 	@$(MAKE) --no-print-directory test-asan
 
-test-cpu: $(BUILD)/layad $(TEST_BIN) $(TINY)/model.safetensors
-	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(TEST_BIN)
+# Shell suites (tests/test_ops_*.sh) run beside the Check binaries; test_ops_systemd.sh reads the
+# tree `make install DESTDIR=$(BUILD)/stage PREFIX=/usr` writes.
+OPS_TESTS := $(wildcard tests/test_ops_*.sh)
+STAGE    := $(BUILD)/stage
+test-cpu: $(BUILD)/layad $(TEST_BIN) $(TINY)/model.safetensors $(STAGE)/.installed
+	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_STAGE=$(STAGE) \
+	    scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
+
+$(STAGE)/.installed: $(BUILD)/layad $(BUILD)/layad-dev config/layad.conf $(wildcard deploy/* deploy/*/*) Makefile
+	@rm -rf $(STAGE)
+	@$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(STAGE)) PREFIX=/usr >/dev/null
+	@touch $@
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 OPT=-O1 test-cpu
@@ -167,18 +187,31 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
 	python3 bench/bench_torch_kernels.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
 
-# PREFIX places the binary and the unit; the unit's ExecStart follows PREFIX.
-# Configuration goes to $(DESTDIR)/etc whatever the prefix (systemd reads it there).
+# PREFIX places the binary, the unit, sysusers.d/tmpfiles.d and the docs; the unit's ExecStart
+# and Documentation follow PREFIX. Configuration goes to $(DESTDIR)/etc whatever the prefix
+# (systemd reads it there), 0640: it may hold a key. Its group becomes layad through tmpfiles.d
+# (a package runs sysusers + tmpfiles; on a live install, as root, so does this target).
+UNIT_DIR := $(PREFIX)/lib/systemd/system
 install: $(BUILD)/layad $(BUILD)/layad-dev
 	install -D -m 0755 $(BUILD)/layad $(DESTDIR)$(PREFIX)/bin/layad
-	install -D -m 0644 config/layad.conf $(DESTDIR)/etc/layad/layad.conf
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
-	sed 's|/usr/local/bin/layad|$(PREFIX)/bin/layad|g' deploy/layad.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/layad.service
-	install -D -m 0644 deploy/layad.env $(DESTDIR)/etc/default/layad
+	install -D -m 0640 config/layad.conf $(DESTDIR)/etc/layad/layad.conf
+	install -D -m 0640 deploy/layad.env $(DESTDIR)/etc/default/layad
+	install -d $(DESTDIR)$(UNIT_DIR)
+	sed -e 's|/usr/local/bin/layad|$(PREFIX)/bin/layad|g' -e 's|/usr/local/share/doc/layad|$(PREFIX)/share/doc/layad|g' \
+	    deploy/layad.service > $(DESTDIR)$(UNIT_DIR)/layad.service
+	chmod 0644 $(DESTDIR)$(UNIT_DIR)/layad.service
+	install -D -m 0644 deploy/layad.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/layad.conf
+	install -D -m 0644 deploy/layad.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/layad.conf
 	install -D -m 0644 deploy/README.md $(DESTDIR)$(PREFIX)/share/doc/layad/README.md
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/layad/grafana deploy/grafana/*.json
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/layad/prometheus deploy/prometheus/*.yml
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v systemd-sysusers >/dev/null; then \
+	    echo "systemd-sysusers + systemd-tmpfiles --create (user layad, /var/lib/layad, 0640 root:layad)"; \
+	    systemd-sysusers $(PREFIX)/lib/sysusers.d/layad.conf && \
+	    systemd-tmpfiles --create $(PREFIX)/lib/tmpfiles.d/layad.conf; \
+	fi
 
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -type f -name '*.d' 2>/dev/null)

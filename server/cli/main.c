@@ -6,6 +6,18 @@
 #include <string.h>
 
 #include "server/cli/commands.h"
+#include "server/telemetry/build_info.h"
+
+/* `layad --version`: what laya_build_info exports, one "key: value" per line
+ * after the first. */
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    build_info b;
+    build_info_get(&b);
+    printf("layad %s\ncommit: %s\ncuda: %s\ncublas: %s\n", b.version, b.commit, b.cuda, b.cublas);
+    return 0;
+}
 
 typedef struct command {
     const char *name;
@@ -18,6 +30,7 @@ static const command commands[] = {
     {"info", cmd_info, "print a checkpoint's geometry, budgets, temperatures and sha256"},
     {"decide", cmd_decide, "answer one request body (JSON) as the daemon would, on the CPU"},
     {"prompt", cmd_prompt, "print the question rows (token ids, markers) a request builds"},
+    {"version", cmd_version, "print the version, git commit, CUDA runtime and cuBLAS versions (also --version)"},
 };
 
 static void usage(FILE *f)
@@ -42,6 +55,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
+        return cmd_version(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(commands[i].name, name))
             return commands[i].fn(argc - first, argv + first);

@@ -34,6 +34,9 @@ typedef struct {
 #define NVML_CLOCK_MEM 2
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
+#define NVML_MEMORY_ERROR_TYPE_CORRECTED 0
+#define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
+#define NVML_VOLATILE_ECC 0 /* since the driver loaded (NVML_AGGREGATE_ECC: lifetime) */
 
 static struct {
     void *lib;
@@ -53,6 +56,7 @@ static struct {
     nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
     nvmlReturn_t (*by_bus)(const char *, nvmlDevice_t *);
     nvmlReturn_t (*index_of)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *); /* optional */
 
     pthread_t thread;
     int running;
@@ -111,6 +115,10 @@ static void refresh(gpu_snapshot *s)
             d->have_sm_clock = 1, d->sm_clock_hertz = v * 1e6;
         if (!G.clock(h, NVML_CLOCK_MEM, &v))
             d->have_mem_clock = 1, d->memory_clock_hertz = v * 1e6;
+        unsigned long long ce, ue; /* NOT_SUPPORTED with ECC off: the family stays absent */
+        if (G.ecc && !G.ecc(h, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &ce) &&
+            !G.ecc(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ue))
+            d->have_ecc = 1, d->ecc_corrected = (double)ce, d->ecc_uncorrected = (double)ue;
         if (G.procs) {
             nvmlProcessInfo_t p[64];
             unsigned int np = 64;
@@ -170,6 +178,7 @@ int gpu_snapshot_start(void)
     G.procs = sym("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2");
     G.by_bus = sym("nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
     G.index_of = sym("nvmlDeviceGetIndex", NULL);
+    G.ecc = sym("nvmlDeviceGetTotalEccErrors", NULL);
     if (!G.init || !G.shutdown || !G.count || !G.handle || !G.name || !G.uuid || !G.driver || !G.pstate ||
         !G.util || !G.mem || !G.temp || !G.power || !G.clock) {
         log_msg("warn", "NVML found but a symbol is missing; GPU metrics disabled");
@@ -257,10 +266,15 @@ void gpu_snapshot_render(FILE *f)
     gpu_snapshot *s = malloc(sizeof *s);
     if (!s)
         return;
-    if (!gpu_snapshot_get(s)) {
-        free(s);
+    if (gpu_snapshot_get(s))
+        gpu_snapshot_render_snapshot(f, s);
+    free(s);
+}
+
+void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s)
+{
+    if (!s->valid)
         return;
-    }
     char drv[96];
     clean(drv, sizeof drv, s->driver);
     fprintf(f, "# HELP laya_gpu_info GPU identity from NVML (value is always 1).\n# TYPE laya_gpu_info gauge\n");
@@ -306,5 +320,18 @@ void gpu_snapshot_render(FILE *f)
     GAUGE("laya_process_gpu_memory_bytes", "Device memory used by this process.", have_proc_mem,
           process_memory_bytes);
 #undef GAUGE
-    free(s);
+    int any_ecc = 0;
+    for (int i = 0; i < s->n; i++)
+        any_ecc |= s->dev[i].have_ecc;
+    if (any_ecc) {
+        fprintf(f, "# HELP laya_gpu_ecc_errors_total Device memory ECC errors since the driver loaded (NVML volatile "
+                   "counters).\n# TYPE laya_gpu_ecc_errors_total counter\n");
+        for (int i = 0; i < s->n; i++)
+            if (s->dev[i].have_ecc) {
+                fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"corrected\"} %s\n", lab[i],
+                        (py_float_repr(s->dev[i].ecc_corrected, num), num));
+                fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"uncorrected\"} %s\n", lab[i],
+                        (py_float_repr(s->dev[i].ecc_uncorrected, num), num));
+            }
+    }
 }

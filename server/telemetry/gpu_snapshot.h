@@ -18,13 +18,14 @@ typedef struct gpu_dev_snapshot {
     int index;                  /* NVML index (all GPUs of the host, whatever CUDA_VISIBLE_DEVICES says) */
     char device[32];            /* layad's device label when this process serves on it, else "" */
     char name[96], uuid[96], pstate[8];
-    int have_util, have_mem, have_temp, have_power, have_sm_clock, have_mem_clock, have_proc_mem;
+    int have_util, have_mem, have_temp, have_power, have_sm_clock, have_mem_clock, have_proc_mem, have_ecc;
     double utilization_ratio;   /* 0..1 */
     double memory_used_bytes, memory_total_bytes;
     double temperature_celsius;
     double power_watts;
     double sm_clock_hertz, memory_clock_hertz;
     double process_memory_bytes; /* this process's memory on the device */
+    double ecc_corrected, ecc_uncorrected; /* volatile ECC error counts (since the driver loaded) */
 } gpu_dev_snapshot;
 
 typedef struct gpu_snapshot {
@@ -53,5 +54,10 @@ int gpu_snapshot_get(gpu_snapshot *out);
 
 /* Appends the laya_gpu_* families to f (nothing when no snapshot is valid). */
 void gpu_snapshot_render(FILE *f);
+
+/* Appends the families of snapshot s (nothing when !s->valid): what
+ * gpu_snapshot_render does with the latest one. Tests render a synthetic
+ * snapshot with it to see every family without a GPU. */
+void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s);
 
 #endif

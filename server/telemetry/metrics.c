@@ -4,8 +4,21 @@
  * Histogram bucket bounds are chosen per family: latencies span 50 us to
  * 60 s (a CPU forward of a big batch is seconds, a GPU one-question request
  * well under a millisecond); rows and tokens are powers of two up to the
- * largest budgets; the padding ratio (padded/real tokens) is >= 1. Sums are
- * doubles updated with a CAS loop on their bit pattern.
+ * largest budgets; the padding fraction has a bucket at exactly 0 (the CPU
+ * backend runs packs at their exact size) and tenths above. Sums are doubles
+ * updated with a CAS loop on their bit pattern.
+ *
+ * The request latency histogram has one series set per (endpoint, code), the
+ * labels of laya_requests_total, preallocated (9 x 13 small histograms, about
+ * 50 KB) so that recording stays lock- and allocation-free; a series set is
+ * rendered once it has an observation, the 200s of the decide endpoints
+ * always. Exact codes rather than classes: queries select a class with
+ * code=~"5..", and the two families join on the same labels.
+ *
+ * laya_batch_padding_ratio (padded/real, >= 1) is the old name of the padding
+ * measure; it breaks the convention that a _ratio is a 0..1 fraction, so
+ * laya_batch_padding_fraction replaces it. The ratio stays, deprecated, for
+ * one release so that existing dashboards keep working.
  */
 #include "server/telemetry/metrics.h"
 
@@ -17,7 +30,9 @@
 #include <string.h>
 
 #include "model/pyexact/pyfloat.h"
+#include "server/telemetry/build_info.h"
 #include "server/telemetry/gpu_snapshot.h"
+#include "server/telemetry/process.h"
 
 #define MAX_BOUNDS 24
 
@@ -39,16 +54,17 @@ static const char *const rej_names[REJ_COUNT] = {"queue_full", "draining", "dead
 static const struct {
     const char *name, *help;
 } hist_meta[H_COUNT] = {
-    {"laya_request_duration_seconds", "Time from the end of the request body to the response, decide endpoints."},
     {"laya_queue_wait_seconds", "Time a request waited in the scheduler queue before its first batch."},
     {"laya_tokenize_seconds", "Time to parse, validate and tokenize one request body."},
     {"laya_batch_rows", "Question rows per batch."},
     {"laya_batch_tokens", "Real (unpadded) tokens per batch."},
-    {"laya_batch_padding_ratio", "Padded tokens over real tokens per batch (bucket shapes)."},
+    {"laya_batch_padding_ratio", "Deprecated (use laya_batch_padding_fraction): padded over real tokens per batch."},
+    {"laya_batch_padding_fraction", "Share of a batch's padded tokens that are padding: (padded - real) / padded."},
 };
 
 static struct {
     _Atomic uint64_t requests[EP_COUNT][N_CODES + 1]; /* last column: other codes */
+    hist latency[EP_COUNT][N_CODES + 1];               /* laya_request_duration_seconds, same labels */
     _Atomic uint64_t rejects[REJ_COUNT];
     hist h[H_COUNT];
     hist infer[METRICS_MAX_DEVICES];
@@ -57,6 +73,10 @@ static struct {
     _Atomic long queue_depth;
     _Atomic long long graph_hits, graph_misses;
     char model_name[256], sha256[80], dtype[16], device_kind[16];
+    _Atomic(const _Atomic int *) ready_state; /* metrics_watch_ready; NULL: laya_ready absent */
+    int ready_value;
+    build_info build;
+    double start_time;              /* process_start_time at metrics_init */
 } R;
 
 static void hist_init(hist *h, const double *b, int n)
@@ -107,16 +127,22 @@ void metrics_init(void)
     static const double rows[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
     static const double toks[] = {16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     static const double pad[] = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4, 8, 16};
+    static const double frac[] = {0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
     const int nlat = (int)(sizeof lat / sizeof lat[0]);
     memset(&R, 0, sizeof R);
-    hist_init(&R.h[H_REQUEST_DURATION], lat, nlat);
+    for (int e = 0; e < EP_COUNT; e++)
+        for (int c = 0; c <= N_CODES; c++)
+            hist_init(&R.latency[e][c], lat, nlat);
     hist_init(&R.h[H_QUEUE_WAIT], lat, nlat);
     hist_init(&R.h[H_TOKENIZE], lat, nlat);
     hist_init(&R.h[H_BATCH_ROWS], rows, (int)(sizeof rows / sizeof rows[0]));
     hist_init(&R.h[H_BATCH_TOKENS], toks, (int)(sizeof toks / sizeof toks[0]));
     hist_init(&R.h[H_PADDING_RATIO], pad, (int)(sizeof pad / sizeof pad[0]));
+    hist_init(&R.h[H_PADDING_FRACTION], frac, (int)(sizeof frac / sizeof frac[0]));
     for (int d = 0; d < METRICS_MAX_DEVICES; d++)
         hist_init(&R.infer[d], lat, nlat);
+    build_info_get(&R.build);
+    R.start_time = process_start_time();
 }
 
 void metrics_set_model(const char *model_name, const char *sha256, const char *dtype, const char *device_kind,
@@ -146,8 +172,7 @@ void metrics_request(int endpoint, int status, double seconds)
         if (codes[i] == status)
             c = i;
     atomic_fetch_add_explicit(&R.requests[endpoint][c], 1, memory_order_relaxed);
-    if (endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE)
-        hist_observe(&R.h[H_REQUEST_DURATION], seconds);
+    hist_observe(&R.latency[endpoint][c], seconds);
 }
 
 void metrics_reject(int reason)
@@ -160,6 +185,21 @@ void metrics_observe(int h, double v)
 {
     if (h >= 0 && h < H_COUNT)
         hist_observe(&R.h[h], v);
+}
+
+void metrics_batch(int rows, long real_tokens, long padded_tokens)
+{
+    hist_observe(&R.h[H_BATCH_ROWS], rows);
+    hist_observe(&R.h[H_BATCH_TOKENS], (double)real_tokens);
+    hist_observe(&R.h[H_PADDING_RATIO], real_tokens > 0 ? (double)padded_tokens / (double)real_tokens : 1.0);
+    hist_observe(&R.h[H_PADDING_FRACTION],
+                 padded_tokens > 0 ? (double)(padded_tokens - real_tokens) / (double)padded_tokens : 0.0);
+}
+
+void metrics_watch_ready(const _Atomic int *state, int ready_value)
+{
+    R.ready_value = ready_value;
+    atomic_store_explicit(&R.ready_state, state, memory_order_release); /* publishes ready_value */
 }
 
 void metrics_inference(int device, double seconds)
@@ -240,6 +280,22 @@ char *metrics_render(size_t *len)
                         (unsigned long long)v);
         }
 
+    fprintf(f, "# HELP laya_request_duration_seconds Time from the end of the request body to the response, by "
+                "endpoint and status code.\n# TYPE laya_request_duration_seconds histogram\n");
+    for (int e = 0; e < EP_COUNT; e++)
+        for (int c = 0; c <= N_CODES; c++) {
+            const hist *h = &R.latency[e][c];
+            int always = (e == EP_DECIDE || e == EP_SYSTEMONE) && c < N_CODES && codes[c] == 200;
+            if (!always && !atomic_load_explicit(&R.requests[e][c], memory_order_relaxed))
+                continue;
+            char lab[80];
+            if (c == N_CODES)
+                snprintf(lab, sizeof lab, "endpoint=\"%s\",code=\"other\"", ep_names[e]);
+            else
+                snprintf(lab, sizeof lab, "endpoint=\"%s\",code=\"%d\"", ep_names[e], codes[c]);
+            render_hist(f, "laya_request_duration_seconds", lab, h);
+        }
+
     for (int h = 0; h < H_COUNT; h++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", hist_meta[h].name, hist_meta[h].help,
                 hist_meta[h].name);
@@ -272,7 +328,17 @@ char *metrics_render(size_t *len)
                    "# TYPE laya_model_info gauge\n"
                    "laya_model_info{name=\"%s\",sha256=\"%s\",dtype=\"%s\",device=\"%s\"} 1\n",
                 R.model_name, R.sha256, R.dtype, R.device_kind);
+    fprintf(f, "# HELP laya_build_info The running binary: version, git commit, CUDA runtime and cuBLAS (always 1).\n"
+               "# TYPE laya_build_info gauge\n"
+               "laya_build_info{version=\"%s\",commit=\"%s\",cuda=\"%s\",cublas=\"%s\"} 1\n",
+            R.build.version, R.build.commit, R.build.cuda, R.build.cublas);
+    const _Atomic int *ready = atomic_load_explicit(&R.ready_state, memory_order_acquire);
+    if (ready)
+        fprintf(f, "# HELP laya_ready 1 while the daemon accepts decisions (/readyz 200), 0 while loading or draining.\n"
+                   "# TYPE laya_ready gauge\nlaya_ready %d\n",
+                atomic_load_explicit(ready, memory_order_relaxed) == R.ready_value);
 
+    process_render(f, R.start_time);
     gpu_snapshot_render(f);
     int bad = ferror(f);
     if (fclose(f) || bad) {

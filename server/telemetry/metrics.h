@@ -6,8 +6,10 @@
  * request path), label sets are fixed at start-up (endpoints, status codes,
  * rejection reasons, devices), so recording never allocates. metrics_render
  * writes the text exposition format (version 0.0.4) that `promtool check
- * metrics` accepts; the GPU snapshot families come from gpu_snapshot and are
- * appended only when NVML delivered a snapshot.
+ * metrics` accepts: the laya_* families, laya_build_info (build_info.h), the
+ * process_* families (process.h), and the laya_gpu_* families of gpu_snapshot
+ * when NVML delivered a snapshot. deploy/grafana and deploy/prometheus query
+ * these names; tests/test_ops_monitoring.c keeps them in step.
  */
 #ifndef LAYAD_SERVER_METRICS_H
 #define LAYAD_SERVER_METRICS_H
@@ -23,8 +25,12 @@ enum metrics_reject {
     REJ_QUEUE_FULL, REJ_DRAINING, REJ_DEADLINE, REJ_BODY_TOO_LARGE, REJ_UNAUTHORIZED, REJ_COUNT
 };
 
+/* The unlabelled histograms. laya_request_duration_seconds is labelled by
+ * endpoint and code and fed by metrics_request alone. */
 enum metrics_hist {
-    H_REQUEST_DURATION, H_QUEUE_WAIT, H_TOKENIZE, H_BATCH_ROWS, H_BATCH_TOKENS, H_PADDING_RATIO,
+    H_QUEUE_WAIT, H_TOKENIZE, H_BATCH_ROWS, H_BATCH_TOKENS,
+    H_PADDING_RATIO,    /* deprecated laya_batch_padding_ratio (padded/real, >= 1); metrics_batch feeds it */
+    H_PADDING_FRACTION, /* laya_batch_padding_fraction, (padded - real) / padded; only via metrics_batch */
     H_COUNT
 };
 
@@ -42,16 +48,28 @@ void metrics_set_model(const char *model_name, const char *sha256, const char *d
 
 const char *metrics_endpoint_name(int ep);
 
-void metrics_request(int endpoint, int status, double seconds); /* requests_total + duration */
+/* One answered request: laya_requests_total{endpoint,code} and the
+ * laya_request_duration_seconds{endpoint,code} histogram (every endpoint:
+ * a fast 401 or 422 no longer lands among the decisions). */
+void metrics_request(int endpoint, int status, double seconds);
 void metrics_reject(int reason);
 void metrics_observe(int hist, double value);
+/* One batch handed to a worker: rows, real tokens and the tokens of its padded
+ * buckets. Feeds laya_batch_rows, laya_batch_tokens, the padding fraction
+ * (padded - real) / padded in [0, 1) (0 when padded is 0) and the deprecated
+ * padded/real ratio. */
+void metrics_batch(int rows, long real_tokens, long padded_tokens);
+/* laya_ready reads *state at each render: 1 while it equals ready_value, else
+ * 0 (loading, draining). *state must stay valid until the last render. Until
+ * this is called laya_ready is absent. */
+void metrics_watch_ready(const _Atomic int *state, int ready_value);
 void metrics_inference(int device, double seconds);
 void metrics_queue_depth(long depth);
 /* Graph cache lookups (absolute totals as reported by the backends). */
 void metrics_graph_cache(long long hits, long long misses);
 
 /* Renders the exposition text into a malloc'ed buffer (*len bytes, NUL-terminated);
- * NULL when out of memory. Appends the GPU snapshot families when available. */
+ * NULL when out of memory. Appends the process and GPU snapshot families. */
 char *metrics_render(size_t *len);
 
 #endif
