@@ -265,14 +265,12 @@ START_TEST(dashboard_and_rules_select_exported_series)
     snprintf(gpu, sizeof gpu, "/tmp/layad-ops-gpu-%d.txt", (int)getpid());
     char *m = live_metrics(), *g = synthetic_gpu_exposition();
     ck_assert_ptr_null(strstr(m, "laya_gpu_")); /* no GPU here: the synthetic file alone has them */
-    double ready = sample(m, "laya_ready");    /* -1: absent (see --pending below) */
-    ck_assert_msg(ready == -1 || ready == 1, "laya_ready %g on a ready daemon", ready);
+    const double ready = sample(m, "laya_ready");
+    ck_assert_msg(ready == 1, "laya_ready %g on a ready daemon", ready);
     write_file(live, m);
     write_file(gpu, g);
-    /* laya_ready appears once `layad serve` calls metrics_watch_ready (server/daemon/cmd_serve.c);
-     * until that call is wired, promql_refs reports it as pending instead of failing. */
     snprintf(cmd, sizeof cmd,
-             "python3 tests/lib/promql_refs.py --metrics %s --metrics %s --pending laya_ready "
+             "python3 tests/lib/promql_refs.py --metrics %s --metrics %s "
              "deploy/grafana/layad-dashboard.json deploy/prometheus/layad-rules.yml 2>&1",
              live, gpu);
     int st;

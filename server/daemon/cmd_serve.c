@@ -429,6 +429,7 @@ static int start_front(serve_state *st)
         snprintf(app->key, sizeof app->key, "%s", cfg->api_key);
     app->key_len = strlen(app->key);
     metrics_init();
+    metrics_watch_ready(&app->state, APP_READY);
     if (cfg->gpu_metrics && gpu_snapshot_start())
         log_msg("info", "NVML found: GPU snapshot exported in /metrics");
 

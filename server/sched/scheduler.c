@@ -55,9 +55,7 @@ static void launch(scheduler *s, int w)
 {
     serve_batch *b = &s->batches[w];
     cut_buckets(s, b);
-    metrics_observe(H_BATCH_ROWS, b->n_rows);
-    metrics_observe(H_BATCH_TOKENS, (double)b->tokens);
-    metrics_observe(H_PADDING_RATIO, b->tokens ? (double)b->padded_tokens / (double)b->tokens : 1.0);
+    metrics_batch(b->n_rows, b->tokens, b->padded_tokens);
     s->busy[w] = 1;
     s->given_tokens[w] += b->padded_tokens;
     s->buckets_seen[w] = 0;
