@@ -121,16 +121,24 @@ void tok_trie_free(tok_trie *trie)
     memset(trie, 0, sizeof *trie);
 }
 
-/* Builds the trie over the contents of the entries whose `normalized` flag
- * equals `normalized`; normalized patterns go through the normalizers first,
- * as HF does. The first entry wins when two patterns are identical. */
-int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool normalized,
-                   const tokenizer *t, tok_scratch *s)
+/* The trie under construction: nodes go straight into trie, edges into be unsorted, and
+ * (parent << 8 | byte) + 1 -> child is an open-addressing hash (hkey 0 = empty slot). */
+typedef struct trie_builder {
+    tok_trie *trie;
+    size_t node_cap, edge_cap; /* both the byte count of all patterns, plus one */
+    build_edge *be;
+    size_t n_be;
+    uint64_t *hkey;
+    uint32_t *hval;
+    size_t hcap;               /* a power of two, at least twice the capacity */
+} trie_builder;
+
+/* *total = 1 + the bytes of the patterns as they will be inserted (normalization may
+ * lengthen them): one node and one edge per pattern byte at most. */
+static int pattern_bytes(const tok_added *added, size_t n_added, bool normalized,
+                         const tokenizer *t, tok_scratch *s, size_t *total)
 {
-    memset(trie, 0, sizeof *trie);
-    /* one node and one edge per pattern byte at most: count the bytes of the
-     * patterns as they will be inserted (normalization may lengthen them) */
-    size_t total = 1;
+    *total = 1;
     for (size_t i = 0; i < n_added; i++) {
         if (added[i].normalized != normalized)
             continue;
@@ -138,62 +146,52 @@ int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool 
         size_t plen = added[i].len;
         if (normalized && tok_normalize(t, s, pat, plen, &pat, &plen) != 0)
             return -1;
-        total += plen;
+        *total += plen;
     }
-    size_t node_cap = total, edge_cap = total;
-    trie->nodes = calloc(node_cap, sizeof *trie->nodes);
-    build_edge *be = malloc(edge_cap * sizeof *be);
-    /* (parent << 8 | byte) -> child, open addressing; key 0 never occurs for a real edge
-     * with parent 0 and byte 0 since keys are stored + 1 */
-    size_t hcap = 16;
-    while (hcap < total * 2)
-        hcap <<= 1;
-    uint64_t *hkey = calloc(hcap, sizeof *hkey);
-    uint32_t *hval = malloc(hcap * sizeof *hval);
-    int rc = -1;
-    if (!trie->nodes || !be || !hkey || !hval)
-        goto out;
-    trie->n_nodes = 1;
-    trie->nodes[0].token = -1;
-    size_t n_be = 0;
-    trie->empty = true;
-    for (size_t i = 0; i < n_added; i++) {
-        if (added[i].normalized != normalized)
+    return 0;
+}
+
+/* Adds the path of pat[0..plen) (plen > 0) to the trie and marks its end with token unless an
+ * earlier pattern ends there. -1 when out of capacity (cannot happen, see pattern_bytes). */
+static int insert_pattern(trie_builder *b, const char *pat, size_t plen, int32_t token)
+{
+    tok_trie *trie = b->trie;
+    uint32_t node = 0;
+    for (size_t k = 0; k < plen; k++) {
+        uint8_t byte = (uint8_t)pat[k];
+        uint64_t key = ((uint64_t)node << 8 | byte) + 1;
+        size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (b->hcap - 1);
+        while (b->hkey[h] && b->hkey[h] != key)
+            h = (h + 1) & (b->hcap - 1);
+        if (b->hkey[h]) {
+            node = b->hval[h];
             continue;
-        const char *pat = added[i].content;
-        size_t plen = added[i].len;
-        if (normalized && tok_normalize(t, s, pat, plen, &pat, &plen) != 0)
-            goto out;
-        if (plen == 0)
-            continue;
-        uint32_t node = 0;
-        for (size_t k = 0; k < plen; k++) {
-            uint8_t b = (uint8_t)pat[k];
-            uint64_t key = ((uint64_t)node << 8 | b) + 1;
-            size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (hcap - 1);
-            while (hkey[h] && hkey[h] != key)
-                h = (h + 1) & (hcap - 1);
-            if (hkey[h]) {
-                node = hval[h];
-                continue;
-            }
-            if (trie->n_nodes == node_cap || n_be == edge_cap)
-                goto out; /* cannot happen: capacity covers every pattern byte */
-            uint32_t child = (uint32_t)trie->n_nodes++;
-            trie->nodes[child].token = -1;
-            hkey[h] = key;
-            hval[h] = child;
-            be[n_be++] = (build_edge){ node, b, child };
-            node = child;
         }
-        if (trie->nodes[node].token < 0)
-            trie->nodes[node].token = (int32_t)i;
-        trie->empty = false;
+        if (trie->n_nodes == b->node_cap || b->n_be == b->edge_cap)
+            return -1; /* cannot happen: capacity covers every pattern byte */
+        uint32_t child = (uint32_t)trie->n_nodes++;
+        trie->nodes[child].token = -1;
+        b->hkey[h] = key;
+        b->hval[h] = child;
+        b->be[b->n_be++] = (build_edge){ node, byte, child };
+        node = child;
     }
+    if (trie->nodes[node].token < 0)
+        trie->nodes[node].token = token;
+    return 0;
+}
+
+/* Sorts the builder's edges by (parent, byte) into trie->edges, each node's edges contiguous,
+ * and fills the root's direct table. */
+static int pack_edges(trie_builder *b)
+{
+    tok_trie *trie = b->trie;
+    build_edge *be = b->be;
+    size_t n_be = b->n_be;
     qsort(be, n_be, sizeof *be, cmp_edge);
     trie->edges = malloc((n_be ? n_be : 1) * sizeof *trie->edges);
     if (!trie->edges)
-        goto out;
+        return -1;
     for (size_t e = 0; e < n_be; e++) {
         tok_trie_node *p = &trie->nodes[be[e].parent];
         if (p->n_edges == 0)
@@ -204,11 +202,52 @@ int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool 
             trie->root[be[e].byte] = be[e].child;
     }
     trie->n_edges = n_be;
+    return 0;
+}
+
+/* Builds the trie over the contents of the entries whose `normalized` flag
+ * equals `normalized`; normalized patterns go through the normalizers first,
+ * as HF does. The first entry wins when two patterns are identical. */
+int tok_trie_build(tok_trie *trie, const tok_added *added, size_t n_added, bool normalized,
+                   const tokenizer *t, tok_scratch *s)
+{
+    memset(trie, 0, sizeof *trie);
+    size_t total;
+    if (pattern_bytes(added, n_added, normalized, t, s, &total) != 0)
+        return -1;
+    trie_builder b = { .trie = trie, .node_cap = total, .edge_cap = total, .hcap = 16 };
+    trie->nodes = calloc(b.node_cap, sizeof *trie->nodes);
+    b.be = malloc(b.edge_cap * sizeof *b.be);
+    while (b.hcap < total * 2)
+        b.hcap <<= 1;
+    b.hkey = calloc(b.hcap, sizeof *b.hkey);
+    b.hval = malloc(b.hcap * sizeof *b.hval);
+    int rc = -1;
+    if (!trie->nodes || !b.be || !b.hkey || !b.hval)
+        goto out;
+    trie->n_nodes = 1;
+    trie->nodes[0].token = -1;
+    trie->empty = true;
+    for (size_t i = 0; i < n_added; i++) {
+        if (added[i].normalized != normalized)
+            continue;
+        const char *pat = added[i].content;
+        size_t plen = added[i].len;
+        if (normalized && tok_normalize(t, s, pat, plen, &pat, &plen) != 0)
+            goto out;
+        if (plen == 0)
+            continue;
+        if (insert_pattern(&b, pat, plen, (int32_t)i) != 0)
+            goto out;
+        trie->empty = false;
+    }
+    if (pack_edges(&b) != 0)
+        goto out;
     rc = 0;
 out:
-    free(be);
-    free(hkey);
-    free(hval);
+    free(b.be);
+    free(b.hkey);
+    free(b.hval);
     if (rc != 0)
         tok_trie_free(trie);
     return rc;

@@ -240,17 +240,44 @@ static int merge_short(const tok_bpe *m, tok_scratch *s, size_t n, tok_ids *out)
     return 0;
 }
 
-int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,
-                 layad_error *err)
+/* Appends the symbols of a character the vocabulary lacks (p, adv bytes): its <0xNN> byte
+ * tokens when byte_fallback has them all, else the unk symbol (*unk_pending, *unk_len: the one
+ * not yet appended, -1 for none; fuse_unk grows it), else nothing (the character is dropped). */
+static int add_unknown(const tok_bpe *m, tok_scratch *s, size_t *n, const char *p, size_t adv,
+                       int32_t *unk_pending, uint32_t *unk_len, layad_error *err)
 {
-    if (len == 0)
-        return 0;
-    if (m->ignore_merges) {
-        int32_t id = tok_strmap_get(&m->vocab, w, len);
-        if (id >= 0)
-            return tok_ids_push(out, id) == 0 ? 0 : layad_fail(err, 500, "tokenizer: out of memory");
+    if (m->byte_fallback) {
+        bool all = true;
+        for (size_t k = 0; k < adv; k++)
+            all = all && m->byte_ids[(uint8_t)p[k]] >= 0;
+        if (all) {
+            for (size_t k = 0; k < adv; k++)
+                if (add_sym(s, n, m->byte_ids[(uint8_t)p[k]], 1) != 0)
+                    return layad_fail(err, 500, "tokenizer: out of memory");
+            return 0;
+        }
     }
-    size_t n = 0;
+    if (!m->unk_token)
+        return 0;
+    if (*unk_pending >= 0 && m->fuse_unk) {
+        *unk_len += (uint32_t)adv;
+        return 0;
+    }
+    if (*unk_pending >= 0 && add_sym(s, n, *unk_pending, *unk_len) != 0)
+        return layad_fail(err, 500, "tokenizer: out of memory");
+    if (m->unk_missing)
+        return layad_fail(err, 500, "tokenizer: unk token \"%s\" is not in the vocabulary",
+                          m->unk_token);
+    *unk_pending = m->unk_id;
+    *unk_len = (uint32_t)adv;
+    return 0;
+}
+
+/* Splits the word w[0..len) into the linked symbols s->syms[0..*n), one per character (see
+ * add_unknown for the others); the last one's next is -1. */
+static int word_symbols(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, size_t *n,
+                        layad_error *err)
+{
     int32_t unk_pending = -1; /* id of the pending unk symbol, -1 = none */
     uint32_t unk_len = 0;
     for (size_t i = 0; i < len;) {
@@ -258,55 +285,36 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
         int32_t id = char_id(m, w + i, adv);
         if (id >= 0) {
             if (unk_pending >= 0) {
-                if (add_sym(s, &n, unk_pending, unk_len) != 0)
+                if (add_sym(s, n, unk_pending, unk_len) != 0)
                     goto oom;
                 unk_pending = -1;
             }
-            if (add_sym(s, &n, id, (uint32_t)adv) != 0)
+            if (add_sym(s, n, id, (uint32_t)adv) != 0)
                 goto oom;
-        } else {
-            bool done = false;
-            if (m->byte_fallback) {
-                bool all = true;
-                for (size_t k = 0; k < adv; k++)
-                    all = all && m->byte_ids[(uint8_t)w[i + k]] >= 0;
-                if (all) {
-                    for (size_t k = 0; k < adv; k++)
-                        if (add_sym(s, &n, m->byte_ids[(uint8_t)w[i + k]], 1) != 0)
-                            goto oom;
-                    done = true;
-                }
-            }
-            if (!done && m->unk_token) {
-                if (unk_pending >= 0 && m->fuse_unk) {
-                    unk_len += (uint32_t)adv;
-                } else {
-                    if (unk_pending >= 0 && add_sym(s, &n, unk_pending, unk_len) != 0)
-                        goto oom;
-                    if (m->unk_missing)
-                        return layad_fail(err, 500, "tokenizer: unk token \"%s\" is not in the vocabulary",
-                                          m->unk_token);
-                    unk_pending = m->unk_id;
-                    unk_len = (uint32_t)adv;
-                }
-            }
+        } else if (add_unknown(m, s, n, w + i, adv, &unk_pending, &unk_len, err) != 0) {
+            return -1;
         }
         i += adv;
     }
-    if (unk_pending >= 0 && add_sym(s, &n, unk_pending, unk_len) != 0)
+    if (unk_pending >= 0 && add_sym(s, n, unk_pending, unk_len) != 0)
         goto oom;
-    if (n == 0)
-        return 0;
-    tok_sym *sym = s->syms;
-    sym[n - 1].next = -1;
+    if (*n > 0)
+        s->syms[*n - 1].next = -1;
+    return 0;
+oom:
+    return layad_fail(err, 500, "tokenizer: out of memory");
+}
 
-    if (n <= SHORT_WORD)
-        return merge_short(m, s, n, out) == 0 ? 0 : layad_fail(err, 500, "tokenizer: out of memory");
+/* Merges the n linked symbols in s->syms with the heap (HF's Word::merge_all, lazy
+ * invalidation) and appends the resulting ids to out. -1 when out of memory. */
+static int merge_long(const tok_bpe *m, tok_scratch *s, size_t n, tok_ids *out)
+{
+    tok_sym *sym = s->syms;
     size_t hn = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         int32_t r = merge_rank(m, sym[i].id, sym[i + 1].id);
         if (r >= 0 && heap_push(s, &hn, (tok_heap_item){ r, (int32_t)i, merged_id(m, r) }) != 0)
-            goto oom;
+            return -1;
     }
     while (hn > 0) {
         tok_heap_item top = heap_pop(s, &hn);
@@ -328,19 +336,36 @@ int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, to
         if (cur->prev >= 0) {
             int32_t pr = merge_rank(m, sym[cur->prev].id, cur->id);
             if (pr >= 0 && heap_push(s, &hn, (tok_heap_item){ pr, cur->prev, merged_id(m, pr) }) != 0)
-                goto oom;
+                return -1;
         }
         cur = &s->syms[top.pos];
         if (cur->next >= 0) {
             int32_t nr = merge_rank(m, cur->id, s->syms[cur->next].id);
             if (nr >= 0 && heap_push(s, &hn, (tok_heap_item){ nr, top.pos, merged_id(m, nr) }) != 0)
-                goto oom;
+                return -1;
         }
     }
     for (int32_t i = 0; i >= 0; i = s->syms[i].next)
         if (tok_ids_push(out, s->syms[i].id) != 0)
-            goto oom;
+            return -1;
     return 0;
-oom:
-    return layad_fail(err, 500, "tokenizer: out of memory");
+}
+
+int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,
+                 layad_error *err)
+{
+    if (len == 0)
+        return 0;
+    if (m->ignore_merges) {
+        int32_t id = tok_strmap_get(&m->vocab, w, len);
+        if (id >= 0)
+            return tok_ids_push(out, id) == 0 ? 0 : layad_fail(err, 500, "tokenizer: out of memory");
+    }
+    size_t n = 0;
+    if (word_symbols(m, s, w, len, &n, err) != 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    int rc = n <= SHORT_WORD ? merge_short(m, s, n, out) : merge_long(m, s, n, out);
+    return rc == 0 ? 0 : layad_fail(err, 500, "tokenizer: out of memory");
 }

@@ -7,17 +7,13 @@
  * an unknown option key, ...) fails the load with an error that names it.
  * A tokenizer that loads therefore encodes exactly like HF, or not at all.
  *
- * Added tokens are registered the way HF's deserializer does it (one
- * AddedVocabulary::add_tokens call over the list): the id of a token is the
- * one its content already has (earlier added token, then model vocabulary),
- * else the next free id, whatever "id" the file states; specials are listed
- * once; the matching flags of an id are those of its last definition.
+ * The added_tokens list is registered by load_added.c.
  */
 #include "model/tokenizer/internal.h"
+#include "model/tokenizer/load_internal.h"
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +21,10 @@
 /* Fails with "<name>: <message>"; status 500 (a bad model file is our fault, not the client's). */
 #define FAIL(...) do { layad_fail(err, 500, __VA_ARGS__); goto fail; } while (0)
 
-/* Checks that obj has only keys from the NULL-terminated list. */
-static int check_keys(const tokenizer *t, json_t *obj, const char *what, const char *const *allowed,
-                      layad_error *err)
+/* ---- helpers shared with load_added.c (contracts in load_internal.h) ---------- */
+
+int tok_check_keys(const tokenizer *t, json_t *obj, const char *what, const char *const *allowed,
+                   layad_error *err)
 {
     const char *key;
     json_t *v;
@@ -41,9 +38,8 @@ static int check_keys(const tokenizer *t, json_t *obj, const char *what, const c
     return 0;
 }
 
-/* Optional boolean member: absent or null -> def; non-boolean -> error. */
-static int get_bool(const tokenizer *t, json_t *obj, const char *key, bool def, bool *out,
-                    const char *what, layad_error *err)
+int tok_get_bool(const tokenizer *t, json_t *obj, const char *key, bool def, bool *out,
+                 const char *what, layad_error *err)
 {
     json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v)) {
@@ -56,7 +52,7 @@ static int get_bool(const tokenizer *t, json_t *obj, const char *key, bool def, 
     return 0;
 }
 
-static char *dup_mem(const char *s, size_t n)
+char *tok_dup_mem(const char *s, size_t n)
 {
     char *p = malloc(n + 1);
     if (p) {
@@ -68,6 +64,69 @@ static char *dup_mem(const char *s, size_t n)
 
 /* ---- normalizers ------------------------------------------------------------ */
 
+/* Fills nm from a Unicode normalization form (NFC, NFD, NFKC or NFKD) with no options. */
+static int norm_unicode(tokenizer *t, json_t *n, const char *type, tok_norm *nm, layad_error *err)
+{
+    static const char *const keys[] = { "type", NULL };
+    if (tok_check_keys(t, n, type, keys, err) != 0)
+        return -1;
+    nm->kind = strcmp(type, "NFC") == 0    ? TOK_NORM_NFC
+               : strcmp(type, "NFD") == 0  ? TOK_NORM_NFD
+               : strcmp(type, "NFKC") == 0 ? TOK_NORM_NFKC
+                                           : TOK_NORM_NFKD;
+    return 0;
+}
+
+/* Fills nm from a Replace with a non-empty literal String pattern; nm owns the copies it makes. */
+static int norm_replace(tokenizer *t, json_t *n, tok_norm *nm, layad_error *err)
+{
+    static const char *const keys[] = { "type", "pattern", "content", NULL };
+    if (tok_check_keys(t, n, "normalizer Replace", keys, err) != 0)
+        return -1;
+    json_t *pat = json_object_get(n, "pattern");
+    json_t *content = json_object_get(n, "content");
+    json_t *str = json_is_object(pat) ? json_object_get(pat, "String") : NULL;
+    if (json_is_object(pat) && json_object_get(pat, "Regex"))
+        return layad_fail(err, 500, "%s: normalizer Replace with a Regex pattern is not supported",
+                          t->name);
+    if (!json_is_string(str) || json_object_size(pat) != 1 || !json_is_string(content))
+        return layad_fail(err, 500, "%s: normalizer Replace needs pattern.String and content",
+                          t->name);
+    if (json_string_length(str) == 0)
+        return layad_fail(err, 500, "%s: normalizer Replace with an empty pattern is not supported",
+                          t->name);
+    nm->kind = TOK_NORM_REPLACE;
+    nm->pattern_len = json_string_length(str);
+    nm->pattern = tok_dup_mem(json_string_value(str), nm->pattern_len);
+    nm->content_len = json_string_length(content);
+    nm->content = tok_dup_mem(json_string_value(content), nm->content_len);
+    if (!nm->pattern || !nm->content) {
+        free(nm->pattern);
+        free(nm->content);
+        return layad_fail(err, 500, "%s: out of memory", t->name);
+    }
+    return 0;
+}
+
+/* Fills nm from a Prepend; nm owns the copy of the prepend string. */
+static int norm_prepend(tokenizer *t, json_t *n, tok_norm *nm, layad_error *err)
+{
+    static const char *const keys[] = { "type", "prepend", NULL };
+    if (tok_check_keys(t, n, "normalizer Prepend", keys, err) != 0)
+        return -1;
+    json_t *content = json_object_get(n, "prepend");
+    if (!json_is_string(content))
+        return layad_fail(err, 500, "%s: normalizer Prepend needs a prepend string", t->name);
+    nm->kind = TOK_NORM_PREPEND;
+    nm->content_len = json_string_length(content);
+    nm->content = tok_dup_mem(json_string_value(content), nm->content_len);
+    if (!nm->content)
+        return layad_fail(err, 500, "%s: out of memory", t->name);
+    return 0;
+}
+
+/* Appends the normalizer n (a Sequence: each of its members, in order, at most 8 deep) to
+ * t->norms; on failure nothing of the failing leaf is kept. */
 static int add_norm(tokenizer *t, json_t *n, layad_error *err, int depth)
 {
     if (!json_is_object(n))
@@ -77,7 +136,7 @@ static int add_norm(tokenizer *t, json_t *n, layad_error *err, int depth)
         return layad_fail(err, 500, "%s: normalizer without a type", t->name);
     if (strcmp(type, "Sequence") == 0) {
         static const char *const keys[] = { "type", "normalizers", NULL };
-        if (check_keys(t, n, "normalizer Sequence", keys, err) != 0)
+        if (tok_check_keys(t, n, "normalizer Sequence", keys, err) != 0)
             return -1;
         json_t *list = json_object_get(n, "normalizers");
         if (!json_is_array(list) || depth > 8)
@@ -88,56 +147,18 @@ static int add_norm(tokenizer *t, json_t *n, layad_error *err, int depth)
         return 0;
     }
     tok_norm nm = { 0 };
+    int rc;
     if (strcmp(type, "NFC") == 0 || strcmp(type, "NFD") == 0 || strcmp(type, "NFKC") == 0 ||
-        strcmp(type, "NFKD") == 0) {
-        static const char *const keys[] = { "type", NULL };
-        if (check_keys(t, n, type, keys, err) != 0)
-            return -1;
-        nm.kind = strcmp(type, "NFC") == 0    ? TOK_NORM_NFC
-                  : strcmp(type, "NFD") == 0  ? TOK_NORM_NFD
-                  : strcmp(type, "NFKC") == 0 ? TOK_NORM_NFKC
-                                              : TOK_NORM_NFKD;
-    } else if (strcmp(type, "Replace") == 0) {
-        static const char *const keys[] = { "type", "pattern", "content", NULL };
-        if (check_keys(t, n, "normalizer Replace", keys, err) != 0)
-            return -1;
-        json_t *pat = json_object_get(n, "pattern");
-        json_t *content = json_object_get(n, "content");
-        json_t *str = json_is_object(pat) ? json_object_get(pat, "String") : NULL;
-        if (json_is_object(pat) && json_object_get(pat, "Regex"))
-            return layad_fail(err, 500, "%s: normalizer Replace with a Regex pattern is not supported",
-                              t->name);
-        if (!json_is_string(str) || json_object_size(pat) != 1 || !json_is_string(content))
-            return layad_fail(err, 500, "%s: normalizer Replace needs pattern.String and content",
-                              t->name);
-        if (json_string_length(str) == 0)
-            return layad_fail(err, 500, "%s: normalizer Replace with an empty pattern is not supported",
-                              t->name);
-        nm.kind = TOK_NORM_REPLACE;
-        nm.pattern_len = json_string_length(str);
-        nm.pattern = dup_mem(json_string_value(str), nm.pattern_len);
-        nm.content_len = json_string_length(content);
-        nm.content = dup_mem(json_string_value(content), nm.content_len);
-        if (!nm.pattern || !nm.content) {
-            free(nm.pattern);
-            free(nm.content);
-            return layad_fail(err, 500, "%s: out of memory", t->name);
-        }
-    } else if (strcmp(type, "Prepend") == 0) {
-        static const char *const keys[] = { "type", "prepend", NULL };
-        if (check_keys(t, n, "normalizer Prepend", keys, err) != 0)
-            return -1;
-        json_t *content = json_object_get(n, "prepend");
-        if (!json_is_string(content))
-            return layad_fail(err, 500, "%s: normalizer Prepend needs a prepend string", t->name);
-        nm.kind = TOK_NORM_PREPEND;
-        nm.content_len = json_string_length(content);
-        nm.content = dup_mem(json_string_value(content), nm.content_len);
-        if (!nm.content)
-            return layad_fail(err, 500, "%s: out of memory", t->name);
-    } else {
+        strcmp(type, "NFKD") == 0)
+        rc = norm_unicode(t, n, type, &nm, err);
+    else if (strcmp(type, "Replace") == 0)
+        rc = norm_replace(t, n, &nm, err);
+    else if (strcmp(type, "Prepend") == 0)
+        rc = norm_prepend(t, n, &nm, err);
+    else
         return layad_fail(err, 500, "%s: normalizer type \"%s\" is not supported", t->name, type);
-    }
+    if (rc != 0)
+        return -1;
     tok_norm *v = realloc(t->norms, (t->n_norms + 1) * sizeof *v);
     if (!v) {
         free(nm.pattern);
@@ -151,6 +172,89 @@ static int add_norm(tokenizer *t, json_t *n, layad_error *err, int depth)
 
 /* ---- pre-tokenizers --------------------------------------------------------- */
 
+/* Fills pre from a ByteLevel; compiles the GPT-2 split regexes into t on first use. */
+static int pre_bytelevel(tokenizer *t, json_t *p, tok_pre *pre, layad_error *err)
+{
+    static const char *const keys[] = { "type", "add_prefix_space", "trim_offsets", "use_regex",
+                                        NULL };
+    bool trim;
+    if (tok_check_keys(t, p, "pre_tokenizer ByteLevel", keys, err) != 0 ||
+        tok_get_bool(t, p, "add_prefix_space", true, &pre->add_prefix_space, "ByteLevel", err) != 0 ||
+        tok_get_bool(t, p, "trim_offsets", true, &trim, "ByteLevel", err) != 0 ||
+        tok_get_bool(t, p, "use_regex", true, &pre->use_regex, "ByteLevel", err) != 0)
+        return -1;
+    pre->kind = TOK_PRE_BYTELEVEL;
+    if (pre->use_regex && !t->gpt2_re) {
+        if (!(t->gpt2_re = tok_gpt2_regex(true, err)) ||
+            !(t->gpt2_re_plain = tok_gpt2_regex(false, err)))
+            return -1;
+        t->gpt2_extra_min = tok_extra_letter[0][0] < tok_extra_number[0][0]
+                                ? tok_extra_letter[0][0] : tok_extra_number[0][0];
+        size_t j1 = 0, j2 = 0;
+        t->gpt2_jit = pcre2_pattern_info(t->gpt2_re, PCRE2_INFO_JITSIZE, &j1) == 0 &&
+                      pcre2_pattern_info(t->gpt2_re_plain, PCRE2_INFO_JITSIZE, &j2) == 0 &&
+                      j1 > 0 && j2 > 0;
+    }
+    return 0;
+}
+
+/* Sets pre->prepend from Metaspace's prepend_scheme (default "always") and checks that
+ * add_prefix_space, when given, agrees with it. */
+static int metaspace_prepend(tokenizer *t, json_t *p, tok_pre *pre, layad_error *err)
+{
+    json_t *scheme = json_object_get(p, "prepend_scheme");
+    json_t *aps = json_object_get(p, "add_prefix_space");
+    pre->prepend = TOK_PREPEND_ALWAYS;
+    if (scheme && !json_is_null(scheme)) {
+        const char *s = json_string_value(scheme);
+        if (s && strcmp(s, "always") == 0)
+            pre->prepend = TOK_PREPEND_ALWAYS;
+        else if (s && strcmp(s, "first") == 0)
+            pre->prepend = TOK_PREPEND_FIRST;
+        else if (s && strcmp(s, "never") == 0)
+            pre->prepend = TOK_PREPEND_NEVER;
+        else
+            return layad_fail(err, 500, "%s: Metaspace prepend_scheme \"%s\" is not supported",
+                              t->name, s ? s : "?");
+    }
+    if (aps && !json_is_null(aps)) {
+        if (!json_is_boolean(aps))
+            return layad_fail(err, 500, "%s: Metaspace.add_prefix_space must be a boolean", t->name);
+        /* HF: add_prefix_space=false demands prepend_scheme "never" (the default
+         * scheme is "always", so leaving it out is the same contradiction) */
+        if (json_is_false(aps)) {
+            if (pre->prepend != TOK_PREPEND_NEVER)
+                return layad_fail(err, 500,
+                                  "%s: Metaspace add_prefix_space does not match prepend_scheme",
+                                  t->name);
+            pre->prepend = TOK_PREPEND_NEVER;
+        }
+    }
+    return 0;
+}
+
+/* Fills pre from a Metaspace: split flag, a one-character replacement, the prepend scheme. */
+static int pre_metaspace(tokenizer *t, json_t *p, tok_pre *pre, layad_error *err)
+{
+    static const char *const keys[] = { "type", "replacement", "prepend_scheme", "split",
+                                        "add_prefix_space", "str_rep", NULL };
+    if (tok_check_keys(t, p, "pre_tokenizer Metaspace", keys, err) != 0 ||
+        tok_get_bool(t, p, "split", true, &pre->split, "Metaspace", err) != 0)
+        return -1;
+    pre->kind = TOK_PRE_METASPACE;
+    json_t *rep = json_object_get(p, "replacement");
+    size_t adv = 0;
+    if (!json_is_string(rep) || json_string_length(rep) == 0 ||
+        json_string_length(rep) > 4 ||
+        (tok_utf8_decode(json_string_value(rep), &adv), adv != json_string_length(rep)))
+        return layad_fail(err, 500, "%s: Metaspace replacement must be one character", t->name);
+    pre->replacement_len = adv;
+    memcpy(pre->replacement, json_string_value(rep), adv);
+    return metaspace_prepend(t, p, pre, err);
+}
+
+/* Appends the pre-tokenizer p (a Sequence: each of its members, in order, at most 8 deep) to
+ * t->pres. */
 static int add_pre(tokenizer *t, json_t *p, layad_error *err, int depth)
 {
     if (!json_is_object(p))
@@ -161,7 +265,7 @@ static int add_pre(tokenizer *t, json_t *p, layad_error *err, int depth)
     tok_pre pre = { 0 };
     if (strcmp(type, "Sequence") == 0) {
         static const char *const keys[] = { "type", "pretokenizers", NULL };
-        if (check_keys(t, p, "pre_tokenizer Sequence", keys, err) != 0)
+        if (tok_check_keys(t, p, "pre_tokenizer Sequence", keys, err) != 0)
             return -1;
         json_t *list = json_object_get(p, "pretokenizers");
         if (!json_is_array(list) || depth > 8)
@@ -172,69 +276,11 @@ static int add_pre(tokenizer *t, json_t *p, layad_error *err, int depth)
         json_array_foreach(list, i, c) if (add_pre(t, c, err, depth + 1) != 0) return -1;
         return 0;
     } else if (strcmp(type, "ByteLevel") == 0) {
-        static const char *const keys[] = { "type", "add_prefix_space", "trim_offsets", "use_regex",
-                                            NULL };
-        bool trim;
-        if (check_keys(t, p, "pre_tokenizer ByteLevel", keys, err) != 0 ||
-            get_bool(t, p, "add_prefix_space", true, &pre.add_prefix_space, "ByteLevel", err) != 0 ||
-            get_bool(t, p, "trim_offsets", true, &trim, "ByteLevel", err) != 0 ||
-            get_bool(t, p, "use_regex", true, &pre.use_regex, "ByteLevel", err) != 0)
+        if (pre_bytelevel(t, p, &pre, err) != 0)
             return -1;
-        pre.kind = TOK_PRE_BYTELEVEL;
-        if (pre.use_regex && !t->gpt2_re) {
-            if (!(t->gpt2_re = tok_gpt2_regex(true, err)) ||
-                !(t->gpt2_re_plain = tok_gpt2_regex(false, err)))
-                return -1;
-            t->gpt2_extra_min = tok_extra_letter[0][0] < tok_extra_number[0][0]
-                                    ? tok_extra_letter[0][0] : tok_extra_number[0][0];
-            size_t j1 = 0, j2 = 0;
-            t->gpt2_jit = pcre2_pattern_info(t->gpt2_re, PCRE2_INFO_JITSIZE, &j1) == 0 &&
-                          pcre2_pattern_info(t->gpt2_re_plain, PCRE2_INFO_JITSIZE, &j2) == 0 &&
-                          j1 > 0 && j2 > 0;
-        }
     } else if (strcmp(type, "Metaspace") == 0) {
-        static const char *const keys[] = { "type", "replacement", "prepend_scheme", "split",
-                                            "add_prefix_space", "str_rep", NULL };
-        if (check_keys(t, p, "pre_tokenizer Metaspace", keys, err) != 0 ||
-            get_bool(t, p, "split", true, &pre.split, "Metaspace", err) != 0)
+        if (pre_metaspace(t, p, &pre, err) != 0)
             return -1;
-        pre.kind = TOK_PRE_METASPACE;
-        json_t *rep = json_object_get(p, "replacement");
-        size_t adv = 0;
-        if (!json_is_string(rep) || json_string_length(rep) == 0 ||
-            json_string_length(rep) > 4 ||
-            (tok_utf8_decode(json_string_value(rep), &adv), adv != json_string_length(rep)))
-            return layad_fail(err, 500, "%s: Metaspace replacement must be one character", t->name);
-        pre.replacement_len = adv;
-        memcpy(pre.replacement, json_string_value(rep), adv);
-        json_t *scheme = json_object_get(p, "prepend_scheme");
-        json_t *aps = json_object_get(p, "add_prefix_space");
-        pre.prepend = TOK_PREPEND_ALWAYS;
-        if (scheme && !json_is_null(scheme)) {
-            const char *s = json_string_value(scheme);
-            if (s && strcmp(s, "always") == 0)
-                pre.prepend = TOK_PREPEND_ALWAYS;
-            else if (s && strcmp(s, "first") == 0)
-                pre.prepend = TOK_PREPEND_FIRST;
-            else if (s && strcmp(s, "never") == 0)
-                pre.prepend = TOK_PREPEND_NEVER;
-            else
-                return layad_fail(err, 500, "%s: Metaspace prepend_scheme \"%s\" is not supported",
-                                  t->name, s ? s : "?");
-        }
-        if (aps && !json_is_null(aps)) {
-            if (!json_is_boolean(aps))
-                return layad_fail(err, 500, "%s: Metaspace.add_prefix_space must be a boolean", t->name);
-            /* HF: add_prefix_space=false demands prepend_scheme "never" (the default
-             * scheme is "always", so leaving it out is the same contradiction) */
-            if (json_is_false(aps)) {
-                if (pre.prepend != TOK_PREPEND_NEVER)
-                    return layad_fail(err, 500,
-                                      "%s: Metaspace add_prefix_space does not match prepend_scheme",
-                                      t->name);
-                pre.prepend = TOK_PREPEND_NEVER;
-            }
-        }
     } else {
         return layad_fail(err, 500, "%s: pre_tokenizer type \"%s\" is not supported", t->name, type);
     }
@@ -259,81 +305,91 @@ static int get_id(json_t *v, int32_t *id)
     return 0;
 }
 
-static int load_merges(tokenizer *t, json_t *merges, layad_error *err)
+/* Splits merge entry e (number r + 1 in messages) into its two tokens a and b, which point into
+ * e; *kind is the format of the first entry ("a b" string or ["a", "b"] pair), which every later
+ * entry must share, as in HF. */
+static int merge_pair(tokenizer *t, json_t *e, size_t r, int *kind, const char **a, size_t *al,
+                      const char **b, size_t *bl, layad_error *err)
+{
+    int k = json_is_string(e) ? 1 : json_is_array(e) ? 2 : 0;
+    if (k == 0 || (*kind && k != *kind))
+        return layad_fail(err, 500, "%s: merge %zu has a bad format", t->name, r + 1);
+    *kind = k;
+    if (k == 1) {
+        const char *s = json_string_value(e);
+        size_t sl = json_string_length(e);
+        const char *sp = memchr(s, ' ', sl);
+        if (!sp || memchr(sp + 1, ' ', sl - (size_t)(sp + 1 - s)))
+            return layad_fail(err, 500, "%s: merge %zu \"%s\" is not two tokens", t->name, r + 1, s);
+        *a = s;
+        *al = (size_t)(sp - s);
+        *b = sp + 1;
+        *bl = sl - *al - 1;
+    } else {
+        json_t *ja = json_array_get(e, 0), *jb = json_array_get(e, 1);
+        if (json_array_size(e) != 2 || !json_is_string(ja) || !json_is_string(jb))
+            return layad_fail(err, 500, "%s: merge %zu is not a pair of strings", t->name, r + 1);
+        *a = json_string_value(ja);
+        *al = json_string_length(ja);
+        *b = json_string_value(jb);
+        *bl = json_string_length(jb);
+    }
+    return 0;
+}
+
+/* Records merge entry e at rank r in t->bpe; both tokens and their concatenation must be in the
+ * vocabulary. *joined (capacity *joined_cap) is the caller's buffer for the concatenation, grown
+ * here; the caller frees it. */
+static int load_merge(tokenizer *t, json_t *e, size_t r, int *kind, char **joined,
+                      size_t *joined_cap, layad_error *err)
 {
     tok_bpe *m = &t->bpe;
+    const char *a = NULL, *b = NULL;
+    size_t al = 0, bl = 0;
+    if (merge_pair(t, e, r, kind, &a, &al, &b, &bl, err) != 0)
+        return -1;
+    int32_t ia = tok_strmap_get(&m->vocab, a, al);
+    int32_t ib = tok_strmap_get(&m->vocab, b, bl);
+    if (al + bl > *joined_cap) {
+        size_t cap = (al + bl) * 2 + 64;
+        char *j = realloc(*joined, cap);
+        if (!j)
+            return layad_fail(err, 500, "%s: out of memory", t->name);
+        *joined = j;
+        *joined_cap = cap;
+    }
+    memcpy(*joined, a, al);
+    memcpy(*joined + al, b, bl);
+    int32_t inew = tok_strmap_get(&m->vocab, *joined, al + bl);
+    if (ia > TOK_MAX_ID || ib > TOK_MAX_ID || inew > TOK_MAX_ID)
+        return layad_fail(err, 500, "%s: merge %zu uses an id above %d (not supported)", t->name,
+                          r + 1, TOK_MAX_ID);
+    if (ia < 0 || ib < 0 || inew < 0) {
+        const char *missing = ia < 0 ? a : ib < 0 ? b : "(the merged token)";
+        return layad_fail(err, 500, "%s: merge %zu uses a token out of the vocabulary: %.200s",
+                          t->name, r + 1, missing);
+    }
+    tok_bpe_merge_put(m, ia, ib, (int32_t)r, inew);
+    return 0;
+}
+
+/* Loads the merges list (NULL: none) into t->bpe, rank = position in the list. */
+static int load_merges(tokenizer *t, json_t *merges, layad_error *err)
+{
     size_t n = json_array_size(merges);
     if (n > TOK_MAX_MERGES)
         return layad_fail(err, 500, "%s: %zu merges (more than %d are not supported)", t->name, n,
                           TOK_MAX_MERGES);
-    if (tok_bpe_merges_alloc(m, n) != 0)
+    if (tok_bpe_merges_alloc(&t->bpe, n) != 0)
         return layad_fail(err, 500, "%s: out of memory", t->name);
     char *joined = NULL;
     size_t joined_cap = 0;
     int kind = 0; /* 1: "a b" strings, 2: ["a", "b"] pairs; HF accepts one or the other */
-    for (size_t r = 0; r < n; r++) {
-        json_t *e = json_array_get(merges, r);
-        const char *a, *b;
-        size_t al, bl;
-        int k = json_is_string(e) ? 1 : json_is_array(e) ? 2 : 0;
-        if (k == 0 || (kind && k != kind)) {
-            free(joined);
-            return layad_fail(err, 500, "%s: merge %zu has a bad format", t->name, r + 1);
-        }
-        kind = k;
-        if (k == 1) {
-            const char *s = json_string_value(e);
-            size_t sl = json_string_length(e);
-            const char *sp = memchr(s, ' ', sl);
-            if (!sp || memchr(sp + 1, ' ', sl - (size_t)(sp + 1 - s))) {
-                free(joined);
-                return layad_fail(err, 500, "%s: merge %zu \"%s\" is not two tokens", t->name, r + 1, s);
-            }
-            a = s;
-            al = (size_t)(sp - s);
-            b = sp + 1;
-            bl = sl - al - 1;
-        } else {
-            json_t *ja = json_array_get(e, 0), *jb = json_array_get(e, 1);
-            if (json_array_size(e) != 2 || !json_is_string(ja) || !json_is_string(jb)) {
-                free(joined);
-                return layad_fail(err, 500, "%s: merge %zu is not a pair of strings", t->name, r + 1);
-            }
-            a = json_string_value(ja);
-            al = json_string_length(ja);
-            b = json_string_value(jb);
-            bl = json_string_length(jb);
-        }
-        int32_t ia = tok_strmap_get(&m->vocab, a, al);
-        int32_t ib = tok_strmap_get(&m->vocab, b, bl);
-        if (al + bl > joined_cap) {
-            joined_cap = (al + bl) * 2 + 64;
-            char *j = realloc(joined, joined_cap);
-            if (!j) {
-                free(joined);
-                return layad_fail(err, 500, "%s: out of memory", t->name);
-            }
-            joined = j;
-        }
-        memcpy(joined, a, al);
-        memcpy(joined + al, b, bl);
-        int32_t inew = tok_strmap_get(&m->vocab, joined, al + bl);
-        if (ia > TOK_MAX_ID || ib > TOK_MAX_ID || inew > TOK_MAX_ID) {
-            free(joined);
-            return layad_fail(err, 500, "%s: merge %zu uses an id above %d (not supported)", t->name,
-                              r + 1, TOK_MAX_ID);
-        }
-        if (ia < 0 || ib < 0 || inew < 0) {
-            const char *missing = ia < 0 ? a : ib < 0 ? b : "(the merged token)";
-            layad_fail(err, 500, "%s: merge %zu uses a token out of the vocabulary: %.200s", t->name,
-                       r + 1, missing);
-            free(joined);
-            return -1;
-        }
-        tok_bpe_merge_put(m, ia, ib, (int32_t)r, inew);
-    }
+    int rc = 0;
+    for (size_t r = 0; r < n && rc == 0; r++)
+        rc = load_merge(t, json_array_get(merges, r), r, &kind, &joined, &joined_cap, err);
     free(joined);
-    return 0;
+    return rc;
 }
 
 static int load_model(tokenizer *t, json_t *model, layad_error *err)
@@ -348,10 +404,10 @@ static int load_model(tokenizer *t, json_t *model, layad_error *err)
                                         "end_of_word_suffix", "fuse_unk", "byte_fallback",
                                         "ignore_merges", "vocab", "merges", NULL };
     tok_bpe *m = &t->bpe;
-    if (check_keys(t, model, "model BPE", keys, err) != 0 ||
-        get_bool(t, model, "fuse_unk", false, &m->fuse_unk, "BPE", err) != 0 ||
-        get_bool(t, model, "byte_fallback", false, &m->byte_fallback, "BPE", err) != 0 ||
-        get_bool(t, model, "ignore_merges", false, &m->ignore_merges, "BPE", err) != 0)
+    if (tok_check_keys(t, model, "model BPE", keys, err) != 0 ||
+        tok_get_bool(t, model, "fuse_unk", false, &m->fuse_unk, "BPE", err) != 0 ||
+        tok_get_bool(t, model, "byte_fallback", false, &m->byte_fallback, "BPE", err) != 0 ||
+        tok_get_bool(t, model, "ignore_merges", false, &m->ignore_merges, "BPE", err) != 0)
         return -1;
     json_t *dropout = json_object_get(model, "dropout");
     if (dropout && !json_is_null(dropout))
@@ -387,7 +443,7 @@ static int load_model(tokenizer *t, json_t *model, layad_error *err)
     if (unk && !json_is_null(unk)) {
         if (!json_is_string(unk))
             return layad_fail(err, 500, "%s: BPE unk_token must be a string", t->name);
-        m->unk_token = dup_mem(json_string_value(unk), json_string_length(unk));
+        m->unk_token = tok_dup_mem(json_string_value(unk), json_string_length(unk));
         if (!m->unk_token)
             return layad_fail(err, 500, "%s: out of memory", t->name);
         m->unk_id = tok_strmap_get(&m->vocab, json_string_value(unk), json_string_length(unk));
@@ -396,156 +452,6 @@ static int load_model(tokenizer *t, json_t *model, layad_error *err)
     if (load_merges(t, merges, err) != 0)
         return -1;
     return tok_bpe_init_tables(m);
-}
-
-/* ---- added tokens ----------------------------------------------------------- */
-
-typedef struct raw_added {
-    const char *content;
-    size_t len;
-    bool special, normalized, lstrip, rstrip, single_word;
-    int32_t id;
-} raw_added;
-
-static bool same_token(const raw_added *a, const raw_added *b)
-{
-    return a->len == b->len && memcmp(a->content, b->content, a->len) == 0 &&
-           a->special == b->special && a->normalized == b->normalized && a->lstrip == b->lstrip &&
-           a->rstrip == b->rstrip && a->single_word == b->single_word;
-}
-
-static int load_added(tokenizer *t, json_t *list, layad_error *err)
-{
-    size_t n = json_array_size(list);
-    raw_added *raw = calloc(n ? n : 1, sizeof *raw); /* the file's entries */
-    raw_added *reg = calloc(n ? n : 1, sizeof *reg); /* registered: last definition per id */
-    size_t n_reg = 0;
-    tok_strmap reg_of_id = { 0 };  /* id (4 bytes) -> index into reg */
-    tok_strmap specials = { 0 };   /* contents of special entries */
-    int rc = -1;
-    if (!raw || !reg || tok_strmap_init(&t->added_map, n) != 0 ||
-        tok_strmap_init(&reg_of_id, n) != 0 || tok_strmap_init(&specials, n) != 0) {
-        layad_fail(err, 500, "%s: out of memory", t->name);
-        goto out;
-    }
-    static const char *const keys[] = { "id", "content", "single_word", "lstrip", "rstrip",
-                                        "normalized", "special", NULL };
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(list, i);
-        json_t *c = json_object_get(e, "content");
-        if (!json_is_object(e) || !json_is_string(c)) {
-            layad_fail(err, 500, "%s: added token %zu has no content", t->name, i);
-            goto out;
-        }
-        raw_added *r = &raw[i];
-        r->content = json_string_value(c);
-        r->len = json_string_length(c);
-        if (check_keys(t, e, "added token", keys, err) != 0 ||
-            get_bool(t, e, "special", false, &r->special, "added token", err) != 0 ||
-            get_bool(t, e, "normalized", !r->special, &r->normalized, "added token", err) != 0 ||
-            get_bool(t, e, "lstrip", false, &r->lstrip, "added token", err) != 0 ||
-            get_bool(t, e, "rstrip", false, &r->rstrip, "added token", err) != 0 ||
-            get_bool(t, e, "single_word", false, &r->single_word, "added token", err) != 0)
-            goto out;
-        if (r->special && r->len > 0 && tok_strmap_put(&specials, r->content, r->len, 1) != 0) {
-            layad_fail(err, 500, "%s: out of memory", t->name);
-            goto out;
-        }
-    }
-    /* ids, as AddedVocabulary::add_tokens assigns them */
-    size_t model_size = t->bpe.vocab.n;
-    int32_t max_added = -1;
-    for (size_t i = 0; i < n; i++) {
-        raw_added *r = &raw[i];
-        if (r->len == 0)
-            continue;
-        int32_t id = tok_strmap_get(&t->added_map, r->content, r->len);
-        if (id >= 0) {
-            int32_t k = tok_strmap_get(&reg_of_id, (const char *)&id, sizeof id);
-            if (k >= 0 && same_token(&reg[k], r)) {
-                r->len = 0; /* an identical token is ignored, like HF */
-                continue;
-            }
-        }
-        if (id < 0)
-            id = tok_strmap_get(&t->bpe.vocab, r->content, r->len);
-        if (id < 0) {
-            if (max_added < 0)
-                id = (int32_t)model_size;
-            else if ((size_t)max_added >= model_size || model_size == 0)
-                id = max_added + 1;
-            else
-                id = (int32_t)model_size;
-        }
-        if (tok_strmap_put(&t->added_map, r->content, r->len, id) != 0) {
-            layad_fail(err, 500, "%s: out of memory", t->name);
-            goto out;
-        }
-        if (id > max_added)
-            max_added = id;
-        r->id = id;
-        int32_t k = tok_strmap_get(&reg_of_id, (const char *)&id, sizeof id);
-        if (k < 0) {
-            k = (int32_t)n_reg++;
-            if (tok_strmap_put(&reg_of_id, (const char *)&id, sizeof id, k) != 0) {
-                layad_fail(err, 500, "%s: out of memory", t->name);
-                goto out;
-            }
-        }
-        reg[k] = *r;
-        if ((size_t)id + 1 > t->vocab_size)
-            t->vocab_size = (size_t)id + 1;
-    }
-    /* the matching list: specials once each (first definition), then the others */
-    t->added = calloc(n ? n : 1, sizeof *t->added);
-    tok_strmap listed = { 0 };
-    if (!t->added || tok_strmap_init(&listed, n) != 0) {
-        layad_fail(err, 500, "%s: out of memory", t->name);
-        goto out;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < n; i++) {
-            raw_added *r = &raw[i];
-            if (r->len == 0)
-                continue;
-            if (pass == 0) {
-                if (!r->special || tok_strmap_get(&listed, r->content, r->len) >= 0)
-                    continue;
-                if (tok_strmap_put(&listed, r->content, r->len, 1) != 0) {
-                    tok_strmap_free(&listed);
-                    layad_fail(err, 500, "%s: out of memory", t->name);
-                    goto out;
-                }
-            } else if (tok_strmap_get(&specials, r->content, r->len) >= 0) {
-                continue;
-            }
-            tok_added *a = &t->added[t->n_added];
-            a->content = dup_mem(r->content, r->len);
-            if (!a->content) {
-                tok_strmap_free(&listed);
-                layad_fail(err, 500, "%s: out of memory", t->name);
-                goto out;
-            }
-            a->len = r->len;
-            a->normalized = r->normalized;
-            a->id = tok_strmap_get(&t->added_map, r->content, r->len);
-            int32_t k = tok_strmap_get(&reg_of_id, (const char *)&a->id, sizeof a->id);
-            const raw_added *def = k >= 0 ? &reg[k] : r;
-            a->special = def->special;
-            a->lstrip = def->lstrip;
-            a->rstrip = def->rstrip;
-            a->single_word = def->single_word;
-            t->n_added++;
-        }
-    }
-    tok_strmap_free(&listed);
-    rc = 0;
-out:
-    free(raw);
-    free(reg);
-    tok_strmap_free(&reg_of_id);
-    tok_strmap_free(&specials);
-    return rc;
 }
 
 /* ---- entry points ----------------------------------------------------------- */
@@ -571,7 +477,7 @@ tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, la
     static const char *const keys[] = { "version", "truncation", "padding", "added_tokens",
                                         "normalizer", "pre_tokenizer", "post_processor",
                                         "decoder", "model", NULL };
-    if (check_keys(t, root, "tokenizer", keys, err) != 0)
+    if (tok_check_keys(t, root, "tokenizer", keys, err) != 0)
         goto fail;
     const char *blocks[] = { "truncation", "padding" };
     for (int i = 0; i < 2; i++) {
@@ -590,7 +496,7 @@ tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, la
     json_t *added = json_object_get(root, "added_tokens");
     if (added && !json_is_array(added) && !json_is_null(added))
         FAIL("%s: added_tokens must be a list", t->name);
-    if (load_added(t, json_is_array(added) ? added : NULL, err) != 0)
+    if (tok_load_added(t, json_is_array(added) ? added : NULL, err) != 0)
         goto fail;
     s = calloc(1, sizeof *s);
     if (!s || tok_trie_build(&t->trie_raw, t->added, t->n_added, false, t, s) != 0 ||
