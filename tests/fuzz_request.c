@@ -134,7 +134,7 @@ static void check_rows(laya_request *r, const decide_opts *o)
         abort();
     }
     json_error_t je;
-    json_t *j = json_loadb(out, len, JSON_ALLOW_NUL, &je);
+    json_t *j = json_loadb(out, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je); /* labels past int64 */
     /* jansson refuses "\u0000" inside object keys (valid JSON, and what Python
      * writes for such a label): not a response defect. Nor is NaN / Infinity /
      * -Infinity for a non-finite label ("choice": Infinity for criteria [1e400]):
