@@ -75,106 +75,152 @@ static int span_equal(const int32_t *a, int na, const int32_t *b, int nb)
     return na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
 }
 
+/* The options of one question, tokenized in slot order, each span [MASK] + at most
+ * LAYA_OPT_TOKENS tokens of " " + option. Owned by prompt_head. */
+typedef struct opt_spans {
+    tok_ids ids;  /* every span, back to back */
+    int *start;   /* per slot: where its span starts in ids */
+    int *len;     /* per slot: its length, after any cut */
+    int n;        /* slots */
+    long total;   /* sum of len */
+} opt_spans;
+
+/* Appends [MASK] and the first keep ids of one to o->ids. */
+static int append_span(opt_spans *o, int32_t mask_id, const tok_ids *one, size_t keep,
+                       layad_error *err)
+{
+    tok_ids *opt = &o->ids;
+    if (opt->cap < opt->n + keep + 1) {
+        size_t cap = (opt->n + keep + 1) * 2;
+        int32_t *p = realloc(opt->ids, cap * sizeof *p);
+        if (!p)
+            return layad_fail(err, 500, "out of memory building a prompt");
+        opt->ids = p;
+        opt->cap = cap;
+    }
+    opt->ids[opt->n++] = mask_id;
+    copy_ids(opt->ids + opt->n, one->ids, keep);
+    opt->n += keep;
+    return 0;
+}
+
+/* Tokenizes the options of q in slot order (q->order, or as given) into o's spans and total. */
+static int encode_options(const laya_checkpoint *ck, const laya_question *q, opt_spans *o,
+                          layad_error *err)
+{
+    o->total = 0;
+    for (int s = 0; s < o->n; s++) {
+        int i = q->order ? q->order[s] : s;
+        size_t before = o->ids.n;
+        tok_ids one = {0};
+        int rc = encode_scrubbed(ck, " ", q->opt[i], q->opt_len[i], &one, err);
+        size_t keep = one.n < LAYA_OPT_TOKENS ? one.n : LAYA_OPT_TOKENS;
+        if (rc == 0)
+            rc = append_span(o, ck->cfg.mask_id, &one, keep, err);
+        free(one.ids);
+        if (rc != 0)
+            return -1;
+        o->start[s] = (int)before;
+        o->len[s] = (int)(o->ids.n - before);
+        o->total += o->len[s];
+    }
+    return 0;
+}
+
+/* When the options leave the question fewer than LAYA_MIN_BUDGET tokens of head_max_len, cuts
+ * each span to per = max(4, (head_max_len - 16) // max(1, n)) and returns per; else -1. */
+static int cut_options(opt_spans *o, int head_max_len)
+{
+    int n = o->n;
+    if (head_max_len - o->total >= LAYA_MIN_BUDGET)
+        return -1;
+    int per = (head_max_len - LAYA_MIN_BUDGET) / (n > 1 ? n : 1);
+    /* Python's // floors; head_max_len < 16 makes the numerator negative */
+    if ((head_max_len - LAYA_MIN_BUDGET) % (n > 1 ? n : 1) != 0 && head_max_len - LAYA_MIN_BUDGET < 0)
+        per -= 1;
+    if (per < 4)
+        per = 4;
+    o->total = 0;
+    for (int s = 0; s < n; s++) {
+        if (o->len[s] > per)
+            o->len[s] = per;
+        o->total += o->len[s];
+    }
+    return per;
+}
+
+/* The number of distinct id spans among the (cut) options. */
+static int count_distinct(const opt_spans *o)
+{
+    int distinct = 0;
+    for (int s = 0; s < o->n; s++) {
+        int seen = 0;
+        for (int t = 0; t < s && !seen; t++)
+            seen = span_equal(o->ids.ids + o->start[s], o->len[s], o->ids.ids + o->start[t],
+                              o->len[t]);
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* Writes [CLS] head[:hlen] [SEP] spans... [SEP] into out->ids and the span starts into
+ * out->markers, both allocated in a; sets len and n_markers. */
+static int write_head(pj_arena *a, const laya_config *cfg, const tok_ids *head, int hlen,
+                      const opt_spans *o, laya_qhead *out, layad_error *err)
+{
+    int n = o->n;
+    int len = 1 + hlen + 1 + (int)o->total + 1;
+    out->ids = pj_alloc(a, (size_t)len * sizeof *out->ids);
+    out->markers = pj_alloc(a, (size_t)(n ? n : 1) * sizeof *out->markers);
+    if (!out->ids || !out->markers)
+        return layad_fail(err, 500, "out of memory building a prompt");
+    int p = 0;
+    out->ids[p++] = cfg->cls_id;
+    copy_ids(out->ids + p, head->ids, (size_t)hlen);
+    p += hlen;
+    out->ids[p++] = cfg->sep_id;
+    for (int s = 0; s < n; s++) {
+        out->markers[s] = p;
+        copy_ids(out->ids + p, o->ids.ids + o->start[s], (size_t)o->len[s]);
+        p += o->len[s];
+    }
+    out->ids[p++] = cfg->sep_id;
+    out->len = p;
+    out->n_markers = n;
+    return 0;
+}
+
 int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
                 laya_qhead *out, layad_error *err)
 {
-    const laya_config *cfg = &ck->cfg;
     int n = q->n_opts;
-    tok_ids head = {0}, opt = {0};
+    tok_ids head = {0};
+    opt_spans o = { .n = n };
     int rc = -1;
-    int *start = malloc((size_t)(n + 1) * sizeof *start); /* option spans inside opt.ids */
-    int *olen = malloc((size_t)(n ? n : 1) * sizeof *olen);
-    if (!start || !olen) {
+    o.start = malloc((size_t)(n + 1) * sizeof *o.start);
+    o.len = malloc((size_t)(n ? n : 1) * sizeof *o.len);
+    if (!o.start || !o.len) {
         layad_fail(err, 500, "out of memory building a prompt");
         goto done;
     }
     if (encode_scrubbed(ck, NULL, q->head, q->head_len, &head, err))
         goto done;
-    long total = 0;
-    for (int s = 0; s < n; s++) {
-        int i = q->order ? q->order[s] : s;
-        size_t before = opt.n;
-        /* [MASK] first, then the option tokens */
-        tok_ids one = {0};
-        if (encode_scrubbed(ck, " ", q->opt[i], q->opt_len[i], &one, err)) {
-            free(one.ids);
-            goto done;
-        }
-        size_t keep = one.n < LAYA_OPT_TOKENS ? one.n : LAYA_OPT_TOKENS;
-        if (opt.cap < opt.n + keep + 1) {
-            size_t cap = (opt.n + keep + 1) * 2;
-            int32_t *p = realloc(opt.ids, cap * sizeof *p);
-            if (!p) {
-                free(one.ids);
-                layad_fail(err, 500, "out of memory building a prompt");
-                goto done;
-            }
-            opt.ids = p;
-            opt.cap = cap;
-        }
-        opt.ids[opt.n++] = cfg->mask_id;
-        copy_ids(opt.ids + opt.n, one.ids, keep);
-        opt.n += keep;
-        free(one.ids);
-        start[s] = (int)before;
-        olen[s] = (int)(opt.n - before);
-        total += olen[s];
-    }
-    long budget = head_max_len - total;
-    int per = -1;
-    if (budget < LAYA_MIN_BUDGET) {
-        per = (head_max_len - LAYA_MIN_BUDGET) / (n > 1 ? n : 1);
-        /* Python's // floors; head_max_len < 16 makes the numerator negative */
-        if ((head_max_len - LAYA_MIN_BUDGET) % (n > 1 ? n : 1) != 0 && head_max_len - LAYA_MIN_BUDGET < 0)
-            per -= 1;
-        if (per < 4)
-            per = 4;
-        total = 0;
-        for (int s = 0; s < n; s++) {
-            if (olen[s] > per)
-                olen[s] = per;
-            total += olen[s];
-        }
-        budget = head_max_len - total;
-    }
+    if (encode_options(ck, q, &o, err) != 0)
+        goto done;
+    int per = cut_options(&o, head_max_len);
+    long budget = head_max_len - o.total;
     long hk = budget > 8 ? budget : 8;
     int hlen = (int)((long)head.n < hk ? (long)head.n : hk);
-
-    int len = 1 + hlen + 1 + (int)total + 1;
-    out->ids = pj_alloc(a, (size_t)len * sizeof *out->ids);
-    out->markers = pj_alloc(a, (size_t)(n ? n : 1) * sizeof *out->markers);
-    if (!out->ids || !out->markers) {
-        layad_fail(err, 500, "out of memory building a prompt");
+    if (write_head(a, &ck->cfg, &head, hlen, &o, out, err) != 0)
         goto done;
-    }
-    int p = 0;
-    out->ids[p++] = cfg->cls_id;
-    copy_ids(out->ids + p, head.ids, (size_t)hlen);
-    p += hlen;
-    out->ids[p++] = cfg->sep_id;
-    for (int s = 0; s < n; s++) {
-        out->markers[s] = p;
-        copy_ids(out->ids + p, opt.ids + start[s], (size_t)olen[s]);
-        p += olen[s];
-    }
-    out->ids[p++] = cfg->sep_id;
-    out->len = p;
-    out->n_markers = n;
     out->tokens_per_option = per;
-    int distinct = 0;
-    for (int s = 0; s < n; s++) {
-        int seen = 0;
-        for (int t = 0; t < s && !seen; t++)
-            seen = span_equal(opt.ids + start[s], olen[s], opt.ids + start[t], olen[t]);
-        distinct += !seen;
-    }
-    out->n_distinct = distinct;
+    out->n_distinct = count_distinct(&o);
     rc = 0;
 done:
     free(head.ids);
-    free(opt.ids);
-    free(start);
-    free(olen);
+    free(o.ids.ids);
+    free(o.start);
+    free(o.len);
     return rc;
 }
 
