@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,8 @@ typedef struct harness {
 } harness;
 
 static harness H;
+static long g_max_request_tokens; /* sched_opts of the next start_n (0: no limit) */
+static double g_max_queue_wait_s;
 
 static void *loop_main(void *arg)
 {
@@ -117,7 +120,7 @@ static void start_n(int n_workers, int max_queue, int window_us, int max_rows, d
                     const int *sleep_us, int poison_len)
 {
     memset(&H, 0, sizeof H);
-    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255, 0};
+    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255, 0, g_max_request_tokens, g_max_queue_wait_s};
     layad_error err;
     H.s = scheduler_create(&o, &err);
     ck_assert_ptr_nonnull(H.s);
@@ -593,6 +596,177 @@ START_TEST(poison_row_fails_alone_with_several_workers)
 }
 END_TEST
 
+/* ---- overload: token budget, interleaving, cancellation, shedding by time ------------ */
+
+static _Atomic int g_calls_at_done[64]; /* the fake's forward count when job i finished */
+
+static void on_done_calls(serve_job *j)
+{
+    int i = (int)(intptr_t)j->user;
+    atomic_store(&g_calls_at_done[i], atomic_load(&H.f->calls));
+    on_done(j);
+}
+
+START_TEST(token_budget_refused_before_work)
+{
+    g_max_request_tokens = 200;
+    start(1024, 0, 64, 30, 0, -1);
+    serve_job *big = job_create(parse(60, 4), on_done, NULL), *small = job_create(parse(3, 1), on_done, NULL);
+    ck_assert_int_gt(big->n_tokens, 200);
+    ck_assert_int_le(small->n_tokens, 200);
+    int reason = 0;
+    ck_assert_int_eq(scheduler_submit(H.s, big, &reason), -1);
+    ck_assert_int_eq(reason, SCHED_REJ_TOO_LARGE);
+    ck_assert_int_eq(scheduler_submit(H.s, small, &reason), 0);
+    wait_done(1, 10);
+    ck_assert_int_eq(small->status, 200);
+    ck_assert_int_eq(stats_total().rows, small->n_rows); /* none of the big one's rows ran */
+    job_unref(big);
+    job_unref(small);
+    stop(5);
+}
+END_TEST
+
+START_TEST(small_job_waits_one_batch_behind_big)
+{
+    /* 8 rows per batch, 50 ms per forward; a 30-row job is 4 batches alone. */
+    start(1024, 0, 8, 30, 50000, -1);
+    serve_job *big = job_create(parse(5, 30), on_done_calls, (void *)(intptr_t)0);
+    serve_job *small = job_create(parse(4, 1), on_done_calls, (void *)(intptr_t)1);
+    submit_ok(big);
+    while (atomic_load(&H.f->calls) < 1)
+        usleep(500);
+    submit_ok(small); /* behind the big one, its first batch in flight */
+    wait_done(2, 10);
+    ck_assert_int_eq(small->status, 200);
+    ck_assert_int_eq(big->status, 200);
+    ck_assert(results_ok(small) && results_ok(big));
+    ck_assert_msg(atomic_load(&g_calls_at_done[1]) <= 2, "the small job finished with forward %d",
+                  atomic_load(&g_calls_at_done[1]));
+    ck_assert_int_le(atomic_load(&H.f->max_n), 8);
+    job_unref(big);
+    job_unref(small);
+    stop(5);
+}
+END_TEST
+
+START_TEST(split_job_not_starved_by_small_ones)
+{
+    /* A stream of fresh jobs fills batches; the big one still gets half of each. */
+    start(1024, 0, 8, 30, 5000, -1);
+    serve_job *big = job_create(parse(5, 24), on_done_calls, (void *)(intptr_t)0);
+    submit_ok(big);
+    enum { N = 60 };
+    serve_job *small[N];
+    for (int i = 0; i < N; i++) {
+        small[i] = job_create(parse(3, 2), on_done_calls, (void *)(intptr_t)(i + 1));
+        submit_ok(small[i]);
+    }
+    wait_done(N + 1, 20);
+    ck_assert_int_eq(big->status, 200);
+    ck_assert(results_ok(big));
+    /* 24 rows at 4 or more per batch: done by the 6th forward of the 15 the small ones need */
+    int last = 0;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(small[i]->status, 200);
+        if (atomic_load(&g_calls_at_done[i + 1]) > last)
+            last = atomic_load(&g_calls_at_done[i + 1]);
+        job_unref(small[i]);
+    }
+    ck_assert_msg(atomic_load(&g_calls_at_done[0]) <= 6 && last >= 15, "big done at forward %d, small by %d",
+                  atomic_load(&g_calls_at_done[0]), last);
+    ck_assert_int_eq(atomic_load(&H.status_count[200]), N + 1);
+    job_unref(big);
+    stop(5);
+}
+END_TEST
+
+static int always_gone(serve_job *j)
+{
+    (void)j;
+    return 1;
+}
+
+START_TEST(cancelled_and_gone_jobs_do_not_run)
+{
+    start(1024, 0, 8, 30, 100000, -1);
+    serve_job *a = job_create(parse(4, 1), on_done, NULL);
+    submit_ok(a);
+    while (atomic_load(&H.f->calls) < 1)
+        usleep(500);
+    /* queued behind a: one cancelled by the HTTP side, one whose client is gone */
+    serve_job *b = job_create(parse(5, 3), on_done, NULL), *c = job_create(parse(6, 2), on_done, NULL);
+    c->gone = always_gone;
+    submit_ok(b);
+    submit_ok(c);
+    scheduler_cancel(H.s, b);
+    /* in flight: a 30-row job cancelled after its first batch started */
+    serve_job *d = job_create(parse(7, 30), on_done, NULL);
+    submit_ok(d);
+    wait_done(3, 5);
+    while (!d->t_dispatch)
+        usleep(500);
+    double t0 = sched_now();
+    scheduler_cancel(H.s, d);
+    wait_done(4, 5);
+    ck_assert_msg(sched_now() - t0 < 0.09, "cancel took %.3f s", sched_now() - t0); /* within a forward */
+    ck_assert_int_eq(a->status, 200);
+    ck_assert_int_eq(b->status, 499);
+    ck_assert_int_eq(c->status, 499);
+    ck_assert_int_eq(d->status, 499);
+    usleep(250000);
+    /* a's row and at most the one batch of d already running */
+    ck_assert_int_le(stats_total().rows, 1 + 8);
+    job_unref(a);
+    job_unref(b);
+    job_unref(c);
+    job_unref(d);
+    stop(5);
+}
+END_TEST
+
+START_TEST(shed_by_estimated_wait_with_retry_after)
+{
+    g_max_queue_wait_s = 0.15;
+    start(1024, 0, 4, 30, 50000, -1); /* 50 ms a batch of up to 4 rows */
+    serve_job *w = job_create(parse(10, 4), on_done, NULL);
+    submit_ok(w); /* one batch back: the throughput is measured */
+    wait_done(1, 5);
+    double tps = 0;
+    scheduler_est_wait(H.s, &tps);
+    ck_assert_msg(tps > 0, "no throughput measured");
+    enum { N = 40 };
+    serve_job *jobs[N];
+    int accepted = 0, shed = 0;
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(10, 4), on_done, NULL);
+        int reason = 0;
+        if (scheduler_submit(H.s, jobs[i], &reason) == 0) {
+            accepted++;
+            continue;
+        }
+        ck_assert_int_eq(reason, REJ_QUEUE_FULL);
+        ck_assert_int_ge(jobs[i]->retry_after, 1);
+        ck_assert_int_le(jobs[i]->retry_after, 60);
+        shed++;
+        job_unref(jobs[i]);
+        jobs[i] = NULL;
+    }
+    /* each job is one 50 ms batch: about 0.15 s / 50 ms (+ the one in flight) get in */
+    ck_assert_msg(accepted >= 2 && accepted <= 6, "accepted %d", accepted);
+    ck_assert_int_eq(accepted + shed, N);
+    wait_done(1 + accepted, 10);
+    for (int i = 0; i < N; i++)
+        if (jobs[i]) {
+            ck_assert_int_eq(jobs[i]->status, 200);
+            ck_assert_msg(jobs[i]->queue_s < 0.15 + 0.1, "waited %.3f s", jobs[i]->queue_s);
+            job_unref(jobs[i]);
+        }
+    job_unref(w);
+    stop(5);
+}
+END_TEST
+
 static void setup(void)
 {
     layad_error err;
@@ -601,6 +775,8 @@ static void setup(void)
         exit(1);
     }
     metrics_init();
+    g_max_request_tokens = 0;
+    g_max_queue_wait_s = 0;
 }
 
 static void teardown(void)
@@ -625,6 +801,11 @@ Suite *suite(void)
     tcase_add_test(tc, answers_identical_whichever_worker);
     tcase_add_test(tc, failing_worker_batch_retried_alone);
     tcase_add_test(tc, poison_row_fails_alone_with_several_workers);
+    tcase_add_test(tc, token_budget_refused_before_work);
+    tcase_add_test(tc, small_job_waits_one_batch_behind_big);
+    tcase_add_test(tc, split_job_not_starved_by_small_ones);
+    tcase_add_test(tc, cancelled_and_gone_jobs_do_not_run);
+    tcase_add_test(tc, shed_by_estimated_wait_with_retry_after);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,6 +39,9 @@ typedef struct serve_app {
     char key[256];                /* bearer key ("" = none) */
     size_t key_len;
     _Atomic long responses_pending; /* suspended/decided requests not yet sent */
+    _Atomic long requests_open;   /* requests begun (headers in) and not yet completed */
+    _Atomic long requests_dropped; /* requests ended by the daemon stopping, without their response */
+    int (*client_gone)(serve_job *j); /* the HTTP front's serve_job.gone (set by http_start) */
 } serve_app;
 
 #endif

@@ -6,8 +6,11 @@
  *      (CUDA: every visible ordinal, or --devices; CPU: cpu_workers of them)
  *   -> warm + verify each backend with a synthetic row (finite logits)
  *   -> READY=1, readiness 200 -> serve on the scheduler loop
- *   SIGTERM/SIGINT: readiness 503, intake stops, queued and in-flight work
- *   finishes within shutdown_grace_s, the rest is answered 503, exit 0.
+ *   SIGTERM/SIGINT: readiness 503, intake stops (new requests 503 with
+ *   Connection: close), queued and in-flight work finishes within
+ *   shutdown_grace_s, the rest is answered 503; then new connections are
+ *   refused, every request begun is answered, and only then are connections
+ *   closed. Exit 0, or 1 when a request received got no response.
  *   SIGHUP: reopen the log. WATCHDOG=1 from the loop when systemd asks.
  *
  * The scheduler loop runs on the main thread, so signals, the watchdog and
@@ -499,7 +502,8 @@ static int start_scheduler(serve_state *st)
     layad_error_clear(&err);
     int max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : ck->cfg.max_len;
     sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
-                     cfg->max_batch_tokens, cfg->request_timeout_s, 2, 0};
+                     cfg->max_batch_tokens, cfg->request_timeout_s, 2, 0, cfg->max_request_tokens,
+                     cfg->max_queue_wait_s};
     /* the CPU backend runs packs at their exact size: no bucket rounding in the cost */
     so.exact_cost = !(!strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && cuda_device_count() > 0));
     if (so.kmax < cfg->max_options)
@@ -563,11 +567,14 @@ static void run(serve_state *st)
     if (g_stop_while_loading)
         uv_kill(getpid(), SIGTERM); /* a stop asked for while loading: drain (nothing queued) and exit */
 
-    scheduler_run(app->sched);
+    scheduler_run(app->sched); /* returns once every job accepted is finished */
 
     if (http_wait_idle(st->http, 5.0))
         log_msg("warn", "some responses were not sent before exit");
-    http_wait_quiet(st->http, 0.2, 2.0);
+    http_wait_quiet(st->http, 0.2, 2.0); /* clients talking to us at the signal get their 503 */
+    http_quiesce(st->http);              /* then refuse new connections */
+    if (http_wait_answered(st->http, 5.0))
+        log_msg("warn", "%ld requests still unanswered at exit", atomic_load(&app->requests_open));
 }
 
 /* Frees whatever of st was set up, in reverse order; the log closes last. */
@@ -606,6 +613,12 @@ out:
     teardown(&st);
     if (rc == 1 && g_stop_while_loading)
         rc = 0;
+    long dropped = st.app ? atomic_load(&st.app->requests_dropped) : 0;
+    if (dropped) {
+        log_msg("error", "%ld requests received got no response (connection closed at exit)", dropped);
+        if (rc == 0)
+            rc = 1;
+    }
     log_close();
     free(st.ck);
     free(st.app);

@@ -67,6 +67,8 @@ static const opt_def opts[] = {
     {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch, microseconds"},
     {"max_batch_rows", I(max_batch_rows), "64", 1, 65536, "rows per batch"},
     {"max_batch_tokens", I(max_batch_tokens), "32768", 1, 1 << 30, "real tokens per batch"},
+    {"max_request_tokens", L(max_request_tokens), "16384", 0, 1e9, "input tokens of one request, checked before any work; beyond: 413 (0: no limit). 16384 (32 rows of 512) is about 1.1 s of the 2-core CPU backend on the tiny model and 45 ms of an H200 on the large one"},
+    {"max_queue_wait_s", D(max_queue_wait_s), "5", 0, 86400, "shed load: refuse a request when the work ahead of it (queued + in-flight tokens over the measured tokens/s) exceeds this many seconds: 503 (/decide) or 529 (/v1/systemone) with Retry-After (0: only max_queue)"},
     {"request_timeout_s", D(request_timeout_s), "30", 0.001, 86400, "deadline from admission to the queue; past it: 504 and the late result is dropped"},
     {"shutdown_grace_s", D(shutdown_grace_s), "20", 0, 3600, "on SIGTERM/SIGINT: time to finish queued work before answering the rest 503"},
     {"log_file", S(log_file), "", 0, 0, "log file (empty: stderr); reopened on SIGHUP"},

@@ -57,6 +57,8 @@ typedef struct serve_config {
     int max_batch_rows;
     int max_batch_tokens;            /* real tokens per batch */
     double request_timeout_s;        /* deadline from arrival -> 504 */
+    long max_request_tokens;         /* tokens of one request; beyond -> 413 (0 = no limit) */
+    double max_queue_wait_s;         /* estimated wait at admission; beyond -> 503/529 (0 = off) */
     /* lifecycle and logs */
     double shutdown_grace_s;
     char log_file[SERVE_STR_MAX];    /* "" = stderr */

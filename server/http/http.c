@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct http_server {
     struct MHD_Daemon *d;
     serve_app *app;
     int port;
+    MHD_socket quiesced_fd; /* the listening socket after http_quiesce, closed after stop; else -1 */
 };
 
 static _Atomic long long g_last_request_ms; /* monotonic ms of the latest request start */
@@ -148,6 +150,8 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, routes_allow(x->endpoint)) == MHD_YES;
     if (r->status == 401)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") == MHD_YES;
+    if (atomic_load(&x->app->state) == APP_DRAINING) /* no next request on this connection */
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
     if (is_decide(x->endpoint) && x->job) {
         snprintf(tmp, sizeof tmp, "queue;dur=%.3f, infer;dur=%.3f", x->job->queue_s * 1e3, x->job->infer_s * 1e3);
         ok &= MHD_add_response_header(resp, "Server-Timing", tmp) == MHD_YES;
@@ -209,6 +213,25 @@ static void job_done(serve_job *j)
         MHD_resume_connection(c); /* a suspended connection is never freed by MHD */
 }
 
+/* serve_job.gone (scheduler loop thread, before the job's rows run): the
+ * client closed its connection. Only while the handler or the suspension
+ * holds x, i.e. until done(); a peer that half-closes after its request counts
+ * as gone too. */
+static int client_gone(serve_job *j)
+{
+    conn_ctx *x = j->user;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return 0;
+    struct pollfd p = {ci->connect_fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) != 1)
+        return 0;
+    if (p.revents & (POLLHUP | POLLERR | POLLRDHUP))
+        return 1;
+    char c;
+    return recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 /* ---- MHD callbacks --------------------------------------------------------------- */
 
 static enum MHD_Result finish_decide(conn_ctx *x)
@@ -229,6 +252,7 @@ static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const ch
     }
     x->app = app;
     x->conn = c;
+    atomic_fetch_add(&app->requests_open, 1);
     x->t_start = sched_now();
     atomic_store(&g_last_request_ms, (long long)(x->t_start * 1e3));
     snprintf(x->method, sizeof x->method, "%s", method);
@@ -380,7 +404,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         snprintf(x->error, sizeof x->error, "connection ended before the response was sent (%s)",
                  (unsigned)toe < sizeof why / sizeof why[0] ? why[toe] : "unknown");
         x->status = 0;
+        if (toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+            atomic_fetch_add(&app->requests_dropped, 1);
     }
+    atomic_fetch_sub(&app->requests_open, 1);
     double total = sched_now() - x->t_start;
     metrics_request(x->endpoint, x->status, x->t_body > 0 ? sched_now() - x->t_body : total);
     if (app->cfg->log_requests) {
@@ -411,6 +438,8 @@ http_server *http_start(serve_app *app, layad_error *err)
         return NULL;
     }
     h->app = app;
+    h->quiesced_fd = MHD_INVALID_SOCKET;
+    app->client_gone = client_gone;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
@@ -476,10 +505,46 @@ void http_wait_quiet(http_server *h, double quiet_s, double max_s)
         usleep(5000);
 }
 
+void http_quiesce(http_server *h)
+{
+    if (h->quiesced_fd != MHD_INVALID_SOCKET)
+        return;
+    h->quiesced_fd = MHD_quiesce_daemon(h->d);
+    if (h->quiesced_fd == MHD_INVALID_SOCKET)
+        return;
+    /* Connections the kernel completed but MHD had not accepted yet: a client
+     * has sent its request on each, so they are served (503, draining) like
+     * the others; then the socket refuses new ones (shut down, not closed:
+     * MHD's threads may still hold its number until MHD_stop_daemon). */
+    for (;;) {
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(h->quiesced_fd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        if (MHD_add_connection(h->d, fd, (struct sockaddr *)&sa, sl) != MHD_YES)
+            log_msg("warn", "a connection accepted while stopping could not be served");
+    }
+    shutdown(h->quiesced_fd, SHUT_RD);
+}
+
+int http_wait_answered(http_server *h, double timeout_s)
+{
+    double end = sched_now() + timeout_s;
+    while (atomic_load(&h->app->requests_open) > 0) {
+        if (sched_now() > end)
+            return -1;
+        usleep(2000);
+    }
+    return 0;
+}
+
 void http_stop(http_server *h)
 {
     if (!h)
         return;
     MHD_stop_daemon(h->d);
+    if (h->quiesced_fd != MHD_INVALID_SOCKET)
+        close(h->quiesced_fd);
     free(h);
 }

@@ -35,6 +35,16 @@ int http_wait_idle(http_server *h, double timeout_s);
  * of a reset. */
 void http_wait_quiet(http_server *h, double quiet_s, double max_s);
 
+/* Stops accepting connections (new ones are refused by the kernel); the open
+ * ones are served on. */
+void http_quiesce(http_server *h);
+
+/* Waits up to timeout_s until every request begun has been answered and
+ * completed (app->requests_open == 0). Returns 0 when none is left. */
+int http_wait_answered(http_server *h, double timeout_s);
+
+/* Closes every connection; a request still open is counted in
+ * app->requests_dropped. */
 void http_stop(http_server *h);
 
 /* Constant-time equality of a presented key and the configured one. */

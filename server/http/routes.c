@@ -297,14 +297,26 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
         return 0;
     }
     int reason = 0;
+    j->gone = app->client_gone;
     if (scheduler_submit(app->sched, j, &reason)) {
+        long ntok = j->n_tokens;
+        int retry = j->retry_after;
         job_unref(j);
+        if (reason == SCHED_REJ_TOO_LARGE) {
+            routes_error(r, 413, NULL,
+                         "the request has %ld input tokens, over the %ld-token limit per request "
+                         "(max_request_tokens); split it into smaller requests",
+                         ntok, app->cfg->max_request_tokens);
+            return 0;
+        }
         if (reason < 0) {
             routes_error(r, 500, NULL, "a row exceeds the scheduler's configured shape limits");
             return 0;
         }
         metrics_reject(reason);
-        overloaded(r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the queue is full");
+        overloaded(r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the server is overloaded");
+        if (retry > 0)
+            r->retry_after = retry;
         return 0;
     }
     *job = j;

@@ -32,6 +32,9 @@ struct scheduler {
     serve_job *head, *tail;
     long depth;            /* jobs queued */
     long q_rows, q_tokens; /* rows/tokens not yet dispatched */
+    long inflight_tokens;  /* tokens of batches handed to workers, not yet back */
+    double rate_tok, rate_s; /* decayed sums of batch tokens and forward seconds: rate = tok/s */
+    serve_job *dropped;    /* unlinked by queue_take_rows (gone, cancelled, late), to finish */
     int draining;
 
     int n_workers;
@@ -63,17 +66,23 @@ void job_release_if_idle(serve_job *j);
 void queue_insert(scheduler *s, serve_job *j, int at_head);
 /* Unlinks j if it is queued and uncounts its rows not yet taken (lock held). */
 void queue_remove(scheduler *s, serve_job *j);
-/* Moves rows from the queue head into b, FIFO, within the row and token
- * budgets; a solo job goes alone (lock held). Returns the rows taken (0 when
- * the head job had none left; it is unlinked then). */
+/* Moves rows of queued jobs into b within the row and token budgets (lock
+ * held): a solo job goes alone; otherwise jobs never dispatched first (capped
+ * at half the budgets while a split job waits), then all in arrival order.
+ * Jobs that are cancelled, gone or past their deadline are unlinked onto
+ * s->dropped instead. Returns the rows taken; 0 only when the queue shrank. */
 int queue_take_rows(scheduler *s, serve_batch *b, double now);
+/* A batch of `tokens` real tokens came back after forward_s (lock held):
+ * updates the throughput estimate and the in-flight count. */
+void queue_batch_back(scheduler *s, long tokens, double forward_s);
 /* Publishes the queue depth metric (lock held). */
 void queue_depth_metric(const scheduler *s);
 /* Puts all of j back at the queue head to run alone in its own batch, under a
  * new epoch (its rows still in flight are dropped when they return). Takes the lock. */
 void queue_requeue_solo(scheduler *s, serve_job *j);
-/* Unlinks the queued jobs whose deadline is <= now, or all of them when `all`,
- * and returns them linked through next, last queued first. Takes the lock. */
+/* Unlinks the queued jobs whose deadline is <= now, that are cancelled or
+ * finished, or all of them when `all`, and returns them linked through next,
+ * last queued first, with s->dropped. Takes the lock. */
 serve_job *queue_evict(scheduler *s, int all, double now);
 /* Whether no job is queued. Takes the lock. */
 int queue_empty(scheduler *s);

@@ -2,12 +2,13 @@
  * scheduler.c - the scheduler loop; see scheduler.h, and internal.h for how
  * server/sched/ is divided.
  *
- * Batches are cut from the queue head in FIFO order (queue.c, cut.c) and go
- * to the least loaded idle worker (pick_worker). As a worker publishes
- * buckets, on_wake copies their results into the requests and finishes the
- * jobs that are complete; a tick expires jobs past their deadline; shutdown
- * stops intake, lets queued and in-flight work finish within the grace
- * period and answers the rest 503.
+ * Batches are filled from the queue (queue.c: fresh jobs ahead of the rest of
+ * split ones), cut into packs (cut.c) and go to the least loaded idle worker
+ * (pick_worker). As a worker publishes buckets, on_wake copies their results
+ * into the requests and finishes the jobs that are complete; a tick finishes
+ * jobs past their deadline (504) or cancelled (499), queued or in flight;
+ * shutdown stops intake, lets queued and in-flight work finish within the
+ * grace period and answers the rest 503.
  */
 #include "server/sched/scheduler.h"
 
@@ -31,6 +32,7 @@ double sched_now(void)
 /* ---- dispatch -------------------------------------------------------------- */
 
 static void arm_window(scheduler *s, double remaining_s);
+static void finish_dead(scheduler *s, serve_job *list, double now);
 
 /* The least loaded worker that can take a batch now, or -1. A worker holds
  * at most one batch (its mailbox has depth one), so only idle workers (no
@@ -96,8 +98,11 @@ static void dispatch(scheduler *s)
             continue;
         }
         int n = queue_take_rows(s, &s->batches[w], now);
+        serve_job *dropped = s->dropped;
+        s->dropped = NULL;
         queue_depth_metric(s);
         uv_mutex_unlock(&s->lock);
+        finish_dead(s, dropped, now);
         if (n == 0)
             continue; /* the queue dropped an exhausted head job: it shrank */
         launch(s, w);
@@ -176,6 +181,9 @@ static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
 static void complete_batch(scheduler *s, serve_batch *b, int *seen)
 {
     complete_buckets(s, b, seen, b->n_buckets);
+    uv_mutex_lock(&s->lock);
+    queue_batch_back(s, b->tokens, b->n_buckets > 0 ? b->bucket_t_end[b->n_buckets - 1] : 0);
+    uv_mutex_unlock(&s->lock);
     int nd = 0;
     for (int i = 0; i < b->n_rows; i++) {
         serve_job *j = b->ent[i].job;
@@ -225,18 +233,41 @@ static void worker_done_cb(void *arg)
 
 /* ---- deadlines and shutdown ---------------------------------------------------- */
 
+/* The answer for a job that must not run on: 499 when cancelled (its client
+ * went away), else 504 (its deadline passed). */
+static void finish_late(serve_job *j)
+{
+    layad_error e;
+    if (atomic_load(&j->cancelled))
+        layad_fail(&e, 499, "the client went away before the answer");
+    else
+        layad_fail(&e, 504, "the request waited past its deadline");
+    job_finish(j, e.status, &e); /* job_finish counts the 504s */
+}
+
+/* Finishes the jobs unlinked from the queue (list; job_finish does nothing
+ * on one finished already), each as finish_late says, and releases them. */
+static void finish_dead(scheduler *s, serve_job *list, double now)
+{
+    (void)s;
+    (void)now;
+    for (serve_job *j = list, *nx; j; j = nx) {
+        nx = j->next;
+        j->next = NULL;
+        finish_late(j);
+        job_release_if_idle(j);
+    }
+}
+
 /* Finishes with e the jobs evicted from the queue (list), then the unfinished
- * jobs in flight that are past their deadline, or all of them when `all`:
- * their rows are dropped when the batch returns. Each answer also counts as
- * rejection `reject` unless it is -1. */
-static void finish_evicted(scheduler *s, serve_job *list, int all, double now, const layad_error *e,
-                           int reject)
+ * jobs in flight, all of them: their rows are dropped when the batch returns.
+ * Each answer also counts as rejection `reject`. */
+static void finish_all(scheduler *s, serve_job *list, const layad_error *e, int reject)
 {
     for (serve_job *j = list, *nx; j; j = nx) {
         nx = j->next;
         j->next = NULL;
-        if (reject >= 0)
-            metrics_reject(reject);
+        metrics_reject(reject);
         job_finish(j, e->status, e);
         job_release_if_idle(j);
     }
@@ -246,21 +277,29 @@ static void finish_evicted(scheduler *s, serve_job *list, int all, double now, c
         serve_batch *b = &s->batches[w];
         for (int i = 0; i < b->n_rows; i++) {
             serve_job *j = b->ent[i].job;
-            if (!j->finished && (all || now >= j->deadline)) {
-                if (reject >= 0)
-                    metrics_reject(reject);
+            if (!j->finished) {
+                metrics_reject(reject);
                 job_finish(j, e->status, e);
             }
         }
     }
 }
 
+/* Jobs past their deadline or cancelled: queued ones are unlinked, those in
+ * flight finished now (their rows are dropped when the batch returns). */
 static void expire(scheduler *s, double now)
 {
-    serve_job *expired = queue_evict(s, 0, now);
-    layad_error e;
-    layad_fail(&e, 504, "the request waited past its deadline");
-    finish_evicted(s, expired, 0, now, &e, -1); /* job_finish counts the 504s */
+    finish_dead(s, queue_evict(s, 0, now), now);
+    for (int w = 0; w < s->n_workers; w++) {
+        if (!s->busy[w])
+            continue;
+        serve_batch *b = &s->batches[w];
+        for (int i = 0; i < b->n_rows; i++) {
+            serve_job *j = b->ent[i].job;
+            if (!j->finished && (now >= j->deadline || atomic_load(&j->cancelled)))
+                finish_late(j);
+        }
+    }
 }
 
 static void on_tick(uv_timer_t *t)
@@ -275,7 +314,7 @@ static void fail_everything(scheduler *s)
     layad_error e;
     layad_fail(&e, 503, "the server is shutting down");
     serve_job *list = queue_evict(s, 1, 0);
-    finish_evicted(s, list, 1, 0, &e, REJ_DRAINING);
+    finish_all(s, list, &e, REJ_DRAINING);
 }
 
 static void maybe_stop(scheduler *s)

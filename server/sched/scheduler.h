@@ -13,9 +13,20 @@
  * thread (the HTTP layer resumes the connection there; formatting happens
  * back on an HTTP thread).
  *
- * Guarantees: the queue is bounded (submit fails at once when full or
- * draining); a job past its deadline is finished with 504 and its late rows
- * are dropped; if a bucket's forward fails, every job with rows in it is
+ * Batches are filled fairly: jobs never dispatched go first (up to half the
+ * budgets while a split job is waiting, so that one cannot starve), then
+ * everything in arrival order. A job larger than a batch is split, and a
+ * small job submitted behind it waits at most for the batch in flight.
+ *
+ * Guarantees: admission is decided at submit, before any work: a job over
+ * max_request_tokens is refused (SCHED_REJ_TOO_LARGE, a 413), and the queue is
+ * bounded by count (max_queue) and by time: when the work ahead of a new job
+ * (queued plus in-flight tokens over the measured throughput, an EWMA of
+ * tokens per second of busy worker time) exceeds max_queue_wait_s, submit
+ * fails at once with a Retry-After estimate, so a job admitted under overload
+ * still starts within about that budget. A job past its deadline is finished
+ * with 504, one whose client went away (gone() or scheduler_cancel) with 499;
+ * either way its queued rows never run and its late rows are dropped; if a bucket's forward fails, every job with rows in it is
  * retried alone ("solo"), so one bad input cannot fail its neighbours; a
  * solo failure finishes that job with 500. Every submitted job is finished
  * exactly once, also on shutdown (503 past the grace period).
@@ -42,10 +53,16 @@ struct serve_job {
     long n_tokens;
     void (*done)(serve_job *j); /* called once, on the loop thread */
     void *user;
+    /* optional: 1 when nobody waits for the answer any more (the client hung
+     * up). Called on the loop thread, under the queue lock, before each batch
+     * that would carry rows of the job: it must be quick and take no lock of
+     * the scheduler's. The job is then finished 499 without running. */
+    int (*gone)(serve_job *j);
     /* scheduler private (loop thread, or under the queue lock while queued) */
     serve_job *next;
     int next_row, rows_done, in_flight, epoch, solo, queued, finished;
-    unsigned long long seen_seq;
+    unsigned long long seen_seq, taken_seq;
+    _Atomic int cancelled; /* scheduler_cancel */
     double pending_infer; /* this batch's forward time up to the last bucket with its rows */
     double t_enqueue, deadline, t_dispatch;
     /* result: valid once done() ran */
@@ -53,6 +70,7 @@ struct serve_job {
     layad_error err;
     double queue_s;       /* enqueue -> first dispatch */
     double infer_s;       /* forward time of the batches that carried its rows */
+    int retry_after;      /* seconds, set when scheduler_submit refuses it for load */
     _Atomic int refs;
 };
 
@@ -69,7 +87,14 @@ typedef struct sched_opts {
     double request_timeout_s;
     int kmax;                 /* largest n_markers a row may have */
     int exact_cost;           /* 1: the backend runs packs without buckets (CPU) */
+    long max_request_tokens;  /* tokens of one job; beyond: SCHED_REJ_TOO_LARGE (0: no limit) */
+    double max_queue_wait_s;  /* estimated wait before a new job starts; beyond: REJ_QUEUE_FULL (0: no limit) */
 } sched_opts;
+
+/* scheduler_submit's *reason besides the metrics.h ones: rows outside the
+ * configured shapes (an internal error), a job over max_request_tokens. */
+#define SCHED_REJ_BAD_ROWS (-1)
+#define SCHED_REJ_TOO_LARGE (-2)
 
 typedef struct scheduler scheduler;
 
@@ -87,8 +112,20 @@ int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out);
 uv_loop_t *scheduler_loop(scheduler *s);
 
 /* Thread-safe. 0: accepted (the scheduler took a reference); -1: rejected,
- * *reason = REJ_QUEUE_FULL or REJ_DRAINING (metrics.h), nothing kept. */
+ * nothing kept, *reason = REJ_QUEUE_FULL (by count or by estimated wait;
+ * j->retry_after says when to come back), REJ_DRAINING (metrics.h),
+ * SCHED_REJ_TOO_LARGE or SCHED_REJ_BAD_ROWS. */
 int scheduler_submit(scheduler *s, serve_job *j, int *reason);
+
+/* Thread-safe: nobody waits for j's answer any more. Its queued rows never
+ * run, rows in flight are dropped, and it is finished 499 within one tick
+ * (5 ms). Harmless on a finished job; the caller keeps its reference. */
+void scheduler_cancel(scheduler *s, serve_job *j);
+
+/* Thread-safe: the estimated seconds before a job submitted now would start
+ * (queued and in-flight tokens over the measured throughput; 0 before the
+ * first batch completes), and that throughput in tokens/s, all workers. */
+double scheduler_est_wait(scheduler *s, double *tokens_per_s);
 
 /* Thread-safe: stop intake (submit answers REJ_DRAINING); queued work continues. */
 void scheduler_drain(scheduler *s);
