@@ -74,12 +74,10 @@ static json_t *load_object(const char *json, size_t len, const char *path, layad
     return root;
 }
 
-int config_parse_encoder(laya_config *cfg, const char *json, size_t len, const char *path, layad_error *err)
+/* Reads the sizes and flags of config.json into cfg and checks them: no biases, model_type
+ * modernbert, exact-erf gelu, head_dim 64, layers/intermediate/vocab/attention in range. */
+static int encoder_geometry(json_t *root, laya_config *cfg, const char *path, layad_error *err)
 {
-    json_t *root = load_object(json, len, path, err);
-    if (!root)
-        return -1;
-    int rc = -1;
     if (get_int(root, "hidden_size", -1, &cfg->hidden, path, err) ||
         get_int(root, "num_hidden_layers", -1, &cfg->n_layers, path, err) ||
         get_int(root, "num_attention_heads", -1, &cfg->n_heads, path, err) ||
@@ -91,35 +89,35 @@ int config_parse_encoder(laya_config *cfg, const char *json, size_t len, const c
         get_num(root, "norm_eps", 1e-5, &cfg->norm_eps, path, err) ||
         require_false(root, "norm_bias", path, err) || require_false(root, "attention_bias", path, err) ||
         require_false(root, "mlp_bias", path, err))
-        goto out;
+        return -1;
     json_t *mt = json_object_get(root, "model_type");
-    if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), "modernbert"))) {
-        layad_fail(err, 500, "%s: model_type '%s' is not modernbert", path,
-                   json_is_string(mt) ? json_string_value(mt) : "?");
-        goto out;
-    }
+    if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), "modernbert")))
+        return layad_fail(err, 500, "%s: model_type '%s' is not modernbert", path,
+                          json_is_string(mt) ? json_string_value(mt) : "?");
     json_t *act = json_object_get(root, "hidden_activation");
-    if (act && (!json_is_string(act) || strcmp(json_string_value(act), "gelu"))) {
-        layad_fail(err, 500, "%s: hidden_activation '%s' is not supported (Laya uses exact erf \"gelu\")",
-                   path, json_is_string(act) ? json_string_value(act) : "?");
-        goto out;
-    }
-    if (cfg->n_heads <= 0 || cfg->hidden != cfg->n_heads * 64) {
-        layad_fail(err, 500, "%s: hidden_size %d / num_attention_heads %d is not a head_dim of 64", path,
-                   cfg->hidden, cfg->n_heads);
-        goto out;
-    }
+    if (act && (!json_is_string(act) || strcmp(json_string_value(act), "gelu")))
+        return layad_fail(err, 500,
+                          "%s: hidden_activation '%s' is not supported (Laya uses exact erf \"gelu\")", path,
+                          json_is_string(act) ? json_string_value(act) : "?");
+    if (cfg->n_heads <= 0 || cfg->hidden != cfg->n_heads * 64)
+        return layad_fail(err, 500, "%s: hidden_size %d / num_attention_heads %d is not a head_dim of 64", path,
+                          cfg->hidden, cfg->n_heads);
     if (cfg->n_layers <= 0 || cfg->n_layers > LAYA_MAX_LAYERS || cfg->intermediate <= 0 || cfg->vocab <= 0 ||
-        cfg->global_every <= 0 || cfg->local_attention < 2) {
-        layad_fail(err, 500, "%s: geometry out of range (layers %d, intermediate %d, vocab %d, global every %d, "
-                   "local_attention %d)", path, cfg->n_layers, cfg->intermediate, cfg->vocab, cfg->global_every,
-                   cfg->local_attention);
-        goto out;
-    }
-    /* RoPE: flat keys first, nested rope_parameters override (transformers 5). */
+        cfg->global_every <= 0 || cfg->local_attention < 2)
+        return layad_fail(err, 500,
+                          "%s: geometry out of range (layers %d, intermediate %d, vocab %d, global every %d, "
+                          "local_attention %d)", path, cfg->n_layers, cfg->intermediate, cfg->vocab,
+                          cfg->global_every, cfg->local_attention);
+    return 0;
+}
+
+/* Reads the global and local RoPE thetas into cfg: flat keys first, nested rope_parameters
+ * override (transformers 5); only the "default" rope_type; both must be positive. */
+static int encoder_rope(json_t *root, laya_config *cfg, const char *path, layad_error *err)
+{
     if (get_num(root, "global_rope_theta", 160000.0, &cfg->rope_theta_global, path, err) ||
         get_num(root, "local_rope_theta", 10000.0, &cfg->rope_theta_local, path, err))
-        goto out;
+        return -1;
     json_t *rp = json_object_get(root, "rope_parameters");
     if (rp && json_is_object(rp)) {
         json_t *flat = json_object_get(rp, "rope_theta");
@@ -130,45 +128,54 @@ int config_parse_encoder(laya_config *cfg, const char *json, size_t len, const c
             json_t *th = json_is_object(p) ? json_object_get(p, "rope_theta") : flat;
             if (th && json_is_number(th))
                 *kinds[k].dst = json_number_value(th);
-            else if (th && !json_is_null(th)) {
-                layad_fail(err, 500, "%s: rope_parameters.%s.rope_theta must be a number", path, kinds[k].kind);
-                goto out;
-            }
+            else if (th && !json_is_null(th))
+                return layad_fail(err, 500, "%s: rope_parameters.%s.rope_theta must be a number", path,
+                                  kinds[k].kind);
             json_t *rt = json_is_object(p) ? json_object_get(p, "rope_type") : NULL;
-            if (rt && (!json_is_string(rt) || strcmp(json_string_value(rt), "default"))) {
-                layad_fail(err, 500, "%s: rope_parameters.%s.rope_type '%s' is not supported (only \"default\")",
-                           path, kinds[k].kind, json_is_string(rt) ? json_string_value(rt) : "?");
-                goto out;
-            }
+            if (rt && (!json_is_string(rt) || strcmp(json_string_value(rt), "default")))
+                return layad_fail(err, 500,
+                                  "%s: rope_parameters.%s.rope_type '%s' is not supported (only \"default\")",
+                                  path, kinds[k].kind, json_is_string(rt) ? json_string_value(rt) : "?");
         }
     }
-    if (!(cfg->rope_theta_global > 0) || !(cfg->rope_theta_local > 0)) {
-        layad_fail(err, 500, "%s: RoPE theta must be positive", path);
-        goto out;
-    }
+    if (!(cfg->rope_theta_global > 0) || !(cfg->rope_theta_local > 0))
+        return layad_fail(err, 500, "%s: RoPE theta must be positive", path);
+    return 0;
+}
+
+/* Sets cfg->layer_global for the n_layers layers: every global_every-th layer from the first,
+ * unless layer_types lists each one as full_attention or sliding_attention. */
+static int encoder_layer_types(json_t *root, laya_config *cfg, const char *path, layad_error *err)
+{
     json_t *lt = json_object_get(root, "layer_types");
     for (int i = 0; i < cfg->n_layers; i++)
         cfg->layer_global[i] = (i % cfg->global_every) == 0;
-    if (lt && !json_is_null(lt)) {
-        if (!json_is_array(lt) || (int)json_array_size(lt) != cfg->n_layers) {
-            layad_fail(err, 500, "%s: layer_types must list %d layers", path, cfg->n_layers);
-            goto out;
-        }
-        for (int i = 0; i < cfg->n_layers; i++) {
-            const char *s = json_string_value(json_array_get(lt, (size_t)i));
-            if (s && !strcmp(s, "full_attention"))
-                cfg->layer_global[i] = 1;
-            else if (s && !strcmp(s, "sliding_attention"))
-                cfg->layer_global[i] = 0;
-            else {
-                layad_fail(err, 500, "%s: layer_types[%d] '%s' is not full_attention or sliding_attention", path, i,
-                           s ? s : "?");
-                goto out;
-            }
-        }
+    if (!lt || json_is_null(lt))
+        return 0;
+    if (!json_is_array(lt) || (int)json_array_size(lt) != cfg->n_layers)
+        return layad_fail(err, 500, "%s: layer_types must list %d layers", path, cfg->n_layers);
+    for (int i = 0; i < cfg->n_layers; i++) {
+        const char *s = json_string_value(json_array_get(lt, (size_t)i));
+        if (s && !strcmp(s, "full_attention"))
+            cfg->layer_global[i] = 1;
+        else if (s && !strcmp(s, "sliding_attention"))
+            cfg->layer_global[i] = 0;
+        else
+            return layad_fail(err, 500, "%s: layer_types[%d] '%s' is not full_attention or sliding_attention",
+                              path, i, s ? s : "?");
     }
-    rc = 0;
-out:
+    return 0;
+}
+
+int config_parse_encoder(laya_config *cfg, const char *json, size_t len, const char *path, layad_error *err)
+{
+    json_t *root = load_object(json, len, path, err);
+    if (!root)
+        return -1;
+    int rc = -1;
+    if (encoder_geometry(root, cfg, path, err) == 0 && encoder_rope(root, cfg, path, err) == 0 &&
+        encoder_layer_types(root, cfg, path, err) == 0)
+        rc = 0;
     json_decref(root);
     return rc;
 }
