@@ -160,6 +160,92 @@ static const char *state_name(int st)
     return st == APP_READY ? "ready" : st == APP_DRAINING ? "draining" : "loading";
 }
 
+/* GET /readyz: 200 when ready, else 503 naming the state, with Retry-After: 1. */
+static void reply_readyz(int st, http_reply *r)
+{
+    if (st == APP_READY)
+        reply_static(r, 200, "{\"status\":\"ready\"}");
+    else
+        reply_json(r, 503, json_pack("{s:s}", "status", state_name(st)));
+    if (st != APP_READY)
+        r->retry_after = 1;
+}
+
+/* GET /health: state, model and checkpoint (once loaded), devices with their worker stats,
+ * queue depth and limit, uptime. */
+static void reply_health(serve_app *app, int st, int loaded, http_reply *r)
+{
+    json_t *h = json_pack("{s:s}", "status", state_name(st));
+    if (h && loaded) {
+        json_object_set_new(h, "model", json_string(app->served_name));
+        json_object_set_new(h, "checkpoint", json_string(app->ck->dir));
+        json_object_set_new(h, "sha256", json_string(app->ck->sha256));
+        json_object_set_new(h, "parameters", json_integer(app->ck->n_params));
+    }
+    if (h) {
+        json_object_set_new(h, "device", json_string(app->device_kind));
+        json_t *devs = json_loads(app->devices_json, 0, NULL);
+        if (loaded)
+            add_worker_stats(app, devs);
+        json_object_set_new(h, "devices", devs ? devs : json_array());
+        json_object_set_new(h, "dtype", json_string(app->dtype));
+        json_object_set_new(h, "queue_depth", json_integer(scheduler_depth(app->sched)));
+    }
+    if (h) {
+        json_object_set_new(h, "max_queue", json_integer(app->cfg->max_queue));
+        json_object_set_new(h, "uptime_seconds", json_real(sched_now() - app->start_time));
+    }
+    reply_json(r, 200, h);
+}
+
+/* GET /v1/models: the served model with its other names as aliases; 503 while loading. */
+static void reply_models(serve_app *app, int loaded, http_reply *r)
+{
+    if (!loaded) {
+        routes_error(r, 503, NULL, "the model is still loading");
+        r->retry_after = 1;
+        return;
+    }
+    json_t *data = json_array(), *aliases = json_array();
+    for (int i = 0; app->names[i]; i++)
+        if (strcmp(app->names[i], app->served_name))
+            json_array_append_new(aliases, json_string(app->names[i]));
+    json_array_append_new(data, json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", app->served_name, "object",
+                                          "model", "owned_by", "layad", "aliases", aliases, "sha256",
+                                          app->ck->sha256));
+    reply_json(r, 200, json_pack("{s:s,s:o}", "object", "list", "data", data));
+}
+
+/* POST /drain (loopback or bearer key only): stops intake, readiness turns 503. */
+static void reply_drain(serve_app *app, int loaded, int peer_loopback, http_reply *r)
+{
+    if (!app->key_len && !peer_loopback) {
+        routes_error(r, 403, NULL, "/drain is allowed from loopback or with the bearer key only");
+        return;
+    }
+    atomic_store(&app->state, APP_DRAINING);
+    if (loaded)
+        scheduler_drain(app->sched);
+    log_msg("info", "drain requested: intake stopped, readiness 503");
+    reply_json(r, 200, json_pack("{s:s,s:I}", "status", "draining", "queue_depth",
+                                 (json_int_t)(loaded ? scheduler_depth(app->sched) : 0)));
+}
+
+/* GET /metrics: the Prometheus text exposition; r takes the rendered buffer. */
+static void reply_metrics(http_reply *r)
+{
+    size_t n = 0;
+    char *m = metrics_render(&n);
+    if (!m) {
+        routes_error(r, 500, NULL, "out of memory rendering metrics");
+        return;
+    }
+    r->status = 200;
+    r->body = m;
+    r->len = n;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *r)
 {
     int st = atomic_load(&app->state);
@@ -169,78 +255,20 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
         reply_static(r, 200, "{\"status\":\"ok\"}");
         return;
     case EP_READYZ:
-        if (st == APP_READY)
-            reply_static(r, 200, "{\"status\":\"ready\"}");
-        else
-            reply_json(r, 503, json_pack("{s:s}", "status", state_name(st)));
-        if (st != APP_READY)
-            r->retry_after = 1;
+        reply_readyz(st, r);
         return;
-    case EP_HEALTH: {
-        json_t *h = json_pack("{s:s}", "status", state_name(st));
-        if (h && loaded) {
-            json_object_set_new(h, "model", json_string(app->served_name));
-            json_object_set_new(h, "checkpoint", json_string(app->ck->dir));
-            json_object_set_new(h, "sha256", json_string(app->ck->sha256));
-            json_object_set_new(h, "parameters", json_integer(app->ck->n_params));
-        }
-        if (h) {
-            json_object_set_new(h, "device", json_string(app->device_kind));
-            json_t *devs = json_loads(app->devices_json, 0, NULL);
-            if (loaded)
-                add_worker_stats(app, devs);
-            json_object_set_new(h, "devices", devs ? devs : json_array());
-            json_object_set_new(h, "dtype", json_string(app->dtype));
-            json_object_set_new(h, "queue_depth", json_integer(scheduler_depth(app->sched)));
-        }
-        if (h) {
-            json_object_set_new(h, "max_queue", json_integer(app->cfg->max_queue));
-            json_object_set_new(h, "uptime_seconds", json_real(sched_now() - app->start_time));
-        }
-        reply_json(r, 200, h);
+    case EP_HEALTH:
+        reply_health(app, st, loaded, r);
         return;
-    }
-    case EP_MODELS: {
-        if (!loaded) {
-            routes_error(r, 503, NULL, "the model is still loading");
-            r->retry_after = 1;
-            return;
-        }
-        json_t *data = json_array(), *aliases = json_array();
-        for (int i = 0; app->names[i]; i++)
-            if (strcmp(app->names[i], app->served_name))
-                json_array_append_new(aliases, json_string(app->names[i]));
-        json_array_append_new(data, json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", app->served_name, "object",
-                                              "model", "owned_by", "layad", "aliases", aliases, "sha256",
-                                              app->ck->sha256));
-        reply_json(r, 200, json_pack("{s:s,s:o}", "object", "list", "data", data));
+    case EP_MODELS:
+        reply_models(app, loaded, r);
         return;
-    }
     case EP_DRAIN:
-        if (!app->key_len && !peer_loopback) {
-            routes_error(r, 403, NULL, "/drain is allowed from loopback or with the bearer key only");
-            return;
-        }
-        atomic_store(&app->state, APP_DRAINING);
-        if (loaded)
-            scheduler_drain(app->sched);
-        log_msg("info", "drain requested: intake stopped, readiness 503");
-        reply_json(r, 200, json_pack("{s:s,s:I}", "status", "draining", "queue_depth",
-                                     (json_int_t)(loaded ? scheduler_depth(app->sched) : 0)));
+        reply_drain(app, loaded, peer_loopback, r);
         return;
-    case EP_METRICS: {
-        size_t n = 0;
-        char *m = metrics_render(&n);
-        if (!m) {
-            routes_error(r, 500, NULL, "out of memory rendering metrics");
-            return;
-        }
-        r->status = 200;
-        r->body = m;
-        r->len = n;
-        r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    case EP_METRICS:
+        reply_metrics(r);
         return;
-    }
     default:
         routes_error(r, 404, NULL, "no such endpoint");
     }
