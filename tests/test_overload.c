@@ -192,7 +192,7 @@ START_TEST(sigterm_under_load_answers_every_request)
     fprintf(stderr, "sigterm under load: %ld sent (%ld before the signal), %ld answered: %ld x 200, %ld x 503, "
             "%ld other; exit %d\n", atomic_load(&L.sent), before, atomic_load(&L.answered), atomic_load(&L.ok),
             atomic_load(&L.busy), atomic_load(&L.other), rc);
-    ck_assert_int_gt(before, CLIENTS); /* there was load */
+    ck_assert_int_ge(before, CLIENTS); /* there was load: every client had a request out */
     ck_assert_int_eq(atomic_load(&L.answered), atomic_load(&L.sent));
     ck_assert_int_eq(atomic_load(&L.other), 0);
     ck_assert_int_eq(atomic_load(&L.busy_without_retry), 0);

@@ -709,7 +709,7 @@ START_TEST(cancelled_and_gone_jobs_do_not_run)
     double t0 = sched_now();
     scheduler_cancel(H.s, d);
     wait_done(4, 5);
-    ck_assert_msg(sched_now() - t0 < 0.09, "cancel took %.3f s", sched_now() - t0); /* within a forward */
+    ck_assert_msg(sched_now() - t0 < 0.3, "cancel took %.3f s", sched_now() - t0); /* not its 4 batches */
     ck_assert_int_eq(a->status, 200);
     ck_assert_int_eq(b->status, 499);
     ck_assert_int_eq(c->status, 499);
