@@ -36,7 +36,7 @@ typedef struct serve_app {
     char devices_json[4096];      /* JSON array, one object per worker's device (/health) */
     char dtype[16];               /* "fp32", "fp16", "bf16" */
     double start_time;            /* sched_now() at start */
-    char key[256];                /* bearer key ("" = none) */
+    char key[SERVE_KEY_MAX + 1];  /* bearer key ("" = none) */
     size_t key_len;
     _Atomic long responses_pending; /* suspended/decided requests not yet sent */
     _Atomic long requests_open;   /* requests begun (headers in) and not yet completed */

@@ -16,12 +16,17 @@
  * The scheduler loop runs on the main thread, so signals, the watchdog and
  * batch completion are all serialized there; HTTP runs on MHD's pool.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/backend/cpu.h"
@@ -60,19 +65,114 @@ static void early_stop(int sig)
     g_stop_while_loading = 1;
 }
 
-static int read_key_file(const char *path, char *out, size_t cap, layad_error *err)
+/* 0 when key (n bytes) can match a presented bearer key: the header's value
+ * is trimmed of spaces and cannot carry control bytes. */
+static int key_usable(const char *key, size_t n, const char *src, layad_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return layad_fail(err, 500, "api_key_file %s: cannot open", path);
-    if (!fgets(out, (int)cap, f)) {
-        fclose(f);
-        return layad_fail(err, 500, "api_key_file %s: empty", path);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
+            return layad_fail(err, 500, "%s: the key contains a control byte (at byte %zu)", src, i);
+    if (key[0] == ' ' || key[n - 1] == ' ')
+        return layad_fail(err, 500, "%s: the key starts or ends with a space, which no client can send", src);
+    return 0;
+}
+
+/* The first line of path (without its line end) into out[SERVE_KEY_MAX + 1].
+ * Refuses an empty first line and one over SERVE_KEY_MAX bytes (never cuts a
+ * key: a cut key would let its prefix in). Warns when every user can read the file. */
+static int read_key_file(const char *path, char *out, layad_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return layad_fail(err, 500, "api_key_file %s: cannot open (%s)", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && (sb.st_mode & S_IROTH))
+        log_msg("warn", "api_key_file %s is readable by every user (mode %04o): make it readable by the daemon's "
+                "user only (chmod 600)", path, (unsigned)(sb.st_mode & 07777));
+    char buf[SERVE_KEY_MAX + 2]; /* the longest key and its "\r\n" */
+    size_t n = 0;
+    while (n < sizeof buf) {
+        ssize_t k = read(fd, buf + n, sizeof buf - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            close(fd);
+            return layad_fail(err, 500, "api_key_file %s: cannot read (%s)", path, strerror(errno));
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
     }
-    fclose(f);
-    out[strcspn(out, "\r\n")] = 0;
-    if (!out[0])
+    close(fd);
+    size_t len = 0;
+    while (len < n && buf[len] != '\n')
+        len++;
+    int ended = len < n;
+    if (len && buf[len - 1] == '\r')
+        len--;
+    if (len > SERVE_KEY_MAX || (!ended && n == sizeof buf))
+        return layad_fail(err, 500, "api_key_file %s: the key is longer than %d bytes", path, SERVE_KEY_MAX);
+    if (!len)
         return layad_fail(err, 500, "api_key_file %s: empty first line", path);
+    memcpy(out, buf, len);
+    out[len] = 0;
+    char src[SERVE_STR_MAX + 16];
+    snprintf(src, sizeof src, "api_key_file %s", path);
+    return key_usable(out, len, src, err);
+}
+
+/* 1 for a loopback literal (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or one that
+ * is no address at all (http_start reports that); 0 otherwise. */
+static int bind_is_loopback(const char *bind)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, bind, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, bind, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    return 1;
+}
+
+/* 1 (--api-key VALUE) or 2 (--api-key=VALUE) for the flag that puts the key on the command line. */
+static int api_key_flag(const char *a)
+{
+    if (strncmp(a, "--api", 5) || (a[5] != '-' && a[5] != '_') || strncmp(a + 6, "key", 3))
+        return 0;
+    return a[9] == 0 ? 1 : a[9] == '=' ? 2 : 0;
+}
+
+/* The bearer key into app->key (the file's over api_key), with the warnings
+ * and the refusal to serve a non-loopback address without one. argv: the
+ * subcommand's, where a key given as a flag is blanked once read. */
+static int resolve_key(serve_state *st, int argc, char **argv, layad_error *err)
+{
+    serve_app *app = st->app;
+    const serve_config *cfg = st->cfg;
+    for (int i = 1; i < argc; i++) {
+        int kind = api_key_flag(argv[i]);
+        char *v = kind == 2 ? strchr(argv[i], '=') + 1 : kind == 1 && i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            continue;
+        log_msg("warn", "--api-key on the command line: every local user can read it in ps and /proc while the "
+                "process starts (blanked now); use api_key_file or LAYAD_API_KEY");
+        memset(v, 'x', strlen(v));
+    }
+    if (cfg->api_key_file[0] && read_key_file(cfg->api_key_file, app->key, err))
+        return -1;
+    if (!app->key[0] && cfg->api_key[0]) {
+        if (key_usable(cfg->api_key, strlen(cfg->api_key), "api_key", err))
+            return -1;
+        snprintf(app->key, sizeof app->key, "%s", cfg->api_key);
+    }
+    app->key_len = strlen(app->key);
+    if (app->key_len || bind_is_loopback(cfg->bind))
+        return 0;
+    if (!cfg->allow_unauthenticated_remote)
+        return layad_fail(err, 500, "bind %s is not a loopback address and no bearer key is set: anyone who can "
+                          "reach it could use the model and /drain. Set api_key_file, or "
+                          "allow_unauthenticated_remote = true to serve it so on purpose", cfg->bind);
+    log_msg("warn", "serving %s without a bearer key (allow_unauthenticated_remote = true)", cfg->bind);
     return 0;
 }
 
@@ -406,6 +506,10 @@ static int configure(serve_state *st, int argc, char **argv, int *rc)
         fprintf(stderr, "layad serve: cannot open log file %s\n", cfg->log_file);
         return -1;
     }
+    if (resolve_key(st, argc, argv, &err)) {
+        log_msg("error", "%s", err.msg);
+        return -1;
+    }
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, early_stop);
     signal(SIGINT, early_stop);
@@ -424,13 +528,6 @@ static int start_front(serve_state *st)
     app->cfg = cfg;
     app->start_time = sched_now();
     atomic_store(&app->state, APP_LOADING);
-    if (cfg->api_key_file[0] && read_key_file(cfg->api_key_file, app->key, sizeof app->key, &err)) {
-        log_msg("error", "%s", err.msg);
-        return -1;
-    }
-    if (!app->key[0] && cfg->api_key[0])
-        snprintf(app->key, sizeof app->key, "%s", cfg->api_key);
-    app->key_len = strlen(app->key);
     metrics_init();
     metrics_watch_ready(&app->state, APP_READY);
     if (cfg->gpu_metrics && gpu_snapshot_start())

@@ -20,6 +20,7 @@
 #include "model/base/error.h"
 
 #define SERVE_STR_MAX 512
+#define SERVE_KEY_MAX 4096 /* bearer key bytes; a longer key (flag, env or file) is refused at start */
 
 typedef struct serve_config {
     /* model and backend */
@@ -41,9 +42,14 @@ typedef struct serve_config {
     int http_threads;                /* MHD worker threads (parse, tokenize, format) */
     int max_connections;
     int connection_timeout_s;        /* idle / slow-client timeout */
+    double header_timeout_s;         /* whole request head, from open or the last response */
+    double body_timeout_s;           /* whole body, from the end of the head */
+    int max_connections_per_ip;      /* 0 = no cap */
+    int reuse_port;                  /* SO_REUSEPORT: share the port with other processes (bool) */
     long max_body_bytes;             /* request body cap, enforced while streaming */
-    char api_key[256];               /* bearer key; "" = none */
+    char api_key[SERVE_KEY_MAX + 1]; /* bearer key; "" = none */
     char api_key_file[SERVE_STR_MAX];/* file holding the bearer key (first line) */
+    int allow_unauthenticated_remote; /* serve a non-loopback bind without a key (bool) */
     /* request limits */
     int max_questions, max_options, max_levels, max_states;
     long max_state_bytes;            /* 0 = unlimited */

@@ -18,6 +18,7 @@
 #include "server/http/http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -32,6 +33,7 @@
 
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
+#include "server/http/conn_guard.h"
 #include "server/http/routes.h"
 
 struct http_server {
@@ -39,6 +41,7 @@ struct http_server {
     serve_app *app;
     int port;
     MHD_socket quiesced_fd; /* the listening socket after http_quiesce, closed after stop; else -1 */
+    conn_guard *guard;      /* head/body deadlines and room under pressure (owned) */
 };
 
 static _Atomic long long g_last_request_ms; /* monotonic ms of the latest request start */
@@ -54,6 +57,8 @@ typedef struct conn_ctx {
     size_t len, cap;
     int strict, replied, status;
     serve_job *job;
+    guard_conn *gc;       /* the connection's guard slot (NULL if untracked) */
+    int close_after;      /* answer with Connection: close */
     pthread_mutex_t lock; /* orders suspend (handler) vs done (scheduler loop) */
     int suspended, completed;
     char error[160];
@@ -150,7 +155,7 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, routes_allow(x->endpoint)) == MHD_YES;
     if (r->status == 401)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") == MHD_YES;
-    if (atomic_load(&x->app->state) == APP_DRAINING) /* no next request on this connection */
+    if (x->close_after || atomic_load(&x->app->state) == APP_DRAINING) /* no next request on this connection */
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
     if (is_decide(x->endpoint) && x->job) {
         snprintf(tmp, sizeof tmp, "queue;dur=%.3f, infer;dur=%.3f", x->job->queue_s * 1e3, x->job->infer_s * 1e3);
@@ -161,6 +166,7 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
     enum MHD_Result q = ok ? MHD_queue_response(x->conn, (unsigned int)r->status, resp) : MHD_NO;
     MHD_destroy_response(resp);
     x->replied = 1;
+    guard_busy(x->gc); /* the rest is MHD's to send; no body deadline */
     return q;
 }
 
@@ -265,14 +271,56 @@ static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const ch
                  (atomic_fetch_add(&g_rid_counter, 1) + 1) * 0x9E3779B97F4A7C15ULL ^ g_rid_salt);
     const char *st = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jev-Strict");
     x->strict = st && (!strcmp(st, "1") || !strcasecmp(st, "true"));
+    const union MHD_ConnectionInfo *gi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    x->gc = gi ? gi->socket_context : NULL;
+    guard_head_in(x->gc); /* the head is in: the body deadline starts */
     return x;
+}
+
+typedef struct header_counts {
+    int host, content_length, transfer_encoding;
+} header_counts;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    (void)value;
+    header_counts *n = cls;
+    n->host += !strcasecmp(key, MHD_HTTP_HEADER_HOST);
+    n->content_length += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    n->transfer_encoding += !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    return MHD_YES;
+}
+
+/* RFC 9112's framing rules that libmicrohttpd 0.9.75 lets through: NULL when
+ * the head is sound, else the 400 message. A request with Content-Length and
+ * Transfer-Encoding, or several Content-Lengths, is where request smuggling
+ * starts (a proxy and we would disagree on where the body ends): the
+ * connection is closed after the 400, since the next bytes on it cannot be
+ * trusted to start a request. HTTP/1.1 wants exactly one Host. */
+static const char *framing_error(conn_ctx *x, const char *version)
+{
+    header_counts n = {0};
+    MHD_get_connection_values(x->conn, MHD_HEADER_KIND, count_header, &n);
+    x->close_after = n.transfer_encoding > 0 && n.content_length > 0;
+    if (x->close_after)
+        return "Content-Length and Transfer-Encoding together";
+    x->close_after = n.content_length > 1;
+    if (x->close_after)
+        return "more than one Content-Length";
+    if (!strcmp(version, MHD_HTTP_VERSION_1_1) && n.host != 1)
+        return n.host ? "more than one Host header" : "HTTP/1.1 request without a Host header";
+    return NULL;
 }
 
 /* Phase 1, continued: routing (404/405), the bearer key (401) and a declared
  * Content-Length over the cap (413) are answered before any body is read. */
-static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method)
+static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method, const char *version)
 {
     serve_app *app = x->app;
+    const char *bad = framing_error(x, version);
+    if (bad)
+        return send_error(x, 400, "%s", bad);
     x->route_status = routes_lookup(method, url, &x->endpoint);
     if (x->route_status == 404)
         return send_error(x, 404, "no such endpoint: %s", x->path);
@@ -357,6 +405,7 @@ static enum MHD_Result dispatch(conn_ctx *x)
 {
     if (x->replied)
         return MHD_YES;
+    guard_busy(x->gc); /* the whole request is in */
     if (x->job) /* resumed after the scheduler finished the job */
         return finish_decide(x);
     x->t_body = sched_now();
@@ -373,14 +422,13 @@ static enum MHD_Result dispatch(conn_ctx *x)
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *data, size_t *size, void **con_cls)
 {
-    (void)version;
     conn_ctx *x = *con_cls;
     if (!x) {
         x = conn_ctx_new(cls, c, url, method);
         if (!x)
             return MHD_NO;
         *con_cls = x;
-        return admit(x, url, method);
+        return admit(x, url, method, version);
     }
     if (*size)
         return take_body(x, data, size);
@@ -396,7 +444,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!x)
         return;
     *con_cls = NULL;
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && x->status != 413) {
+    guard_request_done(x->gc); /* waiting for the next head, if the connection stays */
+    if (guard_reason_of(x->gc) == GUARD_BODY_LATE) {
+        snprintf(x->error, sizeof x->error, "request body not received within body_timeout_s");
+        x->status = 408;
+    } else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && x->status != 413) {
         /* The answer did not reach the client (it hung up, timed out, or
          * the daemon is stopping): the log says so instead of the status. */
         static const char *why[] = {"completed", "error", "timeout", "daemon shutdown", "read error",
@@ -425,7 +477,75 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(x);
 }
 
+/* Every connection's open and close (MHD's threads): its guard slot, kept as
+ * MHD's socket context. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    http_server *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_ctx = ci ? guard_open(h->guard, ci->connect_fd) : NULL;
+    } else {
+        guard_close(*socket_ctx);
+        *socket_ctx = NULL;
+    }
+}
+
 /* ---- start / stop ---------------------------------------------------------------- */
+
+/* The listening socket on cfg->bind:cfg->port, or -1 with err set. Bound here
+ * rather than by MHD for the exact reason of a failure ("in use" names the
+ * way out) and for SO_REUSEPORT only when asked: with it, a second daemon
+ * would start on the same port and take half of the connections. *ipv6 is
+ * set for an IPv6 address. */
+static int open_listener(const serve_config *cfg, int *ipv6, layad_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    memset(&ss, 0, sizeof ss);
+    *ipv6 = strchr(cfg->bind, ':') != NULL;
+    if (*ipv6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)cfg->port);
+        sl = sizeof *a;
+        if (inet_pton(AF_INET6, cfg->bind, &a->sin6_addr) != 1)
+            return layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)cfg->port);
+        sl = sizeof *a;
+        if (inet_pton(AF_INET, cfg->bind, &a->sin_addr) != 1)
+            return layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return layad_fail(err, 500, "socket: %s", strerror(errno));
+    int one = 1;
+    /* SO_REUSEADDR: restart over old connections in TIME_WAIT; on Linux it
+     * never lets two sockets listen on one port. */
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        (cfg->reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one)) ||
+        (*ipv6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one))) {
+        layad_fail(err, 500, "setsockopt on the listening socket: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, SOMAXCONN)) {
+        int e = errno;
+        if (e == EADDRINUSE)
+            layad_fail(err, 500, "cannot listen on %s:%d: address already in use (another layad?%s)", cfg->bind,
+                       cfg->port, cfg->reuse_port ? " reuse_port is set, but the other socket does not allow sharing"
+                                                  : " set reuse_port = true to share the port on purpose");
+        else
+            layad_fail(err, 500, "cannot listen on %s:%d: %s", cfg->bind, cfg->port, strerror(e));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
 
 http_server *http_start(serve_app *app, layad_error *err)
 {
@@ -440,43 +560,36 @@ http_server *http_start(serve_app *app, layad_error *err)
     h->app = app;
     h->quiesced_fd = MHD_INVALID_SOCKET;
     app->client_gone = client_gone;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
+    int ipv6 = 0, fd = open_listener(cfg, &ipv6, err);
+    if (fd < 0)
+        goto fail;
+    h->guard = guard_create(cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, err);
+    if (!h->guard)
+        goto fail;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
-    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
-        flags |= MHD_USE_EPOLL;
-    else
-        flags |= MHD_USE_POLL;
-    if (strchr(cfg->bind, ':')) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)cfg->port);
-        if (inet_pton(AF_INET6, cfg->bind, &a->sin6_addr) != 1)
-            goto bad_addr;
-        flags |= MHD_USE_IPv6;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)cfg->port);
-        if (inet_pton(AF_INET, cfg->bind, &a->sin_addr) != 1)
-            goto bad_addr;
-    }
-    h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, app, MHD_OPTION_SOCK_ADDR, &ss,
+    flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+    flags |= ipv6 ? MHD_USE_IPv6 : 0;
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, app, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->http_threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->max_connections_per_ip,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->connection_timeout_s,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, app, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-                            (unsigned int)1, MHD_OPTION_END);
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, app, MHD_OPTION_END);
     if (!h->d) {
-        layad_fail(err, 500, "cannot listen on %s:%d (in use, or not permitted)", cfg->bind, cfg->port);
-        free(h);
-        return NULL;
+        /* fd is not closed here: MHD may have closed it already; the process is exiting */
+        layad_fail(err, 500, "cannot start the HTTP server on %s:%d", cfg->bind, cfg->port);
+        goto fail;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = di ? di->port : cfg->port;
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof bound;
+    h->port = cfg->port;
+    if (!getsockname(fd, (struct sockaddr *)&bound, &bl))
+        h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                    : ((struct sockaddr_in *)&bound)->sin_port);
     return h;
-bad_addr:
-    layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
+fail:
+    guard_destroy(h->guard);
     free(h);
     return NULL;
 }
@@ -544,6 +657,7 @@ void http_stop(http_server *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d);
+    guard_destroy(h->guard); /* after MHD closed every connection */
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
     free(h);

@@ -2,7 +2,11 @@
  * http.h - the HTTP front: libmicrohttpd, a thread pool on epoll, with
  * connection suspend/resume while a request waits for its batch.
  *
- * What it enforces before a route ever runs: the body cap while the body
+ * What it enforces before a route ever runs: deadlines for the request head
+ * and body, a per-address connection cap and room for new connections under
+ * pressure (conn_guard.h); sound framing (HTTP/1.1 needs one Host; Content-
+ * Length with Transfer-Encoding, or two Content-Lengths: 400 and the
+ * connection closed); the body cap while the body
  * streams in (a declared Content-Length over the cap is refused before
  * reading; a chunked or lying body is cut off the moment it crosses the cap,
  * with a 413 written on the socket and the connection closed), the bearer
@@ -19,8 +23,10 @@
 
 typedef struct http_server http_server;
 
-/* Binds cfg->bind:cfg->port and starts the thread pool. The app may still be
- * loading (readiness and the decide endpoints answer 503 then). */
+/* Binds cfg->bind:cfg->port (SO_REUSEPORT only with cfg->reuse_port, so a
+ * second daemon on the port fails with "address already in use") and starts
+ * the thread pool. The app may still be loading (readiness and the decide
+ * endpoints answer 503 then). */
 http_server *http_start(serve_app *app, layad_error *err);
 
 /* The bound port (useful with port 0). */
