@@ -46,7 +46,8 @@ void http_wait_quiet(http_server *h, double quiet_s, double max_s);
 void http_quiesce(http_server *h);
 
 /* Waits up to timeout_s until every request begun has been answered and
- * completed (app->requests_open == 0). Returns 0 when none is left. */
+ * completed (app->requests_open == 0) and every connection has closed, or the
+ * ones left have been idle for 0.3 s. Returns 0 then, -1 on timeout. */
 int http_wait_answered(http_server *h, double timeout_s);
 
 /* Closes every connection; a request still open is counted in
