@@ -124,7 +124,8 @@ static int bpe_cached(enc_ctx *c, const char *word, size_t len)
         e->len = (uint8_t)len;
         e->n_ids = (uint8_t)n;
         memcpy(e->word, word, len);
-        memcpy(e->ids, c->out->ids + n0, n * sizeof *e->ids);
+        if (n) /* a word may yield no id; ids may then still be unallocated */
+            memcpy(e->ids, c->out->ids + n0, n * sizeof *e->ids);
     }
     return 0;
 }
