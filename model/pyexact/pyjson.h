@@ -11,12 +11,14 @@
  *     floats as doubles (1e400 -> inf), embedded NUL, duplicate keys keep
  *     the first position and the last value, control characters in strings
  *     rejected; plus what layad adds: the body must be UTF-8 and must not
- *     contain an unpaired surrogate escape (both 400).
+ *     contain an unpaired surrogate escape (both 400). Duplicate keys are
+ *     found by pyjson_keys.c.
  *   dump (pyjson.c): json.dumps(v, ensure_ascii=False) - separators ", "
  *     and ": ", insertion order, raw UTF-8, \" \\ \n \r \t \b \f and \u00XX
  *     (lowercase hex) escapes, Python float repr, true/false/null.
  *
- * Values live in an arena owned by the caller; freeing the arena frees them.
+ * Values live in an arena owned by the caller; freeing the arena frees them
+ * (the arena and the queries below: pyjson_value.c).
  */
 #ifndef LAYAD_PYJSON_H
 #define LAYAD_PYJSON_H

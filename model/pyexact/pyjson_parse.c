@@ -8,70 +8,21 @@
  * laya-serve gives both. Nesting is capped at PJ_MAX_DEPTH (Python would
  * raise RecursionError near 1000 and answer 500; a 400 is the honest status).
  *
- * Duplicate keys are found through a hash index once an object passes
- * PJ_LINEAR_KEYS members (smaller ones are scanned), so parsing stays linear
- * in the body: a scan per key made a 2 MB state of 120k keys cost 11 s of CPU
- * here (27.8 s where it was first reported); with the index it parses in
- * ~20 ms, and the most keys 2 MiB holds (262k) in ~45 ms (tests/test_pyjson.c
- * prints the times).
- * The hash is SipHash-1-3, keyed per parse from getrandom(), as CPython
- * hashes str for its dicts: with a fixed, unkeyed hash a client could send
- * keys that all collide and have the quadratic scan back. Sorting the keys
- * instead was rejected: O(n log n) and a second pass.
+ * Duplicate keys keep the first position and the last value, as a dict
+ * does; pyjson_keys.c finds them in linear time (a keyed hash index once an
+ * object is large). The arena and the queries on parsed values are in
+ * pyjson_value.c.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "model/pyexact/pyjson.h"
+#include "model/pyexact/pyjson_keys.h"
 
 #define PJ_MAX_DEPTH 512
 #define PJ_MAX_INT_DIGITS 4300 /* CPython's default int max_str_digits */
-#define PJ_LINEAR_KEYS 16      /* objects up to this many members are scanned for duplicates */
-
-/* ---- arena ---------------------------------------------------------------- */
-
-struct pj_block {
-    struct pj_block *next;
-    size_t used, cap;
-    max_align_t data[];
-};
-
-void *pj_alloc(pj_arena *a, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    struct pj_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->next = a->head;
-        b->used = 0;
-        b->cap = cap;
-        a->head = b;
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
-    return p;
-}
-
-void pj_arena_free(pj_arena *a)
-{
-    struct pj_block *b = a->head;
-    while (b) {
-        struct pj_block *next = b->next;
-        free(b);
-        b = next;
-    }
-    a->head = NULL;
-}
 
 /* ---- parser --------------------------------------------------------------- */
 
@@ -82,137 +33,13 @@ typedef struct parser {
     layad_error *err;
     char *scratch; /* string decode buffer, grows */
     size_t scap;
-    uint64_t hkey[2]; /* SipHash key, drawn when the first large object needs it */
-    int keyed;
+    pj_hash_key hkey; /* for the duplicate-key index, drawn when the first large object needs it */
 } parser;
 
 static int fail(parser *p, const char *what)
 {
     return layad_fail(p->err, 400, "request body is not valid JSON: %s at byte %zu", what,
                       (size_t)(p->s - p->start));
-}
-
-/* ---- duplicate keys ---------------------------------------------------------- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                    \
-    do {                                                                                            \
-        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                   \
-        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                      \
-        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                      \
-        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                   \
-    } while (0)
-
-/* SipHash-1-3 of s[0..n) under key k (CPython's str hash). */
-static uint64_t siphash13(const uint64_t k[2], const unsigned char *s, size_t n)
-{
-    uint64_t v0 = k[0] ^ 0x736f6d6570736575ULL, v1 = k[1] ^ 0x646f72616e646f6dULL;
-    uint64_t v2 = k[0] ^ 0x6c7967656e657261ULL, v3 = k[1] ^ 0x7465646279746573ULL;
-    uint64_t b = (uint64_t)n << 56;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t m = 0;
-        for (int i = 0; i < 8; i++)
-            m |= (uint64_t)s[i] << (8 * i);
-        v3 ^= m;
-        SIPROUND;
-        v0 ^= m;
-    }
-    for (size_t i = 0; i < n; i++)
-        b |= (uint64_t)s[i] << (8 * i);
-    v3 ^= b;
-    SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
-/* Draws the parse's hash key: getrandom() (never blocking), else the clock and an address
- * (still unknown to a client, if weaker). */
-static void draw_hash_key(parser *p)
-{
-    if (getrandom(p->hkey, sizeof p->hkey, GRND_NONBLOCK) != (ssize_t)sizeof p->hkey) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        p->hkey[0] = ((uint64_t)t.tv_sec << 32) ^ (uint64_t)t.tv_nsec;
-        p->hkey[1] = (uint64_t)(uintptr_t)p ^ ((uint64_t)(uintptr_t)&t << 17);
-    }
-    p->keyed = 1;
-}
-
-/* An object's member index: open addressing with linear probing, at most 3/4 full (half full
- * was 45% slower on 2 MiB of 3-byte keys: twice the table, twice the cache misses). A slot
- * holds the member's position + 1 (0: empty) and 32 bits of its key's hash. */
-typedef struct key_slot {
-    uint32_t hash, at;
-} key_slot;
-
-typedef struct key_index {
-    key_slot *slot; /* malloc'ed; NULL until the object passes PJ_LINEAR_KEYS members */
-    size_t cap;     /* power of two */
-} key_index;
-
-static void index_put(key_index *ix, uint32_t hash, uint32_t at)
-{
-    size_t j = hash & (ix->cap - 1);
-    while (ix->slot[j].at)
-        j = (j + 1) & (ix->cap - 1);
-    ix->slot[j] = (key_slot){hash, at};
-}
-
-/* Position of key among m[0..n) (the members so far, keys distinct), or n when it is new; a
- * new key is entered in the index at position n, where the caller appends it. Below
- * PJ_LINEAR_KEYS members this is a scan; past it the index is built, and doubled whenever
- * it would be more than 3/4 full. -1 (and err) when out of memory or past 2^32 - 2 members. */
-static int find_key(parser *p, key_index *ix, const pj_member *m, size_t n, const char *key, size_t keylen,
-                    size_t *pos)
-{
-    *pos = n;
-    if (n < PJ_LINEAR_KEYS) {
-        size_t i;
-        for (i = 0; i < n; i++)
-            if (m[i].keylen == keylen && !memcmp(m[i].key, key, keylen))
-                break;
-        *pos = i;
-        return 0;
-    }
-    if (n >= UINT32_MAX - 1)
-        return layad_fail(p->err, 400, "request body has an object with more than %u keys", UINT32_MAX - 2);
-    if (!p->keyed)
-        draw_hash_key(p);
-    if (4 * (n + 1) > 3 * ix->cap) {
-        key_index grown = {.cap = ix->cap ? 2 * ix->cap : 4 * PJ_LINEAR_KEYS};
-        grown.slot = calloc(grown.cap, sizeof *grown.slot);
-        if (!grown.slot)
-            return layad_fail(p->err, 500, "out of memory parsing the request");
-        if (ix->slot) {
-            for (size_t j = 0; j < ix->cap; j++)
-                if (ix->slot[j].at)
-                    index_put(&grown, ix->slot[j].hash, ix->slot[j].at);
-        } else {
-            for (size_t i = 0; i < n; i++)
-                index_put(&grown, (uint32_t)siphash13(p->hkey, (const unsigned char *)m[i].key, m[i].keylen),
-                          (uint32_t)i + 1);
-        }
-        free(ix->slot);
-        *ix = grown;
-    }
-    uint32_t hash = (uint32_t)siphash13(p->hkey, (const unsigned char *)key, keylen);
-    for (size_t j = hash & (ix->cap - 1);; j = (j + 1) & (ix->cap - 1)) {
-        key_slot *sl = &ix->slot[j];
-        if (!sl->at) {
-            *sl = (key_slot){hash, (uint32_t)n + 1};
-            *pos = n;
-            return 0;
-        }
-        const pj_member *o = &m[sl->at - 1];
-        if (sl->hash == hash && o->keylen == keylen && !memcmp(o->key, key, keylen)) {
-            *pos = sl->at - 1;
-            return 0;
-        }
-    }
 }
 
 /* ---- values --------------------------------------------------------------- */
@@ -529,64 +356,65 @@ done:
     return rc;
 }
 
-static int parse_object(parser *p, pj_value **out, int depth)
+/* An object's members as parsed so far (malloc'ed, copied into the arena when complete) and
+ * their duplicate-key index. */
+typedef struct member_list {
+    pj_member *m;
+    size_t n, cap;
+    pj_key_index ix;
+} member_list;
+
+/* Parses one `"key": value` (p->s before the key, whitespace allowed). */
+static int parse_member(parser *p, const char **key, size_t *keylen, pj_value **val, int depth)
 {
-    pj_value *v = new_value(p, PJ_OBJECT);
-    if (!v)
+    skip_ws(p);
+    if (p->s >= p->end || *p->s != '"')
+        return fail(p, "expecting property name enclosed in double quotes");
+    if (parse_string(p, key, keylen))
         return -1;
+    skip_ws(p);
+    if (p->s >= p->end || *p->s != ':')
+        return fail(p, "expecting ':' delimiter");
     p->s++;
     skip_ws(p);
-    pj_member *m = NULL;
-    size_t n = 0, cap = 0;
-    key_index ix = {0};
-    int rc = -1;
-    if (p->s < p->end && *p->s == '}') {
-        p->s++;
-        rc = 0;
-        goto done;
+    return parse_value(p, val, depth + 1);
+}
+
+/* Adds a member with Python dict semantics: a repeated key keeps its first position and takes
+ * the last value. */
+static int add_member(parser *p, member_list *ml, const char *key, size_t keylen, pj_value *val)
+{
+    size_t i;
+    if (pj_key_find(&ml->ix, &p->hkey, ml->m, ml->n, key, keylen, &i, p->err))
+        return -1;
+    if (i < ml->n) {
+        ml->m[i].val = val;
+        return 0;
     }
+    if (ml->n == ml->cap) {
+        size_t nc = ml->cap ? ml->cap * 2 : 8;
+        pj_member *nm = realloc(ml->m, nc * sizeof *nm);
+        if (!nm)
+            return layad_fail(p->err, 500, "out of memory parsing the request");
+        ml->m = nm;
+        ml->cap = nc;
+    }
+    ml->m[ml->n].key = key;
+    ml->m[ml->n].keylen = keylen;
+    ml->m[ml->n].val = val;
+    ml->n++;
+    return 0;
+}
+
+/* Parses the members of a non-empty object up to and including its closing brace. */
+static int parse_members(parser *p, member_list *ml, int depth)
+{
     for (;;) {
-        skip_ws(p);
-        if (p->s >= p->end || *p->s != '"') {
-            fail(p, "expecting property name enclosed in double quotes");
-            goto done;
-        }
         const char *key;
         size_t keylen;
-        if (parse_string(p, &key, &keylen))
-            goto done;
-        skip_ws(p);
-        if (p->s >= p->end || *p->s != ':') {
-            fail(p, "expecting ':' delimiter");
-            goto done;
-        }
-        p->s++;
-        skip_ws(p);
         pj_value *val;
-        if (parse_value(p, &val, depth + 1))
-            goto done;
-        /* Python dict semantics: a repeated key keeps its first position, takes the last value. */
-        size_t i;
-        if (find_key(p, &ix, m, n, key, keylen, &i))
-            goto done;
-        if (i < n) {
-            m[i].val = val;
-        } else {
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 8;
-                pj_member *nm = realloc(m, nc * sizeof *nm);
-                if (!nm) {
-                    layad_fail(p->err, 500, "out of memory parsing the request");
-                    goto done;
-                }
-                m = nm;
-                cap = nc;
-            }
-            m[n].key = key;
-            m[n].keylen = keylen;
-            m[n].val = val;
-            n++;
-        }
+        if (parse_member(p, &key, &keylen, &val, depth) || add_member(p, ml, key, keylen, val))
+            return -1;
         skip_ws(p);
         if (p->s < p->end && *p->s == ',') {
             p->s++;
@@ -594,23 +422,39 @@ static int parse_object(parser *p, pj_value **out, int depth)
         }
         if (p->s < p->end && *p->s == '}') {
             p->s++;
-            rc = 0;
-            break;
+            return 0;
         }
-        fail(p, "expecting ',' delimiter");
-        goto done;
+        return fail(p, "expecting ',' delimiter");
     }
-done:
-    if (rc == 0 && n) {
-        v->u.obj.m = pj_alloc(p->a, n * sizeof *m);
+}
+
+/* Parses an object (p->s at the opening brace). *out is set even on failure (its members
+ * then unset), as parse_array does. */
+static int parse_object(parser *p, pj_value **out, int depth)
+{
+    pj_value *v = new_value(p, PJ_OBJECT);
+    if (!v)
+        return -1;
+    p->s++;
+    skip_ws(p);
+    member_list ml = {0};
+    int rc;
+    if (p->s < p->end && *p->s == '}') {
+        p->s++;
+        rc = 0;
+    } else {
+        rc = parse_members(p, &ml, depth);
+    }
+    if (rc == 0 && ml.n) {
+        v->u.obj.m = pj_alloc(p->a, ml.n * sizeof *ml.m);
         if (!v->u.obj.m)
             rc = layad_fail(p->err, 500, "out of memory parsing the request");
         else
-            memcpy(v->u.obj.m, m, n * sizeof *m);
-        v->u.obj.n = n;
+            memcpy(v->u.obj.m, ml.m, ml.n * sizeof *ml.m);
+        v->u.obj.n = ml.n;
     }
-    free(m);
-    free(ix.slot);
+    free(ml.m);
+    pj_key_index_free(&ml.ix);
     *out = v;
     return rc;
 }
@@ -699,57 +543,4 @@ int pj_parse(pj_arena *a, const char *body, size_t len, pj_value **out, layad_er
     if (rc == 0)
         *out = v;
     return rc;
-}
-
-/* ---- queries ---------------------------------------------------------------- */
-
-pj_value *pj_get(const pj_value *obj, const char *key)
-{
-    if (!obj || obj->type != PJ_OBJECT)
-        return NULL;
-    size_t n = strlen(key);
-    for (size_t i = 0; i < obj->u.obj.n; i++)
-        if (obj->u.obj.m[i].keylen == n && !memcmp(obj->u.obj.m[i].key, key, n))
-            return obj->u.obj.m[i].val;
-    return NULL;
-}
-
-int pj_is_number(const pj_value *v)
-{
-    return v->type == PJ_INT || v->type == PJ_FLOAT;
-}
-
-/* Integer text of a finite integral double ("%.0f" is exact for doubles). */
-static int int_equals_double(const char *digits, double x)
-{
-    if (!isfinite(x) || x != floor(x))
-        return 0;
-    char buf[400];
-    snprintf(buf, sizeof buf, "%.0f", x);
-    if (!strcmp(buf, "-0"))
-        strcpy(buf, "0");
-    return !strcmp(buf, digits);
-}
-
-int pj_scalar_equal(const pj_value *a, const pj_value *b)
-{
-    /* Python: True == 1 == 1.0, False == 0 == 0.0 */
-    const char *ta = a->type == PJ_TRUE ? "1" : a->type == PJ_FALSE ? "0" : NULL;
-    const char *tb = b->type == PJ_TRUE ? "1" : b->type == PJ_FALSE ? "0" : NULL;
-    int na = a->type == PJ_INT || ta, nb = b->type == PJ_INT || tb;
-    const char *da = ta ? ta : a->type == PJ_INT ? a->u.str.s : NULL;
-    const char *db = tb ? tb : b->type == PJ_INT ? b->u.str.s : NULL;
-    if (na && nb)
-        return !strcmp(da, db);
-    if (na && b->type == PJ_FLOAT)
-        return int_equals_double(da, b->u.num);
-    if (nb && a->type == PJ_FLOAT)
-        return int_equals_double(db, a->u.num);
-    if (a->type == PJ_FLOAT && b->type == PJ_FLOAT)
-        return a->u.num == b->u.num;
-    if (a->type == PJ_STRING && b->type == PJ_STRING)
-        return a->u.str.len == b->u.str.len && !memcmp(a->u.str.s, b->u.str.s, a->u.str.len);
-    if (a->type == PJ_NULL && b->type == PJ_NULL)
-        return 1;
-    return 0;
 }
