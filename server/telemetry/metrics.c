@@ -257,14 +257,9 @@ static void render_hist(FILE *b, const char *name, const char *labels, const his
     }
 }
 
-char *metrics_render(size_t *len)
+/* laya_requests_total: every endpoint's 200 series, the other codes once seen. */
+static void render_request_counts(FILE *f)
 {
-    char *p = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
-    if (!f)
-        return NULL;
-
     fprintf(f, "# HELP laya_requests_total HTTP requests answered, by endpoint and status code.\n"
                 "# TYPE laya_requests_total counter\n");
     for (int e = 0; e < EP_COUNT; e++)
@@ -279,7 +274,11 @@ char *metrics_render(size_t *len)
                 fprintf(f, "laya_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", ep_names[e], codes[c],
                         (unsigned long long)v);
         }
+}
 
+/* laya_request_duration_seconds: a series set per (endpoint, code) seen, the decide 200s always. */
+static void render_request_latency(FILE *f)
+{
     fprintf(f, "# HELP laya_request_duration_seconds Time from the end of the request body to the response, by "
                 "endpoint and status code.\n# TYPE laya_request_duration_seconds histogram\n");
     for (int e = 0; e < EP_COUNT; e++)
@@ -295,7 +294,12 @@ char *metrics_render(size_t *len)
                 snprintf(lab, sizeof lab, "endpoint=\"%s\",code=\"%d\"", ep_names[e], codes[c]);
             render_hist(f, "laya_request_duration_seconds", lab, h);
         }
+}
 
+/* The pipeline histograms (queue wait, tokenize, batch shape) and laya_inference_seconds per
+ * device published by metrics_set_model. Returns that device count, for render_state. */
+static int render_pipeline(FILE *f)
+{
     for (int h = 0; h < H_COUNT; h++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", hist_meta[h].name, hist_meta[h].help,
                 hist_meta[h].name);
@@ -309,7 +313,13 @@ char *metrics_render(size_t *len)
         snprintf(lab, sizeof lab, "device=\"%s\"", R.device_label[d]);
         render_hist(f, "laya_inference_seconds", lab, &R.infer[d]);
     }
+    return ndev;
+}
 
+/* The gauges and counters of the daemon's state: queue depth, rejections, graph cache, model
+ * (once ndev > 0), build, readiness (once watched). */
+static void render_state(FILE *f, int ndev)
+{
     fprintf(f, "# HELP laya_queue_depth Requests waiting in the scheduler queue.\n"
                 "# TYPE laya_queue_depth gauge\nlaya_queue_depth %ld\n",
             atomic_load_explicit(&R.queue_depth, memory_order_relaxed));
@@ -337,7 +347,19 @@ char *metrics_render(size_t *len)
         fprintf(f, "# HELP laya_ready 1 while the daemon accepts decisions (/readyz 200), 0 while loading or draining.\n"
                    "# TYPE laya_ready gauge\nlaya_ready %d\n",
                 atomic_load_explicit(ready, memory_order_relaxed) == R.ready_value);
+}
 
+char *metrics_render(size_t *len)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    if (!f)
+        return NULL;
+    render_request_counts(f);
+    render_request_latency(f);
+    int ndev = render_pipeline(f);
+    render_state(f, ndev);
     process_render(f, R.start_time);
     gpu_snapshot_render(f);
     int bad = ferror(f);
