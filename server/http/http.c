@@ -14,6 +14,9 @@
  * suspended the connection; a small per-connection mutex orders the two
  * (done() resumes only a suspended connection, after releasing the mutex; a
  * handler that finds the job already done answers at once).
+ *
+ * The checks on a request head live in head.c, the listening socket's
+ * set-up in listen.c (http_internal.h); this file handles the requests.
  */
 #include "server/http/http.h"
 
@@ -34,6 +37,7 @@
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
 #include "server/http/conn_guard.h"
+#include "server/http/http_internal.h"
 #include "server/http/routes.h"
 
 struct http_server {
@@ -68,64 +72,6 @@ static _Atomic unsigned long long g_rid_counter;
 static unsigned long long g_rid_salt;
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-int http_key_equal(const char *given, size_t given_len, const char *key, size_t key_len)
-{
-    /* Runs over the full configured length whatever the input; the only thing
-     * the timing reveals is that a key of some length is configured. */
-    unsigned char diff = (unsigned char)(given_len != key_len);
-    for (size_t i = 0; i < key_len; i++) {
-        unsigned char g = i < given_len ? (unsigned char)given[i] : 0;
-        diff |= (unsigned char)(g ^ (unsigned char)key[i]);
-    }
-    return diff == 0;
-}
-
-static int rid_ok(const char *s)
-{
-    size_t n = 0;
-    for (; s[n]; n++) {
-        char c = s[n];
-        if (n >= 64 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                         c == '-' || c == '_' || c == '.' || c == ':'))
-            return 0;
-    }
-    return n > 0;
-}
-
-static int peer_is_loopback(struct MHD_Connection *c)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!ci || !ci->client_addr)
-        return 0;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    }
-    if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-            return 1;
-        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-            return in6->sin6_addr.s6_addr[12] == 127;
-    }
-    return 0;
-}
-
-static int auth_ok(serve_app *app, struct MHD_Connection *c)
-{
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncasecmp(h, "Bearer ", 7))
-        return 0;
-    h += 7;
-    while (*h == ' ')
-        h++;
-    size_t n = strlen(h);
-    while (n && h[n - 1] == ' ')
-        n--;
-    return http_key_equal(h, n, app->key, app->key_len);
-}
 
 static int is_decide(int ep)
 {
@@ -264,7 +210,7 @@ static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const ch
     snprintf(x->method, sizeof x->method, "%s", method);
     snprintf(x->path, sizeof x->path, "%s", url);
     const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    if (rid && rid_ok(rid))
+    if (rid && http_rid_ok(rid))
         snprintf(x->rid, sizeof x->rid, "%s", rid);
     else
         snprintf(x->rid, sizeof x->rid, "%016llx",
@@ -277,48 +223,12 @@ static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const ch
     return x;
 }
 
-typedef struct header_counts {
-    int host, content_length, transfer_encoding;
-} header_counts;
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-    (void)kind;
-    (void)value;
-    header_counts *n = cls;
-    n->host += !strcasecmp(key, MHD_HTTP_HEADER_HOST);
-    n->content_length += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    n->transfer_encoding += !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    return MHD_YES;
-}
-
-/* RFC 9112's framing rules that libmicrohttpd 0.9.75 lets through: NULL when
- * the head is sound, else the 400 message. A request with Content-Length and
- * Transfer-Encoding, or several Content-Lengths, is where request smuggling
- * starts (a proxy and we would disagree on where the body ends): the
- * connection is closed after the 400, since the next bytes on it cannot be
- * trusted to start a request. HTTP/1.1 wants exactly one Host. */
-static const char *framing_error(conn_ctx *x, const char *version)
-{
-    header_counts n = {0};
-    MHD_get_connection_values(x->conn, MHD_HEADER_KIND, count_header, &n);
-    x->close_after = n.transfer_encoding > 0 && n.content_length > 0;
-    if (x->close_after)
-        return "Content-Length and Transfer-Encoding together";
-    x->close_after = n.content_length > 1;
-    if (x->close_after)
-        return "more than one Content-Length";
-    if (!strcmp(version, MHD_HTTP_VERSION_1_1) && n.host != 1)
-        return n.host ? "more than one Host header" : "HTTP/1.1 request without a Host header";
-    return NULL;
-}
-
 /* Phase 1, continued: routing (404/405), the bearer key (401) and a declared
  * Content-Length over the cap (413) are answered before any body is read. */
 static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method, const char *version)
 {
     serve_app *app = x->app;
-    const char *bad = framing_error(x, version);
+    const char *bad = http_framing_error(x->conn, version, &x->close_after);
     if (bad)
         return send_error(x, 400, "%s", bad);
     x->route_status = routes_lookup(method, url, &x->endpoint);
@@ -326,7 +236,7 @@ static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method, c
         return send_error(x, 404, "no such endpoint: %s", x->path);
     if (x->route_status == 405)
         return send_error(x, 405, "method not allowed; use %s", routes_allow(x->endpoint));
-    if (app->key_len && routes_needs_auth(x->endpoint) && !auth_ok(app, x->conn)) {
+    if (app->key_len && routes_needs_auth(x->endpoint) && !http_auth_ok(app, x->conn)) {
         metrics_reject(REJ_UNAUTHORIZED);
         return send_error(x, 401, "%s", "missing or wrong bearer key");
     }
@@ -411,7 +321,7 @@ static enum MHD_Result dispatch(conn_ctx *x)
     x->t_body = sched_now();
     if (!routes_takes_body(x->endpoint)) {
         http_reply r = {0};
-        routes_simple(x->app, x->endpoint, peer_is_loopback(x->conn), &r);
+        routes_simple(x->app, x->endpoint, http_peer_is_loopback(x->conn), &r);
         return send_reply(x, &r);
     }
     return submit_decide(x);
@@ -494,59 +404,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 
 /* ---- start / stop ---------------------------------------------------------------- */
 
-/* The listening socket on cfg->bind:cfg->port, or -1 with err set. Bound here
- * rather than by MHD for the exact reason of a failure ("in use" names the
- * way out) and for SO_REUSEPORT only when asked: with it, a second daemon
- * would start on the same port and take half of the connections. *ipv6 is
- * set for an IPv6 address. */
-static int open_listener(const serve_config *cfg, int *ipv6, layad_error *err)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl;
-    memset(&ss, 0, sizeof ss);
-    *ipv6 = strchr(cfg->bind, ':') != NULL;
-    if (*ipv6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)cfg->port);
-        sl = sizeof *a;
-        if (inet_pton(AF_INET6, cfg->bind, &a->sin6_addr) != 1)
-            return layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)cfg->port);
-        sl = sizeof *a;
-        if (inet_pton(AF_INET, cfg->bind, &a->sin_addr) != 1)
-            return layad_fail(err, 500, "bind: '%s' is not an IP address literal", cfg->bind);
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return layad_fail(err, 500, "socket: %s", strerror(errno));
-    int one = 1;
-    /* SO_REUSEADDR: restart over old connections in TIME_WAIT; on Linux it
-     * never lets two sockets listen on one port. */
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-        (cfg->reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one)) ||
-        (*ipv6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one))) {
-        layad_fail(err, 500, "setsockopt on the listening socket: %s", strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, SOMAXCONN)) {
-        int e = errno;
-        if (e == EADDRINUSE)
-            layad_fail(err, 500, "cannot listen on %s:%d: address already in use (another layad?%s)", cfg->bind,
-                       cfg->port, cfg->reuse_port ? " reuse_port is set, but the other socket does not allow sharing"
-                                                  : " set reuse_port = true to share the port on purpose");
-        else
-            layad_fail(err, 500, "cannot listen on %s:%d: %s", cfg->bind, cfg->port, strerror(e));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 http_server *http_start(serve_app *app, layad_error *err)
 {
     const serve_config *cfg = app->cfg;
@@ -560,7 +417,7 @@ http_server *http_start(serve_app *app, layad_error *err)
     h->app = app;
     h->quiesced_fd = MHD_INVALID_SOCKET;
     app->client_gone = client_gone;
-    int ipv6 = 0, fd = open_listener(cfg, &ipv6, err);
+    int ipv6 = 0, fd = http_open_listener(cfg, &ipv6, err);
     if (fd < 0)
         goto fail;
     h->guard = guard_create(cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, err);
