@@ -8,7 +8,11 @@
  * and freed when the thread exits (pthread key destructor) or on
  * tokenizer_thread_cleanup(). Buffers only grow, to the largest input the
  * thread has seen, so steady-state encodes allocate nothing except when the
- * caller's output buffer has to grow.
+ * caller's output buffer has to grow. One exception caps what a thread keeps:
+ * after an input longer than TOK_SCRATCH_KEEP_BYTES the scratch is freed
+ * again, so a few huge requests (a 2 MiB state makes ~100 MiB of scratch per
+ * HTTP thread) do not pin that memory for the life of the process; such inputs
+ * are rare and already cost far more than the allocation.
  *
  * Word cache: the scratch also holds a small direct-mapped cache of BPE results
  * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
@@ -26,6 +30,8 @@
 #include <string.h>
 
 /* ---- per-thread scratch ----------------------------------------------------- */
+
+#define TOK_SCRATCH_KEEP_BYTES (256 * 1024) /* inputs above this free the scratch after use */
 
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
@@ -180,7 +186,10 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     layad_error_clear(err);
     size_t n0 = out->n;
     enc_ctx c = { t, s, out, err, false };
-    if (tok_added_split(t, &t->trie_raw, text, len, on_raw_piece, &c) != 0) {
+    const int rc = tok_added_split(t, &t->trie_raw, text, len, on_raw_piece, &c);
+    if (len > TOK_SCRATCH_KEEP_BYTES)
+        tokenizer_thread_cleanup();
+    if (rc != 0) {
         out->n = n0;
         if (!err->status)
             layad_fail(err, 500, "tokenizer: added-token split failed");

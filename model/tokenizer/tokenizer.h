@@ -10,8 +10,8 @@
  * A loaded tokenizer is immutable and shared by all threads without locks.
  * Memory: an encode writes only into the caller's tok_ids and into a scratch
  * owned by the calling thread (created on its first encode, reused, grown only
- * for a larger input than before, freed at thread exit or by
- * tokenizer_thread_cleanup). The scratch includes a fixed-size per-thread cache
+ * for a larger input than before, freed at thread exit, by
+ * tokenizer_thread_cleanup, or right after an input over 256 KiB). The scratch includes a fixed-size per-thread cache
  * of short words' BPE results (see tokenizer.c). Cost is linear in the input
  * apart from BPE inside one word (O(n log n)).
  *
