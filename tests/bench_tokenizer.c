@@ -5,7 +5,7 @@
  *   make bench-tokenizer            (writes bench/results/cpu/tokenizer.json)
  *   build/tests/bench_tokenizer [OUT.json]
  *
- * Targets (issue 3): load < 100 ms, encode of a 512-token state < 50 us.
+ * Targets: load < 100 ms, encode of a 512-token state < 50 us.
  * Encodes are timed cold (per-thread word cache emptied first, as for a state
  * whose words this thread has never seen) and warm (the same state again).
  * The ModernBERT file comes from $LAYAD_SHARED/data (default ../shared); when it

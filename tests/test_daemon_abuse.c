@@ -1,5 +1,5 @@
 /*
- * test_daemon_abuse.c - issue 14's abuse reproductions, over real HTTP on loopback against
+ * test_daemon_abuse.c - the abuse reproductions (slow clients, crafted bodies, forged log lines), over real HTTP on loopback against
  * `layad serve` on the tiny checkpoint (CPU), as regression tests:
  *
  *   defect 2: a 2 MB body of 120k keys in `state` is answered in about a second
@@ -184,7 +184,7 @@ START_TEST(control_bytes_stay_in_their_json_log_line)
 }
 END_TEST
 
-/* ---- the HTTP front: connection abuse, framing, port, key (issue 14: 1, 5, 8 and "also") ---- */
+/* ---- the HTTP front: connection abuse, framing, port, key (slowloris, second daemon, key file, framing) ---- */
 
 /* A TCP connection to the daemon from src (any 127.0.0.0/8 address: each is a
  * distinct client address to the per-address cap); non-blocking if asked. */

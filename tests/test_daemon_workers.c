@@ -1,5 +1,5 @@
 /*
- * test_daemon_workers.c - one daemon with several workers (issue 8's path,
+ * test_daemon_workers.c - one daemon with several workers (the multi-device path,
  * on CPUs): `layad serve --cpu-workers 2` runs two CPU backends, each with
  * its own weights copy and arenas, behind one scheduler, exactly as two GPUs
  * would run behind it (one worker per device).

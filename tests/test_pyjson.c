@@ -7,7 +7,7 @@
  * {text, json.dumps(json.loads(text), ensure_ascii=False), str(value)},
  * "bad_json" texts json.loads refuses.
  *
- * Parsing is linear in the body (issue 14, defect 2): objects with hundreds of
+ * Parsing is linear in the body (a key-flooding client must not cost quadratic time): objects with hundreds of
  * thousands of keys, wide and deep mixes, and long runs of duplicate keys parse
  * within a bound that a quadratic duplicate-key scan misses by orders of
  * magnitude (27.8 s for 120k keys before), with duplicates still resolved as
@@ -190,7 +190,7 @@ static pj_value *timed_parse(pj_arena *a, const char *label, const char *t, size
     return v;
 }
 
-/* The request shape of issue 14's reproduction: a body whose `state` is one object of
+/* The request shape of the key-flooding reproduction: a body whose `state` is one object of
  * n_keys keys "k<i>" -> i, within the 2 MiB body limit. */
 START_TEST(state_with_120k_keys_parses_in_linear_time)
 {

@@ -4,7 +4,7 @@
  * per-request overrides and caps, the error body, and the response shapes
  * (state vs states, empty questions, strict, return_logits) on the tiny model.
  *
- * Empty strings (issue 14, defect 6): `"state": ""` tokenizes to nothing, and the
+ * Empty strings: `"state": ""` tokenizes to nothing, and the
  * sequence builder copied from that NULL array (undefined behaviour; the UBSan
  * daemon aborted). An empty string in every string field of a body is answered,
  * through the CPU forward, or refused with a clear 4xx naming the field; this

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """collect.py - one committed results file from a run folder: the request set's meta, each
 system's figures (layad.json, laya-cuda.json, official.json, whichever exist) and compare.json,
-with a headline table of the numbers issue 13 asks for.
+with a headline table (sequential percentiles, concurrency 1/8/64).
 
   collect.py --dir RUN_DIR --out bench/mixed/results-NAME.json [--note TEXT]
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen_requests.py - a seeded set of varied /v1/systemone request bodies (mixed traffic).
 
-The mix issue 13 describes: every request a new combination of 0-6 questions (choice, score,
+The mix of varied real traffic: every request a new combination of 0-6 questions (choice, score,
 noul), 1-60 options per choice question, and one state of 3 to 1,500 words, either a string or a
 JSON object. Question shapes follow ../shared/docs/api.md and laya-model.md section 4.1: choice
 criteria as a label -> description mapping (a description may be null or "") or a list of
