@@ -1,5 +1,5 @@
 /*
- * loadgen.c - closed-loop HTTP load generator for `layad serve`(the daemon benchmark's
+ * loadgen.c - closed-loop HTTP load generator for `layad serve` (the daemon's
  * end-to-end benchmark).
  *
  * The fixed request mix (bench/README.md): a 1-question request of ~83 input
