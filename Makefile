@@ -181,7 +181,7 @@ bench-daemon: $(BUILD)/layad $(BUILD)/loadgen
 BENCH_JSON ?= bench/results/h200/kernels.json
 $(BUILD)/bench/bench_kernels: bench/bench_kernels.cu $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas
+	$(NVCC) $(NVFLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas -lgomp
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
