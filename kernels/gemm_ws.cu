@@ -176,22 +176,42 @@ __device__ __forceinline__ void ws_stage_x(const ws_params &p, T *xs, int k0, in
     cp_async_commit();
 }
 
+/* mma16816 without `volatile`: a pure register operation the compiler may
+ * schedule (mma.cuh's volatile one pins every mma after the ldmatrix before it). */
+template <typename T> __device__ __forceinline__ void ws_mma(float c[4], const uint32_t a[4], const uint32_t *b);
+template <> __device__ __forceinline__ void ws_mma<__half>(float c[4], const uint32_t a[4], const uint32_t *b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <> __device__ __forceinline__ void ws_mma<__nv_bfloat16>(float c[4], const uint32_t a[4], const uint32_t *b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 /* One k-step of a warp: two A tiles (a0, a1) against the MP tokens of xs at
- * column k (B fragments through ldmatrix, two n8 tiles per ldmatrix.x4). */
+ * column k. Every B fragment of the step is loaded first (two n8 tiles per
+ * ldmatrix.x4), then the mmas run: one shared-memory latency per step, not one
+ * per pair of tiles. */
 template <typename T, int NT>
 __device__ __forceinline__ void ws_step(float (&acc)[2][NT][4], const uint4 &a0, const uint4 &a1,
                                         const T *xs, int stride, int k, int lane)
 {
     const uint32_t A0[4] = {a0.x, a0.y, a0.z, a0.w}, A1[4] = {a1.x, a1.y, a1.z, a1.w};
     const T *row = xs + ((lane & 7) + ((lane >> 4) << 3)) * stride + k + ((lane >> 3) & 1) * 8;
+    uint32_t b[NT / 2][4];
+#pragma unroll
+    for (int j = 0; j < NT / 2; j++)
+        ldmatrix_x4(b[j], row + 16 * j * stride);
 #pragma unroll
     for (int j = 0; j < NT / 2; j++) {
-        uint32_t b[4];
-        ldmatrix_x4(b, row + 16 * j * stride);
-        mma16816<T>(acc[0][2 * j], A0, b);
-        mma16816<T>(acc[0][2 * j + 1], A0, b + 2);
-        mma16816<T>(acc[1][2 * j], A1, b);
-        mma16816<T>(acc[1][2 * j + 1], A1, b + 2);
+        ws_mma<T>(acc[0][2 * j], A0, b[j]);
+        ws_mma<T>(acc[0][2 * j + 1], A0, b[j] + 2);
+        ws_mma<T>(acc[1][2 * j], A1, b[j]);
+        ws_mma<T>(acc[1][2 * j + 1], A1, b[j] + 2);
     }
 }
 
@@ -271,14 +291,22 @@ __global__ void __launch_bounds__(WARPS * 32) ws_kernel(ws_params p)
         if (m >= p.M)
             continue;
         const int tl = q / 2, i0 = (q % 2) * 4, ra = m * PSTRIDE + tl * 16 + i0;
+        /* all ranks' loads issued before the adds (distributed shared memory is far) */
+        float4 x[8], y[8];
+#pragma unroll
+        for (int src = 0; src < 8; src++)
+            if (src < S) {
+                const float *rp = cluster.map_shared_rank(part, src);
+                x[src] = *reinterpret_cast<const float4 *>(rp + ra);
+                y[src] = *reinterpret_cast<const float4 *>(rp + ra + 8);
+            }
         float va[4] = {0, 0, 0, 0}, vb[4] = {0, 0, 0, 0};
-        for (int src = 0; src < S; src++) {
-            const float *rp = cluster.map_shared_rank(part, src);
-            const float4 x = *reinterpret_cast<const float4 *>(rp + ra);
-            const float4 y = *reinterpret_cast<const float4 *>(rp + ra + 8);
-            va[0] += x.x, va[1] += x.y, va[2] += x.z, va[3] += x.w;
-            vb[0] += y.x, vb[1] += y.y, vb[2] += y.z, vb[3] += y.w;
-        }
+#pragma unroll
+        for (int src = 0; src < 8; src++)
+            if (src < S) {
+                va[0] += x[src].x, va[1] += x[src].y, va[2] += x[src].z, va[3] += x[src].w;
+                vb[0] += y[src].x, vb[1] += y[src].y, vb[2] += y[src].z, vb[3] += y[src].w;
+            }
         ws_epilogue<T>(p, blockIdx.x * (CROWS / 16) + tl, i0, m, va, vb);
     }
     cluster.sync(); /* no CTA leaves while another still reads its partial */
@@ -399,7 +427,7 @@ extern "C" int kn_gemm_ws(kn_stream ks, kn_dtype dt, const void *X, const void *
     int warps = cfg && cfg->warps ? cfg->warps : ws_warps(N);
     KN_REQUIRE((warps == 1 || warps == 2 || warps == 4) && N % (warps * WS_WARP_ROWS) == 0, "kn_gemm_ws: warps");
     const int S = cfg && cfg->split ? cfg->split : ws_auto_split(N, K, warps);
-    const int depth = cfg && cfg->depth ? cfg->depth : 8;
+    const int depth = cfg && cfg->depth ? cfg->depth : M <= 64 ? 8 : 4;
     KN_REQUIRE(S >= 1 && S <= 8 && S <= K / 16 && (depth == 4 || depth == 8), "kn_gemm_ws: split 1..8, depth 4 or 8");
     ws_params p = {X, Wp, e->bias, Y, e->pos, e->cos_tab, e->sin_tab, M, N, K, e->layout, e->epi, ydt == KN_F32, 0};
     const int NT = M <= 64 ? 8 : 16;
