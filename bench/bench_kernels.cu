@@ -310,10 +310,10 @@ static void bench_ws(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N
     record("gemm_ws_ref", op, dt, shape, ref, 0, (double)ws * 2, extra);
     std::vector<kn_ws_cfg> cfgs = {{0, 0, 0}};
     if (sweep)
-        for (int w : {1, 2, 4})
+        for (int w : {2, 4, 8})
             for (int sp = 1; sp <= 8; sp++)
                 for (int d : {4, 8})
-                    if (N % (32 * w) == 0 && sp <= K / 16 && ((K / 16 + sp - 1) / sp * 16 + 8) * 128 * 2 <= 227 * 1024)
+                    if (N % (16 * w) == 0 && sp <= K / 16 && ((K / 16 + sp - 1) / sp * 16 + 8) * 128 * 2 <= 227 * 1024)
                         cfgs.push_back({w, sp, d});
     for (const kn_ws_cfg &c : cfgs) {
         timing t = time_it([&](int i) {

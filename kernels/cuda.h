@@ -198,7 +198,7 @@ typedef struct kn_ws_epi {
     const int32_t *pos;              /* RoPE: positions [M] and the fp32 tables */
     const float *cos_tab, *sin_tab;
 } kn_ws_epi;
-typedef struct kn_ws_cfg { int warps, split, depth; } kn_ws_cfg; /* 1/2/4, 1..8, 4/8 */
+typedef struct kn_ws_cfg { int warps, split, depth; } kn_ws_cfg; /* 2/4/8, 1..8, 4/8 */
 size_t kn_ws_packed_bytes(int N, int K);
 int kn_ws_shape_ok(int M, int N, int K, int layout);
 int kn_ws_pack(kn_stream ks, kn_dtype dt, const void *W, void *Wp, int N, int K, int layout);

@@ -14,7 +14,7 @@
  *     tile, straight into registers, never through shared memory (the skinny
  *     kernel rejected before went through shared memory and ldmatrix, and was
  *     latency-bound: bench/results/experiments/README.md);
- *   - each warp owns 32 features (two A tiles) and keeps DEPTH k-steps of its W
+ *   - each warp owns 16 features (one A tile) and keeps DEPTH k-steps of its W
  *     in flight; the first DEPTH are requested before the programmatic-launch
  *     wait, so they stream while the previous kernel finishes (W is constant);
  *   - X (small, reused by every warp) is staged in shared memory with cp.async
@@ -42,7 +42,7 @@
 
 namespace cg = cooperative_groups;
 
-#define WS_WARP_ROWS 32 /* W rows (output features) per warp: two m16 tiles */
+#define WS_WARP_ROWS 16 /* W rows (output features) per warp: one m16 tile */
 
 struct ws_params {
     const void *X, *Wp, *bias;
@@ -163,15 +163,16 @@ __device__ void ws_epilogue(const ws_params &p, int tile, int i0, int m, float v
 }
 
 /* Stages X[0..Mp) x [k0, k0 + 16 * steps) into xs (rows past M zero-filled). */
-template <typename T, int MP>
+template <typename T, int MP, int WARPS>
 __device__ __forceinline__ void ws_stage_x(const ws_params &p, T *xs, int k0, int steps)
 {
-    const int chunks = steps * 2; /* 16-byte chunks per row */
+    const int chunks = steps * 2, warp = threadIdx.x / 32, lane = threadIdx.x % 32; /* 16-byte chunks per row */
     const T *X = static_cast<const T *>(p.X);
-    for (int e = threadIdx.x; e < MP * chunks; e += blockDim.x) {
-        const int m = e / chunks, c = (e % chunks) * 8;
+    for (int m = warp; m < MP; m += WARPS) {
         const bool ok = m < p.M;
-        cp_async16(xs + m * p.xs_stride + c, X + (size_t)(ok ? m : 0) * p.K + k0 + c, ok);
+        const T *src = X + (size_t)(ok ? m : 0) * p.K + k0;
+        for (int c = lane; c < chunks; c += 32)
+            cp_async16(xs + m * p.xs_stride + c * 8, src + c * 8, ok);
     }
     cp_async_commit();
 }
@@ -192,15 +193,15 @@ template <> __device__ __forceinline__ void ws_mma<__nv_bfloat16>(float c[4], co
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/* One k-step of a warp: two A tiles (a0, a1) against the MP tokens of xs at
+/* One k-step of a warp: its A tile (a0) against the MP tokens of xs at
  * column k. Every B fragment of the step is loaded first (two n8 tiles per
  * ldmatrix.x4), then the mmas run: one shared-memory latency per step, not one
  * per pair of tiles. */
 template <typename T, int NT>
-__device__ __forceinline__ void ws_step(float (&acc)[2][NT][4], const uint4 &a0, const uint4 &a1,
-                                        const T *xs, int stride, int k, int lane)
+__device__ __forceinline__ void ws_step(float (&acc)[NT][4], const uint4 &a0, const T *xs, int stride, int k,
+                                        int lane)
 {
-    const uint32_t A0[4] = {a0.x, a0.y, a0.z, a0.w}, A1[4] = {a1.x, a1.y, a1.z, a1.w};
+    const uint32_t A0[4] = {a0.x, a0.y, a0.z, a0.w};
     const T *row = xs + ((lane & 7) + ((lane >> 4) << 3)) * stride + k + ((lane >> 3) & 1) * 8;
     uint32_t b[NT / 2][4];
 #pragma unroll
@@ -208,10 +209,8 @@ __device__ __forceinline__ void ws_step(float (&acc)[2][NT][4], const uint4 &a0,
         ldmatrix_x4(b[j], row + 16 * j * stride);
 #pragma unroll
     for (int j = 0; j < NT / 2; j++) {
-        ws_mma<T>(acc[0][2 * j], A0, b[j]);
-        ws_mma<T>(acc[0][2 * j + 1], A0, b[j] + 2);
-        ws_mma<T>(acc[1][2 * j], A1, b[j]);
-        ws_mma<T>(acc[1][2 * j + 1], A1, b[j] + 2);
+        ws_mma<T>(acc[2 * j], A0, b[j]);
+        ws_mma<T>(acc[2 * j + 1], A0, b[j] + 2);
     }
 }
 
@@ -227,27 +226,22 @@ __global__ void __launch_bounds__(WARPS * 32) ws_kernel(ws_params p)
     const int kt0 = (int)((long)rank * KT / S), steps = (int)((long)(rank + 1) * KT / S) - kt0;
     const int tile0 = (blockIdx.x * CROWS + warp * WS_WARP_ROWS) / 16;
     const uint4 *w0 = static_cast<const uint4 *>(p.Wp) + ((size_t)tile0 * KT + kt0) * 32 + lane;
-    const uint4 *w1 = w0 + (size_t)KT * 32;
 
-    uint4 wb[DEPTH][2];
+    uint4 wb[DEPTH];
 #pragma unroll
     for (int d = 0; d < DEPTH; d++)
-        if (d < steps) {
-            wb[d][0] = ws_ld_stream(w0 + d * 32);
-            wb[d][1] = ws_ld_stream(w1 + d * 32);
-        }
+        if (d < steps)
+            wb[d] = ws_ld_stream(w0 + d * 32);
     kn_pdl_wait();
     T *xs = reinterpret_cast<T *>(ws_smem);
-    ws_stage_x<T, MP>(p, xs, kt0 * 16, steps);
+    ws_stage_x<T, MP, WARPS>(p, xs, kt0 * 16, steps);
 
-    float acc[2][NT][4];
+    float acc[NT][4];
 #pragma unroll
-    for (int a = 0; a < 2; a++)
+    for (int j = 0; j < NT; j++)
 #pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                acc[a][j][q] = 0.0f;
+        for (int q = 0; q < 4; q++)
+            acc[j][q] = 0.0f;
     cp_async_wait<0>();
     __syncthreads();
 
@@ -256,12 +250,10 @@ __global__ void __launch_bounds__(WARPS * 32) ws_kernel(ws_params p)
         for (int d = 0; d < DEPTH; d++) {
             const int s = s0 + d;
             if (s < steps) {
-                const uint4 a0 = wb[d][0], a1 = wb[d][1];
-                if (s + DEPTH < steps) {
-                    wb[d][0] = ws_ld_stream(w0 + (s + DEPTH) * 32);
-                    wb[d][1] = ws_ld_stream(w1 + (s + DEPTH) * 32);
-                }
-                ws_step<T, NT>(acc, a0, a1, xs, p.xs_stride, s * 16, lane);
+                const uint4 a0 = wb[d];
+                if (s + DEPTH < steps)
+                    wb[d] = ws_ld_stream(w0 + (s + DEPTH) * 32);
+                ws_step<T, NT>(acc, a0, xs, p.xs_stride, s * 16, lane);
             }
         }
     }
@@ -271,15 +263,13 @@ __global__ void __launch_bounds__(WARPS * 32) ws_kernel(ws_params p)
     float *part = reinterpret_cast<float *>(ws_smem);
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int a = 0; a < 2; a++)
-#pragma unroll
-        for (int j = 0; j < NT; j++) {
-            const int r = warp * WS_WARP_ROWS + a * 16 + g, m = j * 8 + 2 * t;
-            part[m * PSTRIDE + r] = acc[a][j][0];
-            part[(m + 1) * PSTRIDE + r] = acc[a][j][1];
-            part[m * PSTRIDE + r + 8] = acc[a][j][2];
-            part[(m + 1) * PSTRIDE + r + 8] = acc[a][j][3];
-        }
+    for (int j = 0; j < NT; j++) {
+        const int r = warp * WS_WARP_ROWS + g, m = j * 8 + 2 * t;
+        part[m * PSTRIDE + r] = acc[j][0];
+        part[(m + 1) * PSTRIDE + r] = acc[j][1];
+        part[m * PSTRIDE + r + 8] = acc[j][2];
+        part[(m + 1) * PSTRIDE + r + 8] = acc[j][3];
+    }
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();
 
@@ -314,7 +304,7 @@ __global__ void __launch_bounds__(WARPS * 32) ws_kernel(ws_params p)
 
 /* ---- host side ------------------------------------------------------------- */
 
-static int ws_warps(int N) { return N % (4 * WS_WARP_ROWS) == 0 ? 4 : N % (2 * WS_WARP_ROWS) == 0 ? 2 : 1; }
+static int ws_warps(int N) { return N % (8 * WS_WARP_ROWS) == 0 ? 8 : N % (4 * WS_WARP_ROWS) == 0 ? 4 : 2; }
 
 static size_t ws_smem_bytes(int NT, int warps, int K, int S, int *xs_stride)
 {
@@ -384,11 +374,11 @@ static int ws_dispatch_nt(kn_stream ks, const ws_params &p, int S, size_t smem, 
 template <typename T>
 static int ws_dispatch(kn_stream ks, const ws_params &p, int S, size_t smem, int NT, int warps, int depth)
 {
+    if (warps == 8)
+        return depth == 8 ? ws_dispatch_nt<T, 8, 8>(ks, p, S, smem, NT) : ws_dispatch_nt<T, 8, 4>(ks, p, S, smem, NT);
     if (warps == 4)
         return depth == 8 ? ws_dispatch_nt<T, 4, 8>(ks, p, S, smem, NT) : ws_dispatch_nt<T, 4, 4>(ks, p, S, smem, NT);
-    if (warps == 2)
-        return depth == 8 ? ws_dispatch_nt<T, 2, 8>(ks, p, S, smem, NT) : ws_dispatch_nt<T, 2, 4>(ks, p, S, smem, NT);
-    return depth == 8 ? ws_dispatch_nt<T, 1, 8>(ks, p, S, smem, NT) : ws_dispatch_nt<T, 1, 4>(ks, p, S, smem, NT);
+    return depth == 8 ? ws_dispatch_nt<T, 2, 8>(ks, p, S, smem, NT) : ws_dispatch_nt<T, 2, 4>(ks, p, S, smem, NT);
 }
 
 extern "C" size_t kn_ws_packed_bytes(int N, int K) { return (size_t)N * K * 2; }
@@ -425,9 +415,9 @@ extern "C" int kn_gemm_ws(kn_stream ks, kn_dtype dt, const void *X, const void *
     KN_REQUIRE(e->layout != KN_WS_ROPE || (e->pos && e->cos_tab && e->sin_tab), "kn_gemm_ws: RoPE without tables");
     KN_REQUIRE(!e->bias || e->layout == KN_WS_PLAIN, "kn_gemm_ws: bias on the plain layout only");
     int warps = cfg && cfg->warps ? cfg->warps : ws_warps(N);
-    KN_REQUIRE((warps == 1 || warps == 2 || warps == 4) && N % (warps * WS_WARP_ROWS) == 0, "kn_gemm_ws: warps");
+    KN_REQUIRE((warps == 2 || warps == 4 || warps == 8) && N % (warps * WS_WARP_ROWS) == 0, "kn_gemm_ws: warps");
     const int S = cfg && cfg->split ? cfg->split : ws_auto_split(N, K, warps);
-    const int depth = cfg && cfg->depth ? cfg->depth : M <= 64 ? 8 : 4;
+    const int depth = cfg && cfg->depth ? cfg->depth : 8;
     KN_REQUIRE(S >= 1 && S <= 8 && S <= K / 16 && (depth == 4 || depth == 8), "kn_gemm_ws: split 1..8, depth 4 or 8");
     ws_params p = {X, Wp, e->bias, Y, e->pos, e->cos_tab, e->sin_tab, M, N, K, e->layout, e->epi, ydt == KN_F32, 0};
     const int NT = M <= 64 ? 8 : 16;
