@@ -178,33 +178,6 @@ int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *
 int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                 const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi);
 
-/* ---- weight-streaming GEMM for few rows (kernels/gemm_ws.cu) ----------------
- *
- * Y = epi(X[M, K] . W^T) for M <= KN_WS_MAX_M with W packed once by kn_ws_pack
- * (fragment order, N * K * 2 bytes, rows permuted for the layout) and, in the
- * layout's epilogue, RoPE on Q/K (KN_WS_ROPE: N = 3D, Y [M, 3D] as kn_rope
- * would leave it) or GeGLU (KN_WS_GEGLU: N = 2F, Y [M, F] as kn_geglu would
- * produce), computed on the fp32 accumulators and rounded once. KN_WS_PLAIN
- * takes an optional 16-bit bias and epi (KN_EPI_*), and Y in dt or fp32.
- * K is split over a thread-block cluster and reduced in a fixed order: results
- * are bit-identical run to run. cfg may be NULL (warps, split, depth chosen
- * from the shape); a field of 0 means the same.
- */
-#define KN_WS_MAX_M 128
-enum { KN_WS_PLAIN = 0, KN_WS_ROPE = 1, KN_WS_GEGLU = 2 };
-typedef struct kn_ws_epi {
-    int layout, epi;
-    const void *bias;                /* 16-bit [N] (plain only) or NULL */
-    const int32_t *pos;              /* RoPE: positions [M] and the fp32 tables */
-    const float *cos_tab, *sin_tab;
-} kn_ws_epi;
-typedef struct kn_ws_cfg { int warps, split, depth; } kn_ws_cfg; /* 2/4/8, 1..8, 4/8 */
-size_t kn_ws_packed_bytes(int N, int K);
-int kn_ws_shape_ok(int M, int N, int K, int layout);
-int kn_ws_pack(kn_stream ks, kn_dtype dt, const void *W, void *Wp, int N, int K, int layout);
-int kn_gemm_ws(kn_stream ks, kn_dtype dt, const void *X, const void *Wp, void *Y, kn_dtype ydt,
-               int M, int N, int K, const kn_ws_epi *e, const kn_ws_cfg *cfg);
-
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F]; U [M, 2F] and out in dt (16-bit),

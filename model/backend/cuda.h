@@ -65,10 +65,6 @@ typedef struct cuda_backend_opts {
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
                            in every process */
-    int ws_tokens;      /* buckets of at most this many token slots (<= KN_WS_MAX_M, 128)
-                           run the encoder's GEMMs through the weight-streaming GEMM with
-                           RoPE and GeGLU fused (kernels/gemm_ws.cu; weights packed once
-                           more at load); 0: cuBLASLt everywhere. Default 128 */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */

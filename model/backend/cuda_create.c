@@ -89,8 +89,6 @@ static void cuda_destroy(laya_backend *base)
         cudaFree(b->aarena);
     if (b->warena)
         cudaFree(b->warena);
-    if (b->wsarena)
-        cudaFree(b->wsarena);
     if (b->ks.s)
         cudaStreamDestroy(b->ks.s);
     free(b);
@@ -156,7 +154,6 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
         return -1;
     b->Rmax = b->o.max_batch_rows;
     b->Tmax = b->policy.bucket[b->policy.n_buckets - 1];
-    b->ws_tokens = b->o.ws_tokens < 0 ? 0 : b->o.ws_tokens > KN_WS_MAX_M ? KN_WS_MAX_M : b->o.ws_tokens;
     return 0;
 }
 
@@ -170,7 +167,7 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     if (cuda_upload_weights(b, ck, err))
         return -1;
     b->info.upload_ms = cuda_now_ms() - tu;
-    if (cuda_alloc_acts(b, err) || cuda_pack_ws_weights(b, err))
+    if (cuda_alloc_acts(b, err))
         return -1;
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)

@@ -13,8 +13,6 @@
  *                   o = att Wo; res += o; xn = LN_mlp(res)
  *                   u = xn Wi; g = GeGLU(u); o = g Wo2
  *                   res += o; xn = LN_attn(next)(res)   (fused in one kernel)
- *        (buckets of <= ws_tokens slots: the four GEMMs through kn_gemm_ws on
- *        packed weights, RoPE in Wqkv's epilogue and GeGLU in Wi's: no u)
  *        res = LN_final(res) (fp32, in place); res += type_emb[slot type]
  *   head layers 0..n-2 over all T slots (biased LN, in_proj with bias,
  *        attention within each row, ReLU FFN), residual fp32;
@@ -71,56 +69,9 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
-/* One encoder layer of a small bucket through kn_gemm_ws: RoPE in Wqkv's
- * epilogue, GeGLU in Wi's (7 launches a layer instead of 9). */
-static int enqueue_layer_ws(cuda_backend *b, int i, int T, const int32_t *pos, const int32_t *cu,
-                            const int32_t *tiles, int n_tiles, layad_error *err)
-{
-    const int D = b->D, F = b->F, global = b->cfg.layer_global[i];
-    const kn_dtype dt = b->dt, br = b->br_dt;
-    const float eps = (float)b->cfg.norm_eps;
-    const dev_layer *L = &b->w.enc[i];
-    dev_acts *a = &b->a;
-    const kn_ws_epi rope = {KN_WS_ROPE, KN_EPI_NONE, NULL, pos, global ? a->cos_g : a->cos_l,
-                            global ? a->sin_g : a->sin_l};
-    const kn_ws_epi geglu = {KN_WS_GEGLU, KN_EPI_NONE, NULL, NULL, NULL, NULL};
-    const kn_ws_epi plain = {KN_WS_PLAIN, KN_EPI_NONE, NULL, NULL, NULL, NULL};
-    if (b->prepare_only)
-        return 0;
-    KN(kn_gemm_ws(b->ks, dt, a->xn, L->pqkv, a->qkv, dt, T, 3 * D, D, &rope, NULL));
-    KN(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, global ? -1 : b->window));
-    KN(kn_gemm_ws(b->ks, dt, a->att, L->pwo, a->o, br, T, D, D, &plain, NULL));
-    KN(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
-    KN(kn_gemm_ws(b->ks, dt, a->xn, L->pwi, a->g, dt, T, 2 * F, D, &geglu, NULL));
-    KN(kn_gemm_ws(b->ks, dt, a->g, L->pwo2, a->o, br, T, D, F, &plain, NULL));
-    return 0;
-}
-
-/* One encoder layer through cuBLASLt, RoPE and GeGLU as kernels of their own. */
-static int enqueue_layer_lt(cuda_backend *b, int i, int T, const int32_t *pos, const int32_t *cu,
-                            const int32_t *tiles, int n_tiles, layad_error *err)
-{
-    const int D = b->D, F = b->F, global = b->cfg.layer_global[i];
-    const kn_dtype dt = b->dt, br = b->br_dt;
-    const float eps = (float)b->cfg.norm_eps;
-    const dev_layer *L = &b->w.enc[i];
-    dev_acts *a = &b->a;
-    GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-    LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
-                   global ? a->sin_g : a->sin_l));
-    LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
-                        global ? -1 : b->window));
-    GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, T, D, D, KN_EPI_NONE);
-    LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
-    GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
-    LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-    GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, T, D, F, KN_EPI_NONE);
-    return 0;
-}
-
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
+    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt, br = b->br_dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
@@ -130,10 +81,19 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
-        const int rc = T <= b->ws_tokens ? enqueue_layer_ws(b, i, T, pos, cu, tiles, n_tiles, err)
-                                         : enqueue_layer_lt(b, i, T, pos, cu, tiles, n_tiles, err);
-        if (rc)
-            return -1;
+        const dev_layer *L = &b->w.enc[i];
+        const int global = b->cfg.layer_global[i];
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
+        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, T, D, D, KN_EPI_NONE);
+        LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D,
+                            eps));
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
+        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
+        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, T, D, F, KN_EPI_NONE);
         if (i + 1 < b->n_layers)
             LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn,
                                 dt, NULL, T, D, eps));

@@ -16,7 +16,6 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->use_graphs = 1;
     o->gemm_tune = 1;
     o->pdl = 1;
-    o->ws_tokens = 128;
 }
 
 int cuda_dtype_parse(const char *s, int *dtype)
