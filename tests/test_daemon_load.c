@@ -64,6 +64,14 @@ static char *words(int n, int seed)
     return s;
 }
 
+/* Four questions, one of each type and a noul with criteria. */
+#define Q4 \
+    "\"a\": {\"type\": \"choice\", \"instructions\": \"Which team?\", \"criteria\": [\"x\", \"y\", " \
+    "\"z\"]}, \"b\": {\"type\": \"score\", \"instructions\": \"How angry?\", \"criteria\": " \
+    "[\"calm\", \"upset\", \"furious\"]}, \"c\": {\"type\": \"noul\", \"instructions\": \"Urgent.\"}, " \
+    "\"d\": {\"type\": \"noul\", \"instructions\": \"Mentions money.\", \"criteria\": {\"true\": " \
+    "\"yes\", \"false\": \"no\"}}"
+
 static void build_shapes(void)
 {
     /* Light shapes: CI has two shared cores and runs this suite twice (once
@@ -73,11 +81,7 @@ static void build_shapes(void)
                      "{\"billing\": \"Payments\", \"technical\": \"Bugs\", \"sales\": null}}";
     const char *q2 = "\"u\": {\"type\": \"noul\", \"instructions\": \"Urgent.\"}, \"s\": {\"type\": \"score\", "
                      "\"instructions\": \"Anger\", \"criteria\": [\"calm\", \"upset\", \"furious\"]}";
-    const char *q4 = "\"a\": {\"type\": \"choice\", \"instructions\": \"Which team?\", \"criteria\": [\"x\", \"y\", "
-                     "\"z\"]}, \"b\": {\"type\": \"score\", \"instructions\": \"How angry?\", \"criteria\": "
-                     "[\"calm\", \"upset\", \"furious\"]}, \"c\": {\"type\": \"noul\", \"instructions\": \"Urgent.\"}, "
-                     "\"d\": {\"type\": \"noul\", \"instructions\": \"Mentions money.\", \"criteria\": {\"true\": "
-                     "\"yes\", \"false\": \"no\"}}";
+    const char *q4 = Q4;
     char *s8 = words(8, 1), *s12 = words(12, 2), *s30 = words(16, 3), *s5 = words(5, 4), *s10 = words(10, 5);
     BODY[0] = mkstr("{\"state\": \"%s\", \"questions\": {%s}}", s8, q1);
     BODY[1] = mkstr("{\"state\": \"%s\", \"questions\": {%s}}", s12, q4);
@@ -297,12 +301,26 @@ END_TEST
 START_TEST(deadline_504)
 {
     daemon_proc d;
-    /* A batch window far longer than the deadline: the request expires queued. */
-    const char *args[] = {"--request-timeout-s", "0.05", "--batch-window-us", "400000", NULL};
+    /* Six states of 512 tokens times four questions (12288 tokens, about a
+     * second of the tiny model on two cores) against a 50 ms deadline, cut
+     * into batches of 4 rows so the job waits queued between them: it is
+     * answered 504 at its deadline and its remaining rows never run. */
+    const char *args[] = {"--request-timeout-s", "0.05", "--max-batch-rows", "4", NULL};
     ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
+    char *st[6];
+    for (int i = 0; i < 6; i++)
+        st[i] = words(250, i);
+    char *big = mkstr("{\"states\": [\"%s\", \"%s\", \"%s\", \"%s\", \"%s\", \"%s\"], \"questions\": {%s}}",
+                      st[0], st[1], st[2], st[3], st[4], st[5], Q4);
     td_resp r;
-    ck_assert_int_eq(td_request(d.port, "POST", "/decide", NULL, BODY[0], strlen(BODY[0]), &r), 0);
-    ck_assert_int_eq(r.status, 504);
+    const double t0 = td_now();
+    ck_assert_int_eq(td_request(d.port, "POST", "/decide", NULL, big, strlen(big), &r), 0);
+    const double dt = td_now() - t0;
+    ck_assert_msg(r.status == 504, "status %d after %.3f s: %s", r.status, dt, r.body);
+    ck_assert_msg(dt < 0.5, "the 504 came %.3f s after a 50 ms deadline", dt);
+    free(big);
+    for (int i = 0; i < 6; i++)
+        free(st[i]);
     ck_assert_ptr_nonnull(strstr(r.body, "\"error\""));
     td_resp_free(&r);
     /* The daemon is fine afterwards and counts the deadline (the request
@@ -317,6 +335,26 @@ START_TEST(deadline_504)
             usleep(20000);
     }
     ck_assert_msg(seen, "504 not counted in /metrics");
+    ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
+}
+END_TEST
+
+START_TEST(idle_device_no_window)
+{
+    daemon_proc d;
+    /* A 2 s batch window: with the worker idle a lone request must not wait
+     * it out (there is nothing running for other rows to gather behind). */
+    const char *args[] = {"--batch-window-us", "2000000", NULL};
+    ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
+    for (int i = 0; i < 4; i++) {
+        td_resp r;
+        const double t0 = td_now();
+        ck_assert_int_eq(td_request(d.port, "POST", PATH[0], NULL, BODY[0], strlen(BODY[0]), &r), 0);
+        const double dt = td_now() - t0;
+        ck_assert_msg(is_want(0, &r), "request %d: %d %s", i, r.status, r.body);
+        ck_assert_msg(dt < 1.0, "request %d on an idle device took %.3f s (the window is 2 s)", i, dt);
+        td_resp_free(&r);
+    }
     ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
 }
 END_TEST
@@ -363,6 +401,7 @@ Suite *suite(void)
     tcase_add_test(tc, overload_small_queue);
     tcase_add_test(tc, slow_clients_hold_no_slot);
     tcase_add_test(tc, deadline_504);
+    tcase_add_test(tc, idle_device_no_window);
     tcase_add_test(tc, sigterm_under_load);
     suite_add_tcase(s, tc);
     return s;

@@ -34,6 +34,7 @@
 #include "kernels/cpu.h"
 #include "model/backend/batching.h"
 #include "model/backend/cpu.h"
+#include "model/base/clock.h"
 
 #define ACT_HIDDEN 256 /* act_head.0 width */
 
@@ -374,10 +375,14 @@ static int run_pack(cpu_backend *cb, const laya_row *rows, int B, int K, float *
                     layad_error *err)
 {
     batch_layout *l = &cb->lay;
+    laya_fwd_timing *tm = &cb->base.last;
+    const double t0 = layad_now();
     if (batch_pack(rows, B, cb->pad_id, l, err))
         return -1;
+    const double t1 = layad_now();
     encoder(cb, l->tokens);
     head(cb, l->tokens, l->gathered, B);
+    const double t2 = layad_now();
     for (int b = 0; b < B; b++) {
         const int g0 = l->goff[b] + 1, nm = rows[b].n_markers; /* slot g0 - 1 is the CLS */
         for (int k = 0; k < K; k++)
@@ -385,6 +390,9 @@ static int run_pack(cpu_backend *cb, const laya_row *rows, int B, int K, float *
         for (int c = 0; c < cb->n_act; c++)
             act[(size_t)b * cb->n_act + c] = cb->act_out[b * cb->n_act + c];
     }
+    tm->stage_s += t1 - t0;
+    tm->run_s += t2 - t1;
+    tm->unpack_s += layad_now() - t2;
     return 0;
 }
 
@@ -392,6 +400,7 @@ static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
                        float *logits, float *act, layad_error *err)
 {
     cpu_backend *cb = (cpu_backend *)base;
+    cb->base.last = (laya_fwd_timing){0};
     if (n < 0 || (n > 0 && K < 1))
         return layad_fail(err, 500, "cpu backend: bad batch (n %d, K %d)", n, K);
     for (int i = 0; i < n; i++)

@@ -50,6 +50,7 @@ int cuda_backend_forward_mode(laya_backend *base, const laya_row *rows, int n, i
                               float *logits, float *act, int use_graph, layad_error *err)
 {
     cuda_backend *b = (cuda_backend *)base;
+    b->base.last = (laya_fwd_timing){0};
     if (check_rows(b, rows, n, K, err))
         return -1;
     CU(cudaSetDevice(b->dev));
@@ -89,6 +90,9 @@ static void cuda_destroy(laya_backend *base)
         cudaFree(b->aarena);
     if (b->warena)
         cudaFree(b->warena);
+    for (int i = 0; i < 4; i++)
+        if (b->ev[i])
+            cudaEventDestroy(b->ev[i]);
     if (b->ks.s)
         cudaStreamDestroy(b->ks.s);
     free(b);
@@ -163,6 +167,8 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
 {
     CU(cudaSetDevice(b->dev));
     CU(cudaStreamCreateWithFlags(&b->ks.s, cudaStreamNonBlocking));
+    for (int i = 0; b->o.copy_timing && i < 4; i++)
+        CU(cudaEventCreate(&b->ev[i]));
     const double tu = cuda_now_ms();
     if (cuda_upload_weights(b, ck, err))
         return -1;

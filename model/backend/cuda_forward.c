@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "model/backend/cuda_internal.h"
+#include "model/base/clock.h"
 
 /* kn_gemm, or only its plan in prepare mode (same arguments, so the plan
  * prepared is the one the launch will look up). */
@@ -170,18 +171,50 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
     return 0;
 }
 
+/* Event i of copy_timing. External: inside a stream capture the record
+ * becomes a node of the graph, so graph replays are timed too. */
+static int mark(cuda_backend *b, int i, layad_error *err)
+{
+    if (b->o.copy_timing)
+        CU(cudaEventRecordWithFlags(b->ev[i], b->ks.s, cudaEventRecordExternal));
+    return 0;
+}
+
 /* The whole bucket of T slots: inputs in, forward, outputs out (no
  * synchronization). In prepare mode only the GEMM plans are made. */
 int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
     const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
-    if (!b->prepare_only)
+    if (!b->prepare_only) {
+        if (mark(b, 0, err))
+            return -1;
         CU(cudaMemcpyAsync(b->a.in, b->pin_in, l.in_bytes, cudaMemcpyHostToDevice, b->ks.s));
+        if (mark(b, 1, err))
+            return -1;
+    }
     if (enqueue_encoder(b, T, &l, err) || enqueue_head_layers(b, T, &l, err) ||
         enqueue_tail(b, T, G, &l, err))
         return -1;
-    if (!b->prepare_only)
+    if (!b->prepare_only) {
+        if (mark(b, 2, err))
+            return -1;
         CU(cudaMemcpyAsync(b->pin_out, b->a.out, l.out_bytes, cudaMemcpyDeviceToHost, b->ks.s));
+        if (mark(b, 3, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Adds the copies' device times of the forward that just synchronized. */
+static int add_copy_times(cuda_backend *b, laya_fwd_timing *tm, layad_error *err)
+{
+    if (!b->o.copy_timing)
+        return 0;
+    float h2d = 0, d2h = 0;
+    CU(cudaEventElapsedTime(&h2d, b->ev[0], b->ev[1]));
+    CU(cudaEventElapsedTime(&d2h, b->ev[2], b->ev[3]));
+    tm->h2d_s += h2d * 1e-3;
+    tm->d2h_s += d2h * 1e-3;
     return 0;
 }
 
@@ -220,7 +253,15 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
                           tokens);
     const int G = batch_gcap(&b->policy, T, batch_gclass(&b->policy, T, batch_gathered(rows, n)));
     batch_layout l;
-    if (cuda_stage(b, T, G, rows, n, &l, err) || cuda_launch(b, T, G, use_graph, err))
+    laya_fwd_timing *tm = &b->base.last;
+    const double t0 = layad_now();
+    if (cuda_stage(b, T, G, rows, n, &l, err))
+        return -1;
+    const double t1 = layad_now();
+    if (cuda_launch(b, T, G, use_graph, err))
+        return -1;
+    const double t2 = layad_now();
+    if (add_copy_times(b, tm, err))
         return -1;
     const stage_layout s = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
     const float *lg = (const float *)(b->pin_out + s.logits);
@@ -232,6 +273,9 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
         for (int q = 0; q < LAYA_N_ACT; q++)
             act[(size_t)r * LAYA_N_ACT + q] = ac[r * LAYA_N_ACT + q];
     }
+    tm->stage_s += t1 - t0;
+    tm->run_s += t2 - t1;
+    tm->unpack_s += layad_now() - t2;
     __atomic_fetch_add(&b->st.rows, n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&b->st.tokens, tokens, __ATOMIC_RELAXED);
     __atomic_fetch_add(&b->st.padded_tokens, (long long)T, __ATOMIC_RELAXED);

@@ -114,6 +114,9 @@ typedef struct cuda_backend {
     size_t abytes;
     dev_acts a;
     unsigned char *pin_in, *pin_out; /* pinned staging, largest bucket */
+    /* copy_timing: recorded before / after the input copy and before / after
+     * the output copy, in eager runs and in every captured graph */
+    cudaEvent_t ev[4];
     size_t pin_bytes;
     bucket_graph graphs[BATCH_MAX_BUCKETS][2]; /* by bucket index and gathered class */
     cuda_backend_stats st;

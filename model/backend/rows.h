@@ -29,6 +29,16 @@ typedef struct laya_row {
 
 typedef struct laya_backend laya_backend;
 
+/* Where the last forward call's time went, in seconds, summed over its packs:
+ * host-side layout of the inputs (stage), the device run as the host waits for
+ * it (run, from launch to synchronization; on the CPU the whole compute), the
+ * input and output copies inside it as the device timed them (h2d, d2h; 0 on
+ * the CPU), and the copy of the results out of the staging buffers (unpack).
+ * The serving path reports these per request (Server-Timing). */
+typedef struct laya_fwd_timing {
+    double stage_s, run_s, h2d_s, d2h_s, unpack_s;
+} laya_fwd_timing;
+
 typedef struct laya_backend_ops {
     const char *name; /* "cpu", "cuda" */
     /* Runs the encoder and the decision head over rows[0..n). Writes logits[n*K]
@@ -47,6 +57,7 @@ typedef struct laya_backend_ops {
 
 struct laya_backend {
     const laya_backend_ops *ops;
+    laya_fwd_timing last; /* written by forward; read by its caller after it returns */
 };
 
 #endif

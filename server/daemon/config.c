@@ -69,7 +69,7 @@ static const opt_def opts[] = {
     {"return_logits", B(return_logits), "true", 0, 1, "allow \"return_logits\": true in requests"},
     {"jev_strict", B(jev_strict), "false", 0, 1, "strict Jev answers for every request (else per request: X-Jev-Strict: 1)"},
     {"max_queue", I(max_queue), "1024", 1, 1000000, "requests waiting for a batch; beyond: 503 (/decide) or 529 (/v1/systemone)"},
-    {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch, microseconds"},
+    {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch while a worker is busy, microseconds"},
     {"max_batch_rows", I(max_batch_rows), "64", 1, 65536, "rows per batch"},
     {"max_batch_tokens", I(max_batch_tokens), "32768", 1, 1 << 30, "real tokens per batch"},
     {"max_request_tokens", L(max_request_tokens), "16384", 0, 1e9, "input tokens of one request, checked before any work; beyond: 413 (0: no limit). 16384 (32 rows of 512) is about 1.1 s of the 2-core CPU backend on the tiny model and 45 ms of an H200 on the large one"},

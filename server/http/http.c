@@ -36,6 +36,7 @@
 
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
+#include "server/http/stages.h"
 #include "server/http/conn_guard.h"
 #include "server/http/http_internal.h"
 #include "server/http/routes.h"
@@ -56,7 +57,8 @@ typedef struct conn_ctx {
     int endpoint, route_status;
     char rid[65];
     char method[12], path[160];
-    double t_start, t_body;
+    double t_start, t_body, t_replied;
+    http_stages st;       /* this thread's stages of a decision (Server-Timing) */
     char *body;
     size_t len, cap;
     int strict, replied, status;
@@ -104,14 +106,16 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
     if (x->close_after || atomic_load(&x->app->state) == APP_DRAINING) /* no next request on this connection */
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
     if (is_decide(x->endpoint) && x->job) {
-        snprintf(tmp, sizeof tmp, "queue;dur=%.3f, infer;dur=%.3f", x->job->queue_s * 1e3, x->job->infer_s * 1e3);
-        ok &= MHD_add_response_header(resp, "Server-Timing", tmp) == MHD_YES;
+        char timing[400];
+        stages_server_timing(x->job, &x->st, timing, sizeof timing);
+        ok &= MHD_add_response_header(resp, "Server-Timing", timing) == MHD_YES;
     }
     x->status = r->status;
     snprintf(x->error, sizeof x->error, "%s", r->error);
     enum MHD_Result q = ok ? MHD_queue_response(x->conn, (unsigned int)r->status, resp) : MHD_NO;
     MHD_destroy_response(resp);
     x->replied = 1;
+    x->t_replied = sched_now();
     guard_busy(x->gc); /* the rest is MHD's to send; no body deadline */
     return q;
 }
@@ -189,7 +193,11 @@ static int client_gone(serve_job *j)
 static enum MHD_Result finish_decide(conn_ctx *x)
 {
     http_reply r = {0};
+    const double t0 = sched_now();
+    x->st.parse_s = x->job->t_enqueue - x->t_body;
+    x->st.resume_s = x->job->t_done > 0 ? t0 - x->job->t_done : 0;
     routes_decide_end(x->app, x->endpoint, x->job, &r);
+    x->st.format_s = sched_now() - t0;
     return send_reply(x, &r);
 }
 
@@ -379,6 +387,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         log_request(&l);
     }
     if (x->job) {
+        if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && x->t_replied > 0)
+            stages_observe(x->job, &x->st, sched_now() - x->t_replied);
         job_unref(x->job);
         atomic_fetch_sub(&app->responses_pending, 1);
     }

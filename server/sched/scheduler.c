@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/base/clock.h"
 #include "server/sched/internal.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
@@ -24,9 +25,7 @@
 
 double sched_now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+    return layad_now();
 }
 
 /* ---- dispatch -------------------------------------------------------------- */
@@ -65,9 +64,20 @@ static void launch(scheduler *s, int w)
     worker_submit(s->workers[w], b);
 }
 
+static int any_busy(const scheduler *s)
+{
+    for (int w = 0; w < s->n_workers; w++)
+        if (s->busy[w])
+            return 1;
+    return 0;
+}
+
 /* Gives batches to idle workers while the queue has rows and the batch window
  * of its head job is over (or the budgets are full, or shutdown began);
- * otherwise arms the window timer. */
+ * otherwise arms the window timer. With every worker idle there is no window:
+ * nothing is running for rows to gather behind, so waiting would only add
+ * its length to a lone request; under load the rows that arrive while the
+ * workers are busy form the next batch anyway. */
 static void dispatch(scheduler *s)
 {
     double now = sched_now();
@@ -75,6 +85,7 @@ static void dispatch(scheduler *s)
         int w = pick_worker(s);
         if (w < 0)
             break;
+        const int idle = !any_busy(s);
         uv_mutex_lock(&s->lock);
         if (!s->head) {
             uv_mutex_unlock(&s->lock);
@@ -83,7 +94,7 @@ static void dispatch(scheduler *s)
         double waited = now - s->head->t_enqueue;
         double window = s->o.batch_window_us * 1e-6;
         int full = s->q_rows >= s->o.max_batch_rows || s->q_tokens >= s->o.max_batch_tokens;
-        if (!full && waited < window && !s->shutting_down) {
+        if (!full && !idle && waited < window && !s->shutting_down) {
             double rem = window - waited;
             uv_mutex_unlock(&s->lock);
             if (rem >= 0.001) {
@@ -146,6 +157,15 @@ static void fail_row(scheduler *s, serve_batch *b, int q, serve_job *j)
     }
 }
 
+/* The serving-path stages of job j, whose last row was in bucket q of b. */
+static void job_stages(serve_job *j, const serve_batch *b, int q)
+{
+    j->wake_s = b->t_start - b->t_submit;
+    j->fwd = b->bucket_tm[q];
+    j->t_done = sched_now();
+    j->back_s = j->t_done - (b->t_start + b->bucket_t_end[q]);
+}
+
 /* Copies the results of buckets [*seen, done) into their requests and
  * finishes the jobs whose rows are now all done (loop thread). */
 static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
@@ -167,6 +187,7 @@ static void complete_buckets(scheduler *s, serve_batch *b, int *seen, int done)
             memcpy(request_row_act(j->req, row), b->act + (size_t)i * LAYA_N_ACT, LAYA_N_ACT * sizeof(float));
             j->pending_infer = b->bucket_t_end[q];
             if (++j->rows_done == j->n_rows) {
+                job_stages(j, b, q);
                 j->infer_s += j->pending_infer; /* timing is final before done() hands j over */
                 j->pending_infer = 0;
                 job_finish(j, 200, NULL);

@@ -2,7 +2,8 @@
  * scheduler.h - the batching scheduler: a libuv loop between HTTP and workers.
  *
  * HTTP threads submit jobs (a parsed request's rows); the loop gathers rows
- * of many jobs for at most batch_window_us or until max_batch_rows /
+ * of many jobs for at most batch_window_us (only while a worker is busy: with
+ * all of them idle a job goes at once) or until max_batch_rows /
  * max_batch_tokens is reached, cuts them into packs (model/backend/batching.h:
  * rows back to back, a small dynamic program over bucket cost) and hands the batch to the
  * least loaded worker (one per device): only an idle worker takes a batch,
@@ -70,6 +71,12 @@ struct serve_job {
     layad_error err;
     double queue_s;       /* enqueue -> first dispatch */
     double infer_s;       /* forward time of the batches that carried its rows */
+    /* The serving path of its last batch (on success): handed to the worker
+     * -> its thread picked the batch up (wake_s); the forward of the bucket
+     * that finished the job (fwd); that forward's end -> the loop thread
+     * finished the job (back_s, at t_done). */
+    double wake_s, back_s, t_done;
+    laya_fwd_timing fwd;
     int retry_after;      /* seconds, set when scheduler_submit refuses it for load */
     _Atomic int refs;
 };

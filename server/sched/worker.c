@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/base/clock.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
 
@@ -43,8 +44,9 @@ int batch_alloc(serve_batch *b, int max_rows, int kmax)
     b->logits = calloc((size_t)max_rows * (size_t)kmax, sizeof *b->logits);
     b->act = calloc((size_t)max_rows * LAYA_N_ACT, sizeof *b->act);
     b->bucket_t_end = calloc((size_t)max_rows, sizeof *b->bucket_t_end);
+    b->bucket_tm = calloc((size_t)max_rows, sizeof *b->bucket_tm);
     if (!b->rows || !b->ent || !b->bucket_start || !b->bucket_k || !b->bucket_failed || !b->bucket_err ||
-        !b->logits || !b->act || !b->bucket_t_end) {
+        !b->logits || !b->act || !b->bucket_t_end || !b->bucket_tm) {
         batch_free(b);
         return -1;
     }
@@ -62,28 +64,24 @@ void batch_free(serve_batch *b)
     free(b->logits);
     free(b->act);
     free(b->bucket_t_end);
+    free(b->bucket_tm);
     memset(b, 0, sizeof *b);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static void run_batch(serve_worker *w, serve_batch *b)
 {
-    double t0 = now_s();
+    double t0 = layad_now();
+    b->t_start = t0;
     for (int k = 0; k < b->n_buckets; k++) {
         int s = b->bucket_start[k], n = b->bucket_start[k + 1] - s;
-        double f0 = now_s();
+        double f0 = layad_now();
         layad_error_clear(&b->bucket_err[k]);
         int rc = w->backend->ops->forward(w->backend, b->rows + s, n, b->bucket_k[k],
                                           b->logits + (size_t)s * (size_t)b->kmax,
                                           b->act + (size_t)s * LAYA_N_ACT, &b->bucket_err[k]);
         b->bucket_failed[k] = rc != 0;
-        double t1 = now_s();
+        b->bucket_tm[k] = w->backend->last;
+        double t1 = layad_now();
         metrics_inference(w->device, t1 - f0);
         long long toks = 0;
         for (int r = s; r < s + n; r++)
@@ -98,7 +96,7 @@ static void run_batch(serve_worker *w, serve_batch *b)
         if (k + 1 < b->n_buckets)
             w->on_done(w->arg); /* let the loop answer this bucket's requests now */
     }
-    b->infer_s = now_s() - t0;
+    b->infer_s = layad_now() - t0;
     atomic_fetch_add_explicit(&w->n_batches, 1, memory_order_relaxed);
 }
 
@@ -163,6 +161,7 @@ serve_worker *worker_create(laya_backend *b, int device_index, void (*on_done)(v
 
 void worker_submit(serve_worker *w, serve_batch *batch)
 {
+    batch->t_submit = layad_now();
     pthread_mutex_lock(&w->lock);
     w->todo = batch;
     pthread_cond_signal(&w->wake);

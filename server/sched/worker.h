@@ -41,6 +41,8 @@ typedef struct serve_batch {
     float *logits;         /* bucket b writes at logits + bucket_start[b] * kmax, row stride bucket_k[b] */
     float *act;            /* row i at act + i * LAYA_N_ACT */
     double *bucket_t_end;  /* [max_rows]: seconds from the batch start to the end of bucket b */
+    laya_fwd_timing *bucket_tm; /* [max_rows]: where bucket b's forward spent its time */
+    double t_submit, t_start;   /* monotonic: handed to the worker, picked up by its thread */
     _Atomic int buckets_done; /* buckets whose results are final (worker: release; loop: acquire) */
     double infer_s;        /* wall time of all forwards of the batch */
     long tokens, padded_tokens;

@@ -48,6 +48,8 @@ static const int codes[] = {200, 400, 401, 403, 404, 405, 413, 422, 500, 503, 50
 
 static const char *const ep_names[EP_COUNT] = {
     "/decide", "/v1/systemone", "/v1/models", "/healthz", "/readyz", "/health", "/drain", "/metrics", "other"};
+static const char *const stage_names[ST_COUNT] = {"parse", "wake", "stage", "run", "h2d", "d2h",
+                                                 "unpack", "back", "resume", "format", "send"};
 static const char *const rej_names[REJ_COUNT] = {"queue_full", "draining", "deadline", "body_too_large",
                                                  "unauthorized"};
 
@@ -68,6 +70,7 @@ static struct {
     _Atomic uint64_t rejects[REJ_COUNT];
     hist h[H_COUNT];
     hist infer[METRICS_MAX_DEVICES];
+    hist stage[ST_COUNT];
     _Atomic int n_devices;     /* 0 until metrics_set_model */
     char device_label[METRICS_MAX_DEVICES][32];
     _Atomic long queue_depth;
@@ -141,6 +144,11 @@ void metrics_init(void)
     hist_init(&R.h[H_PADDING_FRACTION], frac, (int)(sizeof frac / sizeof frac[0]));
     for (int d = 0; d < METRICS_MAX_DEVICES; d++)
         hist_init(&R.infer[d], lat, nlat);
+    /* serving stages take microseconds: finer bounds below the latency ones */
+    static const double st[] = {0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001,
+                                0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1, 1};
+    for (int i = 0; i < ST_COUNT; i++)
+        hist_init(&R.stage[i], st, (int)(sizeof st / sizeof st[0]));
     build_info_get(&R.build);
     R.start_time = process_start_time();
 }
@@ -185,6 +193,17 @@ void metrics_observe(int h, double v)
 {
     if (h >= 0 && h < H_COUNT)
         hist_observe(&R.h[h], v);
+}
+
+void metrics_stage(int stage, double seconds)
+{
+    if (stage >= 0 && stage < ST_COUNT)
+        hist_observe(&R.stage[stage], seconds);
+}
+
+const char *metrics_stage_name(int stage)
+{
+    return stage >= 0 && stage < ST_COUNT ? stage_names[stage] : "?";
 }
 
 void metrics_batch(int rows, long real_tokens, long padded_tokens)
@@ -304,6 +323,13 @@ static int render_pipeline(FILE *f)
         fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", hist_meta[h].name, hist_meta[h].help,
                 hist_meta[h].name);
         render_hist(f, hist_meta[h].name, "", &R.h[h]);
+    }
+    fprintf(f, "# HELP laya_serving_stage_seconds Stages of the serving path of answered decisions "
+                "(server/api/README.md).\n# TYPE laya_serving_stage_seconds histogram\n");
+    for (int i = 0; i < ST_COUNT; i++) {
+        char lab[40];
+        snprintf(lab, sizeof lab, "stage=\"%s\"", stage_names[i]);
+        render_hist(f, "laya_serving_stage_seconds", lab, &R.stage[i]);
     }
     fprintf(f, "# HELP laya_inference_seconds Time of one forward (one bucket) on a device.\n"
                 "# TYPE laya_inference_seconds histogram\n");

@@ -34,6 +34,20 @@ enum metrics_hist {
     H_COUNT
 };
 
+/* Stages of the serving path of one answered decision, from the end of its
+ * body to its last byte (laya_serving_stage_seconds{stage}): parse (validate,
+ * tokenize, build rows, submit), wake (batch handed to the worker -> its
+ * thread runs it), stage (inputs laid out in the pinned buffer), run (launch ->
+ * synchronized; holds h2d and d2h, the copies as the device timed them),
+ * unpack (results out of the staging buffer), back (forward end -> the loop
+ * thread finished the job), resume (-> an HTTP thread took it up), format
+ * (the response body), send (queued -> the last byte handed to the kernel).
+ * The queue wait has its own histogram, laya_queue_wait_seconds. */
+enum metrics_stage {
+    ST_PARSE, ST_WAKE, ST_STAGE, ST_RUN, ST_H2D, ST_D2H, ST_UNPACK, ST_BACK, ST_RESUME, ST_FORMAT,
+    ST_SEND, ST_COUNT
+};
+
 #define METRICS_MAX_DEVICES 16
 
 /* Sets up the registry (histogram bounds, zero counters). Call once at start,
@@ -54,6 +68,8 @@ const char *metrics_endpoint_name(int ep);
 void metrics_request(int endpoint, int status, double seconds);
 void metrics_reject(int reason);
 void metrics_observe(int hist, double value);
+void metrics_stage(int stage, double seconds);
+const char *metrics_stage_name(int stage);
 /* One batch handed to a worker: rows, real tokens and the tokens of its padded
  * buckets. Feeds laya_batch_rows, laya_batch_tokens, the padding fraction
  * (padded - real) / padded in [0, 1) (0 when padded is 0) and the deprecated
