@@ -271,6 +271,33 @@ START_TEST(bad_rows)
 }
 END_TEST
 
+/* Every forward reports its stages, the copies timed by events inside the
+ * captured graph as well as in an eager run. */
+START_TEST(forward_timing)
+{
+    if (!g_have)
+        return;
+    const cuda_bucket warm[1] = {{1, 8, 0}};
+    laya_backend *b = make(CUDA_DT_FP16, warm, 1);
+    int32_t ids[6] = {g_ck.cfg.cls_id, 5, 6, g_ck.cfg.mask_id, 7, g_ck.cfg.sep_id};
+    int32_t mk[1] = {3};
+    laya_row r = {ids, 6, mk, 1, 0};
+    float lg[1], act[2];
+    for (int graph = 1; graph >= 0; graph--) {
+        layad_error err = {0};
+        b->last = (laya_fwd_timing){-1, -1, -1, -1, -1};
+        ck_assert_int_eq(cuda_backend_forward_mode(b, &r, 1, 1, lg, act, graph, &err), 0);
+        const laya_fwd_timing t = b->last;
+        ck_assert_msg(t.stage_s > 0 && t.run_s > 0 && t.unpack_s >= 0 && t.h2d_s > 0 && t.d2h_s > 0,
+                      "graph %d: stage %g run %g h2d %g d2h %g unpack %g", graph, t.stage_s, t.run_s, t.h2d_s,
+                      t.d2h_s, t.unpack_s);
+        ck_assert_msg(t.h2d_s + t.d2h_s < t.run_s, "graph %d: copies %g + %g outside run %g", graph, t.h2d_s,
+                      t.d2h_s, t.run_s);
+    }
+    b->ops->destroy(b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gpu_backend_cuda");
@@ -282,6 +309,7 @@ int main(void)
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
+    tcase_add_test(t, forward_timing);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);
