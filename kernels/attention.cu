@@ -106,41 +106,6 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
     }
 }
 
-/* RoPE applied on load (kn_attention_rope): pos holds the position of every
- * slot of the batch (row0's slot s at pos[s]); cos / sin the fp32 tables of
- * kn_rope. rpos == NULL: Q and K are used as they are. */
-struct att_rope {
-    const int32_t *rpos; /* pos + the row's first slot */
-    const float *cos, *sin;
-};
-
-/* Rotates, in shared memory, the Q or K part of the tile rows x[0..64) whose
- * row-relative position p(r) = first + r (K: keys of the tile) or qpos[r] (Q)
- * is in [0, len): exactly what kn_rope would have stored in the QKV buffer
- * (same formula, one rounding to T), so the attention that follows reads
- * the same values. Thread e takes 8 pairs of row e / 4 at a time. */
-template <typename T>
-__device__ __forceinline__ void att_rotate(T (*x)[ATT_LD], const int *qpos, int first, int len, const att_rope &rp)
-{
-    for (int e = threadIdx.x; e < ATT_TQ * (KN_ROPE_HALF / 8); e += ATT_THREADS) {
-        const int r = e / (KN_ROPE_HALF / 8), j = (e % (KN_ROPE_HALF / 8)) * 8;
-        const int i = qpos ? qpos[r] : first + r;
-        if (i < 0 || i >= len)
-            continue;
-        const size_t t = (size_t)rp.rpos[i] * KN_ROPE_HALF + j;
-        float x1[8], x2[8], c[8], s[8], o1[8], o2[8];
-        kn_load8(&x[r][j], x1);
-        kn_load8(&x[r][j + KN_ROPE_HALF], x2);
-        *reinterpret_cast<float4 *>(c) = *reinterpret_cast<const float4 *>(rp.cos + t);
-        *reinterpret_cast<float4 *>(c + 4) = *reinterpret_cast<const float4 *>(rp.cos + t + 4);
-        *reinterpret_cast<float4 *>(s) = *reinterpret_cast<const float4 *>(rp.sin + t);
-        *reinterpret_cast<float4 *>(s + 4) = *reinterpret_cast<const float4 *>(rp.sin + t + 4);
-        kn_rope_rotate<8>(x1, x2, c, s, o1, o2);
-        kn_store8(&x[r][j], o1);
-        kn_store8(&x[r][j + KN_ROPE_HALF], o2);
-    }
-}
-
 /* A block's shared memory: the Q tile, two K and V stages, and the tile rows'
  * queries (qpos: position in the row, -1 none) and output rows (orow: -1 none). */
 template <typename T> struct att_smem {
@@ -154,13 +119,11 @@ template <typename T> struct att_smem {
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
- * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. With
- * rp.rpos, Q and each K tile are rotated in shared memory as they land.
- * Returns with shared memory still being read by other warps: sync before
- * refilling. */
-template <typename T, bool ROPE>
+ * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. Returns
+ * with shared memory still being read by other warps: sync before refilling. */
+template <typename T>
 __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out, int D, int len, int window,
-                                         int h, const att_rope &rp)
+                                         int h)
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
     const int D3 = 3 * D;
@@ -198,10 +161,6 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
     cp_async_commit();
     cp_async_wait<1>(); /* Q has landed */
     __syncthreads();
-    if (ROPE) {
-        att_rotate<T>(sm.qs, sm.qpos, 0, len, rp);
-        __syncthreads();
-    }
 
     const int r0 = warp * 16 + g, r1 = r0 + 8; /* this thread's two query rows in the tile */
     const int i0 = sm.qpos[r0], i1 = sm.qpos[r1];
@@ -229,10 +188,6 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
-        if (ROPE) {
-            att_rotate<T>(sm.ks[buf], NULL, t * ATT_TK, len, rp);
-            __syncthreads();
-        }
 
         /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
          * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
@@ -344,10 +299,10 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
  * tiles[2x], q0 = tiles[2x + 1]; r < 0: a spare tile, nothing to do. Row bounds
  * are clamped to [0, nslot] (the launcher's T), so a malformed cu cannot reach
  * past the buffers. */
-template <typename T, bool ROPE>
+template <typename T>
 __global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
-                 const int32_t *__restrict__ tiles, int window, att_rope rp)
+                 const int32_t *__restrict__ tiles, int window)
 {
     kn_pdl_wait();
     __shared__ att_smem<T> sm;
@@ -365,9 +320,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
         sm.orow[threadIdx.x] = ok ? s + i : -1;
     }
     __syncthreads();
-    if (ROPE)
-        rp.rpos += s;
-    att_tile<T, ROPE>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y, rp);
+    att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
 }
 
 /* Block (x, head y) of a selection: tile x / ATT_SSEG of 64 selected queries,
@@ -415,7 +368,7 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
             sm.orow[threadIdx.x] = t < b ? g0 + t : -1;
         }
         __syncthreads();
-        att_tile<T, false>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y, att_rope{NULL, NULL, NULL});
+        att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y);
         __syncthreads(); /* sm is refilled for the next run */
     }
 }
@@ -430,8 +383,8 @@ static int att_check(kn_dtype dt, const void *qkv, void *out, int D)
     return 0;
 }
 
-static int att_launch(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D, const int32_t *cu,
-                      const int32_t *tiles, int n_tiles, int window, att_rope rp)
+extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
+                            const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
 {
     KN_REQUIRE(T >= 0 && n_tiles >= 0, "negative attention size");
     if (T == 0 || n_tiles == 0)
@@ -440,29 +393,10 @@ static int att_launch(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int
         return -1;
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
     const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
-    if (rp.rpos)
-        KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E, true>, grid, dim3(ATT_THREADS), 0, ks,
-                                               (const E *)qkv, (E *)out, T, D, cu, tiles, window, rp)));
-    else
-        KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E, false>, grid, dim3(ATT_THREADS), 0, ks,
-                                               (const E *)qkv, (E *)out, T, D, cu, tiles, window, rp)));
+    KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
+                                           (E *)out, T, D, cu, tiles, window)));
     KN_LAUNCHED();
     return 0;
-}
-
-extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                            const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
-{
-    return att_launch(ks, dt, qkv, out, T, D, cu, tiles, n_tiles, window, att_rope{NULL, NULL, NULL});
-}
-
-extern "C" int kn_attention_rope(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                                 const int32_t *cu, const int32_t *tiles, int n_tiles, int window,
-                                 const int32_t *pos, const float *cos_tab, const float *sin_tab)
-{
-    KN_REQUIRE(pos && cos_tab && sin_tab, "NULL RoPE buffer");
-    KN_REQUIRE(kn_aligned16(cos_tab) && kn_aligned16(sin_tab), "RoPE tables must be 16-byte aligned");
-    return att_launch(ks, dt, qkv, out, T, D, cu, tiles, n_tiles, window, att_rope{pos, cos_tab, sin_tab});
 }
 
 extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int D,

@@ -228,16 +228,6 @@ int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const int32_t *p
 int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
                  const int32_t *cu, const int32_t *tiles, int n_tiles, int window);
 
-/* kn_attention with RoPE applied on load: Q and K of slot m are rotated by
- * position pos[m] (int32 on the device, 0 <= pos[m] < the tables' max_pos)
- * with the tables of kn_rope_tables_gpu (16-byte aligned) as they reach
- * shared memory, rounded once to dt. Bit for bit kn_rope on qkv followed by
- * kn_attention, one launch fewer and no write-back of the rotated Q and K
- * (qkv is left as it was). */
-int kn_attention_rope(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                      const int32_t *cu, const int32_t *tiles, int n_tiles, int window,
-                      const int32_t *pos, const float *cos_tab, const float *sin_tab);
-
 /* The same attention for a selection of queries (the last head layer needs only
  * the CLS and marker rows): selected query g < G is slot qpos[g] of row qrow[g]
  * (int32 on the device), written to out[g, :] (out [G, D], dt); qrow[g] < 0

@@ -120,21 +120,6 @@ template <typename T> __device__ __forceinline__ void kn_store8(T *p, const floa
     *reinterpret_cast<uint4 *>(p) = u;
 }
 
-/* The rotate-half RoPE of V pairs (x1[k], x2[k]) = (v[j + k], v[j + 32 + k]):
- * separate fp32 products and one add or subtract, no FMA contraction, like the
- * CPU (kernels/rope_cpu.c). Shared by kn_rope and the attention that applies
- * it on load, so both round the same values. */
-template <int V>
-__device__ __forceinline__ void kn_rope_rotate(const float x1[V], const float x2[V], const float c[V],
-                                               const float s[V], float o1[V], float o2[V])
-{
-#pragma unroll
-    for (int k = 0; k < V; k++) {
-        o1[k] = __fsub_rn(__fmul_rn(x1[k], c[k]), __fmul_rn(x2[k], s[k]));
-        o2[k] = __fadd_rn(__fmul_rn(x2[k], c[k]), __fmul_rn(x1[k], s[k]));
-    }
-}
-
 /* Exact erf GELU in fp32, the CPU's formula. */
 __device__ __forceinline__ float kn_gelu_erf(float x)
 {

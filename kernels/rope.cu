@@ -80,7 +80,11 @@ __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ po
             }
         }
         float o1[V], o2[V];
-        kn_rope_rotate<V>(x1, x2, cc, ss, o1, o2);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            o1[k] = __fsub_rn(__fmul_rn(x1[k], cc[k]), __fmul_rn(x2[k], ss[k]));
+            o2[k] = __fadd_rn(__fmul_rn(x2[k], cc[k]), __fmul_rn(x1[k], ss[k]));
+        }
         if (V == 8) {
             kn_store8(v, o1);
             kn_store8(v + KN_ROPE_HALF, o2);

@@ -51,14 +51,11 @@ static void teardown(void)
         checkpoint_close(&g_ck);
 }
 
-static int g_fuse_rope = 1; /* cuda_backend_opts.fuse_rope of the next make() */
-
 /* A backend warming every bucket (warm NULL) or only those of the given shapes. */
 static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
-    o.fuse_rope = g_fuse_rope;
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
@@ -274,32 +271,6 @@ START_TEST(bad_rows)
 }
 END_TEST
 
-/* RoPE applied in the attention's load gives the forward of RoPE as a kernel
- * of its own bit for bit, in graphs, on the parity rows. */
-START_TEST(rope_fused_equals_separate)
-{
-    if (!g_have)
-        return;
-    synth_set s;
-    layad_error err = {0};
-    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, g_ck.cfg.max_len, 7, &err), 0);
-    fwd_out fused, apart;
-    ck_assert(!fwd_out_alloc(&fused, s.n, s.max_markers, &err) && !fwd_out_alloc(&apart, s.n, s.max_markers, &err));
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
-    fwd(b, s.rows, s.n, &fused, 1);
-    b->ops->destroy(b);
-    g_fuse_rope = 0;
-    b = make(CUDA_DT_FP16, NULL, 0);
-    g_fuse_rope = 1;
-    fwd(b, s.rows, s.n, &apart, 1);
-    b->ops->destroy(b);
-    ck_assert_msg(fwd_out_identical(&fused, &apart), "RoPE in the attention != RoPE as a kernel");
-    fwd_out_free(&fused);
-    fwd_out_free(&apart);
-    synth_free(&s);
-}
-END_TEST
-
 /* Every forward reports its stages, the copies timed by events inside the
  * captured graph as well as in an eager run. */
 START_TEST(forward_timing)
@@ -339,7 +310,6 @@ int main(void)
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);
-    tcase_add_test(t, rope_fused_equals_separate);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);

@@ -590,40 +590,6 @@ static void att_name(char *what, size_t n, kn_dtype dt, const att_case *c, int s
         k += snprintf(what + k, n - (size_t)k, "%s%d", i ? "," : " ", c->lens[i]);
 }
 
-/* RoPE applied on load equals kn_rope then kn_attention bit for bit, on the
- * rows' real positions (0 .. len-1 per row; padding slots at random ones),
- * and leaves qkv as it was. */
-static void run_att_rope(kn_dtype dt, const att_case *c, const att_batch *b, const void *dq, rng *r)
-{
-    const int D = c->D, max_pos = 1024;
-    const size_t es = kn_dtype_size(dt), n_qkv = (size_t)b->T * 3 * D;
-    int32_t *pos = malloc(sizeof(int32_t) * b->T);
-    ck_assert_ptr_nonnull(pos);
-    for (int m = 0; m < b->T; m++)
-        pos[m] = rng_int(r, max_pos);
-    for (int i = 0; i < b->R; i++)
-        for (int m = b->cu[i]; m < b->cu[i + 1]; m++)
-            pos[m] = m - b->cu[i];
-    int32_t *dpos = upload_raw(pos, sizeof(int32_t) * b->T);
-    float *dct = dout((size_t)max_pos * KN_ROPE_HALF, KN_F32), *dst = dout((size_t)max_pos * KN_ROPE_HALF, KN_F32);
-    OK(kn_rope_tables_gpu(KS0, dct, dst, max_pos, 160000.0));
-    void *dq2 = dalloc(n_qkv * es);
-    CU(cudaMemcpy(dq2, dq, n_qkv * es, cudaMemcpyDeviceToDevice));
-    void *dA = dout((size_t)b->T * D, dt), *dB = dout((size_t)b->T * D, dt);
-    OK(kn_rope(KS0, dt, dq2, b->T, D, dpos, dct, dst));
-    OK(kn_attention(KS0, dt, dq2, dA, b->T, D, b->dcu, b->dtiles, b->cap, c->window));
-    float *before = download(dq, n_qkv, dt);
-    OK(kn_attention_rope(KS0, dt, dq, dB, b->T, D, b->dcu, b->dtiles, b->cap, c->window, dpos, dct, dst));
-    float *after = download(dq, n_qkv, dt), *ga = download(dA, (size_t)b->used * D, dt);
-    float *gb = download(dB, (size_t)b->used * D, dt);
-    char what[200];
-    att_name(what, sizeof what, dt, c, 0);
-    ck_assert_msg(memcmp(ga, gb, sizeof(float) * b->used * D) == 0, "%s: RoPE on load != kn_rope + kn_attention",
-                  what);
-    ck_assert_msg(memcmp(before, after, sizeof(float) * n_qkv) == 0, "%s: RoPE on load wrote qkv", what);
-    free(pos), free(before), free(after), free(ga), free(gb);
-}
-
 static void run_att_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
 {
     att_batch b;
@@ -646,7 +612,6 @@ static void run_att_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
     expect_close(what, g, ref, (size_t)b.used * D, 2 * e, 2 * e * vmax + 1e-5f, NULL);
     snprintf(sub, sizeof sub, "%s: padding", what);
     expect_poisoned(sub, dO, (size_t)b.used * D * es, (size_t)(b.T - b.used) * D * es);
-    run_att_rope(dt, c, &b, dq, r);
 
     /* The selection: against the CPU, and bit for bit against the full output of its slot. */
     int32_t qrow[128], qpos[128];

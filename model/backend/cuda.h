@@ -65,8 +65,6 @@ typedef struct cuda_backend_opts {
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
                            in every process */
-    int fuse_rope;      /* 1 (default): the encoder's attention applies RoPE as Q and K load
-                         * (kn_attention_rope, bit for bit the same); 0: kn_rope first */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
@@ -79,8 +77,8 @@ typedef struct cuda_backend_opts {
 } cuda_backend_opts;
 
 /* Defaults: device 0, fp16, 64 rows, max_tokens 0, checkpoint max_len, every
- * bucket warmed, graphs on, fp32 residual branches, tuning on, PDL on, RoPE
- * fused, copy timing on. */
+ * bucket warmed, graphs on, fp32 residual branches, tuning on, PDL on, copy
+ * timing on. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
 
 /* Parses "fp16" / "bf16" into *dtype; -1 on anything else. */

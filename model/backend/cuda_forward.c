@@ -83,15 +83,12 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
-        const int global = b->cfg.layer_global[i], win = global ? -1 : b->window;
-        const float *cs = global ? a->cos_g : a->cos_l, *sn = global ? a->sin_g : a->sin_l;
+        const int global = b->cfg.layer_global[i];
         GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-        if (b->o.fuse_rope) {
-            LAUNCH(kn_attention_rope(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, win, pos, cs, sn));
-        } else {
-            LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, cs, sn));
-            LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, win));
-        }
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
         GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, T, D, D, KN_EPI_NONE);
         LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D,
                             eps));

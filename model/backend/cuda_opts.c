@@ -17,7 +17,6 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->gemm_tune = 1;
     o->pdl = 1;
     o->copy_timing = 1;
-    o->fuse_rope = 1;
 }
 
 int cuda_dtype_parse(const char *s, int *dtype)
