@@ -154,8 +154,8 @@ fuzz: $(TOK_FUZZ_BIN) $(BUILD)/fuzz/fuzz_request
 
 # The request validator: request_parse on the tiny checkpoint; the library but the backends
 # (no forward runs here), plus the API request layer.
-REQ_FUZZ_SRC := $(filter-out model/backend/%,$(call rwildcard,model,*.c)) server/api/request.c
-$(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(call rwildcard,model,*.h) server/api/request.h $(TINY)/model.safetensors
+REQ_FUZZ_SRC := $(filter-out model/backend/%,$(call rwildcard,model,*.c)) $(wildcard server/api/*.c)
+$(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(call rwildcard,model,*.h) $(wildcard server/api/*.h) $(TINY)/model.safetensors
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus-request
 	clang $(FUZZ_CFLAGS) -o $@ $< $(REQ_FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
 

@@ -38,7 +38,9 @@ def ensure_venv():
             sys.exit("ref-forward: LAYAD_VENV=%s has no working laya/torch" % venv)
         subprocess.check_call([sys.executable, "-m", "venv", venv])
         pip = [py, "-m", "pip", "install", "-q"]
-        subprocess.check_call(pip + ["torch", "--index-url", "https://download.pytorch.org/whl/cpu"])
+        # torch from PyPI; LAYAD_TORCH_INDEX_URL opts into another index (the CPU-only wheels).
+        index = os.environ.get("LAYAD_TORCH_INDEX_URL")
+        subprocess.check_call(pip + ["torch"] + (["--index-url", index] if index else []))
         subprocess.check_call(pip + ["laya"])
     os.execv(py, [py] + sys.argv)
 

@@ -3,7 +3,7 @@
  * bytes into request_parse (the whole body -> rows path the daemon runs on
  * its HTTP threads), on the tiny checkpoint.
  *
- * The first byte picks the endpoint options (/decide or /v1/systemone,
+ * The first byte picks the endpoint options (/decide, /v1/systemone or its /batch,
  * strict or not, tight or default limits); the rest is the body. Checked on
  * every input, besides ASan/UBSan/LSan:
  *   - a rejected body gets 400, 413 or 422, and an error body that is JSON in
@@ -161,7 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t sel = data[0];
     decide_opts o;
     decide_opts_default(&o);
-    o.systemone = sel & 1;
+    o.systemone = o.jev_confidence = sel & 1;
+    o.systemone_batch = (sel & 1) && (sel & 16); /* /v1/systemone/batch */
     o.jev_strict = (sel >> 1) & 1;
     if (sel & 4) { /* tight limits, as a small deployment would set them */
         o.max_questions = 3;

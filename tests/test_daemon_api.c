@@ -73,6 +73,10 @@ static void expect_error_shape(const td_resp *r, int status)
     ck_assert(json_is_string(json_object_get(e, "message")));
     json_t *f = json_object_get(e, "field");
     ck_assert(json_is_null(f) || json_is_string(f));
+    /* laya-serve's `detail`, which the official client shows: the same text */
+    json_t *d = json_object_get(j, "detail");
+    ck_assert_msg(json_is_string(d) && !strcmp(json_string_value(d), json_string_value(json_object_get(e, "message"))),
+                  "detail: %s", r->body);
     json_decref(j);
 }
 
@@ -172,6 +176,48 @@ START_TEST(request_id_echo)
 }
 END_TEST
 
+/* /v1/systemone/batch: laya-serve's shape, each result what /v1/systemone answers for that state. */
+START_TEST(systemone_batch)
+{
+    const char *states[] = {"\"one\"", "{\"user\": \"two\"}", "[\"three\", \"four\"]"};
+    const char *q = "\"questions\": {\"c\": {\"type\": \"choice\", \"instructions\": \"Pick\", \"criteria\": "
+                    "[\"a\", \"b\", \"c\"]}, \"n\": {\"type\": \"noul\", \"instructions\": \"Urgent?\"}}";
+    char body[1024];
+    snprintf(body, sizeof body, "{\"states\": [%s, %s, %s], \"min_confidence\": 0.5, %s}", states[0], states[1],
+             states[2], q);
+    td_resp r;
+    ck_assert_int_eq(td_request(D.port, "POST", "/v1/systemone/batch", AUTH, body, strlen(body), &r), 0);
+    ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+    json_t *j = json_loads(r.body, 0, NULL), *res = json_object_get(j, "results");
+    ck_assert_int_eq((int)json_array_size(res), 3);
+    long total = 0;
+    for (int i = 0; i < 3; i++) {
+        char one[512];
+        snprintf(one, sizeof one, "{\"state\": %s, \"min_confidence\": 0.5, %s}", states[i], q);
+        td_resp s1;
+        ck_assert_int_eq(td_request(D.port, "POST", "/v1/systemone", AUTH, one, strlen(one), &s1), 0);
+        ck_assert_int_eq(s1.status, 200);
+        json_t *w = json_loads(s1.body, 0, NULL);
+        ck_assert_msg(json_equal(w, json_array_get(res, (size_t)i)), "state %d:\n%s\n%s", i, s1.body, r.body);
+        total += (long)json_integer_value(json_object_get(json_object_get(w, "usage"), "input_tokens"));
+        json_decref(w);
+        td_resp_free(&s1);
+    }
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "total_usage"), "input_tokens")), total);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x_jev_confidence\": "));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"abstention\": "));
+    json_decref(j);
+    td_resp_free(&r);
+    /* both fields required; GET is 405 */
+    ck_assert_int_eq(td_request(D.port, "POST", "/v1/systemone/batch", AUTH, BODIES[0], strlen(BODIES[0]), &r), 0);
+    expect_error_shape(&r, 400);
+    td_resp_free(&r);
+    ck_assert_int_eq(td_request(D.port, "GET", "/v1/systemone/batch", AUTH, NULL, 0, &r), 0);
+    ck_assert_int_eq(r.status, 405);
+    td_resp_free(&r);
+}
+END_TEST
+
 START_TEST(probes_and_info)
 {
     td_resp r;
@@ -194,6 +240,14 @@ START_TEST(probes_and_info)
     ck_assert(json_is_string(json_object_get(j, "dtype")));
     ck_assert(json_is_number(json_object_get(j, "uptime_seconds")));
     ck_assert(json_is_integer(json_object_get(j, "queue_depth")));
+    /* laya-serve's fields, as laya.mcp.remote reads them: the served name, not a local path's revision */
+    json_t *loaded = json_object_get(j, "loaded");
+    ck_assert_int_eq((int)json_array_size(loaded), 1);
+    const char *served = json_string_value(json_array_get(loaded, 0));
+    ck_assert_str_eq(served, json_string_value(json_object_get(j, "model")));
+    ck_assert(json_is_null(json_object_get(json_object_get(j, "revisions"), served)));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "checkpoint_devices"), served)), "cpu");
+    ck_assert(json_is_false(json_object_get(j, "device_is_preference")));
     json_decref(j);
     td_resp_free(&r);
     ck_assert_int_eq(td_request(D.port, "GET", "/v1/models", AUTH, NULL, 0, &r), 0);
@@ -452,6 +506,7 @@ Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, decide_equals_cli);
     tcase_add_test(tc, systemone_and_strict);
+    tcase_add_test(tc, systemone_batch);
     tcase_add_test(tc, request_id_echo);
     tcase_add_test(tc, probes_and_info);
     tcase_add_test(tc, unknown_model_422);

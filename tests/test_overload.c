@@ -4,8 +4,8 @@
  * What the scheduler promises in-process (tests/test_scheduler.c: token
  * budget, interleaving, cancellation, shedding by estimated wait), seen from a
  * client: a request over max_request_tokens is a 413 that names the limit; a
- * request that would wait past max_queue_wait_s is a 503 on /decide and a 529
- * on /v1/systemone, each with Retry-After; and SIGTERM in the middle of
+ * request that would wait past max_queue_wait_s is a 503 on /decide and (with
+ * systemone_busy_status = 529) a 529 on /v1/systemone, each with Retry-After; and SIGTERM in the middle of
  * traffic answers every request whose connection the daemon took (200 or
  * 503), refuses the rest at connect, and exits 0.
  */
@@ -87,7 +87,8 @@ static void *heavy(void *p)
 START_TEST(shed_by_wait_503_529_retry_after)
 {
     daemon_proc d;
-    const char *args[] = {"--max-queue-wait-s", "0.05", "--request-timeout-s", "300", NULL};
+    const char *args[] = {"--max-queue-wait-s", "0.05", "--request-timeout-s", "300", "--systemone-busy-status",
+                          "529", NULL};
     ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
     size_t n;
     char *small = body_of(1, 1, 20, &n);

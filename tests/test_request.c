@@ -11,6 +11,7 @@
  * suite runs under ASan+UBSan in `make test`.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "model/backend/cpu.h"
 #include "model/checkpoint/checkpoint.h"
 #include "model/pyexact/pyjson.h"
+#include "server/api/jev_confidence.h"
 #include "server/api/request.h"
 #include "tests/lib/testutil.h"
 
@@ -97,7 +99,7 @@ START_TEST(client_errors_have_the_documented_status)
     ck_assert_str_eq(f, "head_max_len");
     ck_assert_int_eq(status_of("{\"state\": \"x\", \"max_len\": 99999999999999, " Q1 "}", NULL, f), 422);
     ck_assert_int_eq(status_of("{\"state\": \"x\", \"return_logits\": 1, " Q1 "}", NULL, f), 422);
-    ck_assert_int_eq(status_of("{\"state\": \"x\", \"min_confidence\": 0.5, " Q1 "}", NULL, f), 422);
+    ck_assert_int_eq(status_of("{\"state\": \"x\", \"min_confidence\": 1.5, " Q1 "}", NULL, f), 422);
     ck_assert_int_eq(status_of("{\"state\": \"x\", \"model\": 3, " Q1 "}", NULL, f), 422);
     ck_assert_int_eq(status_of("{\"state\": \"x\", \"questions\": {\"a\": {\"type\": \"choice\", \"instructions\": \"i\", "
                                "\"criteria\": [\"x\", \"x\"]}}}", NULL, f), 422);
@@ -191,16 +193,17 @@ START_TEST(error_body_shape)
     layad_fail_field(&e, 422, "questions.a", "bad \"quote\"\n");
     size_t n;
     char *b = request_error_body(&e, &n);
-    ck_assert_str_eq(b, "{\"error\": {\"message\": \"bad \\\"quote\\\"\\n\", \"field\": \"questions.a\"}}");
+    ck_assert_str_eq(b, "{\"error\": {\"message\": \"bad \\\"quote\\\"\\n\", \"field\": \"questions.a\"}, "
+                        "\"detail\": \"bad \\\"quote\\\"\\n\"}");
     ck_assert_uint_eq(n, strlen(b));
     free(b);
     layad_fail(&e, 400, "not json");
     b = request_error_body(&e, NULL);
-    ck_assert_str_eq(b, "{\"error\": {\"message\": \"not json\", \"field\": null}}");
+    ck_assert_str_eq(b, "{\"error\": {\"message\": \"not json\", \"field\": null}, \"detail\": \"not json\"}");
     free(b);
     layad_fail_field(&e, 500, "x", "/secret/path failed");
     b = request_error_body(&e, NULL);
-    ck_assert_str_eq(b, "{\"error\": {\"message\": \"internal error\", \"field\": null}}");
+    ck_assert_str_eq(b, "{\"error\": {\"message\": \"internal error\", \"field\": null}, \"detail\": \"internal error\"}");
     free(b);
 }
 END_TEST
@@ -426,6 +429,153 @@ START_TEST(empty_strings_everywhere_are_answered_or_refused)
 }
 END_TEST
 
+/* The message of a refused body (opts may be NULL), for laya-serve's word-for-word checks. */
+static void expect_refusal(const char *body, const decide_opts *opts, int status, const char *msg)
+{
+    decide_opts o;
+    decide_opts_default(&o);
+    if (opts)
+        o = *opts;
+    laya_request *r = NULL;
+    layad_error err = {0};
+    ck_assert_msg(request_parse(&g_ck, body, strlen(body), &o, &r, &err) != 0, "%s: accepted", body);
+    ck_assert_msg(err.status == status && !strcmp(err.msg, msg), "%s: %d '%s', want %d '%s'", body, err.status,
+                  err.msg, status, msg);
+}
+
+/* min_confidence, task, the hook refusals and the batch controls, as laya-serve answers them. */
+START_TEST(laya_serve_controls)
+{
+    static const char *const names[] = {"rl-agent", "laya", "jev-latest", NULL};
+    decide_opts o;
+    decide_opts_default(&o);
+    o.systemone = 1;
+    o.model_names = names;
+    char f[256], *s;
+    const char *bad = "min_confidence must be a float in [0.0, 1.0], got ";
+    char want[256];
+    snprintf(want, sizeof want, "%s1.5", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": 1.5, " Q1 "}", &o, 422, want);
+    snprintf(want, sizeof want, "%sTrue", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": true, " Q1 "}", &o, 422, want);
+    snprintf(want, sizeof want, "%s[0.5, 'a']", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": [0.5, \"a\"], " Q1 "}", &o, 422, want);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {}, " Q1 "}", &o, 422,
+                   "a min_confidence map must be a non-empty dict of bucket -> float, got {}");
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"noul:2\": 0.1, \"choice:7\": 0.1}, " Q1 "}", &o,
+                   422, "min_confidence map keys must be a bucket like 'choice:3-5' or 'default', got 'choice:7'");
+    snprintf(want, sizeof want, "%sNone", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"default\": null}, " Q1 "}", &o, 422, want);
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"min_confidence\": 1, " Q1 "}", &o, f, &s), 200);
+    free(s);
+    /* task: the served model in laya's spelling (laya -> english), or 422 */
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"task\": \" English\", " Q1 "}", &o, f, &s), 200);
+    free(s);
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"task\": \"rl-agent\", " Q1 "}", &o, f, &s), 200);
+    free(s);
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"model\": \"laya\", \"task\": \"bogus\", " Q1 "}", &o,
+                                      f, &s), 200); /* an explicit model outranks task */
+    free(s);
+    expect_refusal("{\"state\": \"x\", \"task\": \"bogus\", " Q1 "}", &o, 422,
+                   "unknown model 'bogus'; choose one of ['jev-latest', 'laya', 'rl-agent']");
+    expect_refusal("{\"state\": \"x\", \"task\": 5, " Q1 "}", &o, 422,
+                   "unknown model 5; choose one of ['jev-latest', 'laya', 'rl-agent']");
+    expect_refusal("{\"state\": \"x\", \"task\": \"typed_decisions\", " Q1 "}", &o, 422,
+                   "task names the typed-decisions checkpoint, which this server does not serve; it serves rl-agent");
+    expect_refusal("{\"state\": \"x\", \"on_predict_start\": 1, \"hooks\": [], " Q1 "}", &o, 422,
+                   "hooks, on_predict_start run inside the server process and cannot be sent to this endpoint; "
+                   "layad runs no hooks, so drop them");
+    expect_refusal("{\"state\": \"x\", \"lang_guess\": 1, " Q1 "}", &o, 422,
+                   "lang_guess must be a language code string such as \"de\", or null");
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"lang\": \"de\", \"other\": 1, " Q1 "}", &o, f, &s), 200);
+    free(s);
+    /* /v1/systemone/batch */
+    o.systemone_batch = 1;
+    expect_refusal("{\"state\": \"x\", " Q1 "}", &o, 400,
+                   "request body must be an object with 'states' and 'questions' fields");
+    expect_refusal("{\"states\": [\"x\", null], " Q1 "}", &o, 400, "'state' is required");
+    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 0, " Q1 "}", &o, 422,
+                   "batch_size must be a positive integer, got 0");
+    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 1.0, " Q1 "}", &o, 422, "batch_size must be an integer");
+    expect_refusal("{\"states\": [\"x\"], \"sort_by_length\": 1, " Q1 "}", &o, 422,
+                   "sort_by_length must be a boolean");
+    expect_refusal("{\"states\": [\"x\"], \"diagnostics\": {}, " Q1 "}", &o, 422,
+                   "diagnostics is filled in place for an in-process caller and cannot be returned over HTTP; "
+                   "read the per-group report from the CLI or a local Router");
+    ck_assert_int_eq(answer_or_status("{\"states\": [\"x\", \"y\"], \"state\": \"z\", \"batch_size\": 1, "
+                                      "\"sort_by_length\": true, " Q1 "}", &o, f, &s), 200);
+    ck_assert_ptr_nonnull(strstr(s, "\"results\": [{"));
+    ck_assert_ptr_nonnull(strstr(s, "\"total_usage\": "));
+    free(s);
+}
+END_TEST
+
+#define QCS "\"questions\": {\"c\": {\"type\": \"choice\", \"instructions\": \"i\", \"criteria\": [\"a\", \"b\", \"c\"]}, " \
+            "\"s\": {\"type\": \"score\", \"instructions\": \"i\", \"criteria\": [\"l\", \"m\"]}, " \
+            "\"n\": {\"type\": \"noul\", \"instructions\": \"i\"}}"
+
+/* What laya-serve appends to each answer: the gate's fields, then x_jev_confidence on choice and
+ * score answers of /v1/systemone; strict mode and /decide keep the Agent's answer. */
+START_TEST(gate_and_jev_fields)
+{
+    decide_opts o;
+    decide_opts_default(&o);
+    o.systemone = o.jev_confidence = 1;
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"min_confidence\": {\"choice:3-5\": 1, \"default\": 0}, "
+                                      QCS "}", &o, f, &s), 200);
+    json_t *j = json_loads(s, 0, NULL), *a = json_object_get(j, "answers");
+    ck_assert_ptr_nonnull(a);
+    json_t *c = json_object_get(a, "c"), *sc = json_object_get(a, "s"), *n = json_object_get(a, "n");
+    ck_assert(json_is_true(json_object_get(c, "low_confidence"))); /* nothing clears 1.0 */
+    ck_assert_str_eq(json_string_value(json_object_get(c, "abstention")), "abstained");
+    ck_assert(json_real_value(json_object_get(c, "abstention_threshold")) == 1.0);
+    ck_assert_ptr_null(json_object_get(sc, "low_confidence"));
+    ck_assert_str_eq(json_string_value(json_object_get(sc, "abstention")), "passed");
+    ck_assert_str_eq(json_string_value(json_object_get(n, "abstention")), "passed");
+    ck_assert_ptr_nonnull(json_object_get(c, "x_jev_confidence"));
+    ck_assert_ptr_nonnull(json_object_get(sc, "x_jev_confidence"));
+    ck_assert_ptr_null(json_object_get(n, "x_jev_confidence"));
+    ck_assert_ptr_nonnull(strstr(s, "\"abstention_threshold\": 1.0, \"x_jev_confidence\": ")); /* laya's key order */
+    /* the value: Jev's formula on the printed probabilities */
+    json_t *p = json_object_get(c, "probabilities");
+    double v[3] = {json_real_value(json_object_get(p, "a")), json_real_value(json_object_get(p, "b")),
+                   json_real_value(json_object_get(p, "c"))};
+    double t = v[0] + v[1] + v[2], top = fmax(v[0], fmax(v[1], v[2])) / t;
+    ck_assert_double_eq_tol(json_real_value(json_object_get(c, "x_jev_confidence")), (top - 1.0 / 3) / (2.0 / 3),
+                            0.5e-4 + 1e-12);
+    json_decref(j);
+    free(s);
+    o.jev_strict = 1;
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"min_confidence\": 0.5, " QCS "}", &o, f, &s), 200);
+    ck_assert_ptr_null(strstr(s, "abstention"));
+    ck_assert_ptr_null(strstr(s, "x_jev_confidence"));
+    free(s);
+    decide_opts_default(&o); /* /decide: the Agent's answer only */
+    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", " QCS "}", &o, f, &s), 200);
+    ck_assert_ptr_null(strstr(s, "x_jev_confidence"));
+    free(s);
+}
+END_TEST
+
+/* jev_confidence on hand-computed distributions. */
+START_TEST(jev_confidence_formula)
+{
+    answer_numbers a = {.qtype = QTYPE_CHOICE, .k = 3, .p = {0.2, 0.3, 0.5}};
+    ck_assert_double_eq_tol(jev_confidence(&a), 0.25, 1e-12);
+    a.p[0] = a.p[1] = a.p[2] = 0.0; /* a zero total reads as uniform */
+    ck_assert_double_eq_tol(jev_confidence(&a), 0.0, 1e-12);
+    a = (answer_numbers){.qtype = QTYPE_SCORE, .k = 3, .p = {0.1, 0.8, 0.1}};
+    ck_assert_double_eq_tol(jev_confidence(&a), 1.0 - 0.2 / (2.0 / 3), 1e-12);
+    a = (answer_numbers){.qtype = QTYPE_SCORE, .k = 3, .p = {0.5, 0.0, 0.5}}; /* mode 0: 1 - 1/(2/3) < 0 */
+    ck_assert(jev_confidence(&a) == 0.0);
+    a = (answer_numbers){.qtype = QTYPE_CHOICE, .k = 1, .p = {0.3}};
+    ck_assert(jev_confidence(&a) == 1.0);
+    a = (answer_numbers){.qtype = QTYPE_NOUL, .k = 2, .p = {0.3, 0.7}};
+    ck_assert(isnan(jev_confidence(&a)));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("request");
@@ -437,7 +587,15 @@ int main(void)
     tcase_add_test(tc, error_body_shape);
     tcase_add_test(tc, cut_messages_and_fields_stay_utf8);
     tcase_add_test(tc, response_shapes);
+    tcase_add_test(tc, jev_confidence_formula);
     suite_add_tcase(s, tc);
+    TCase *serve = tcase_create("laya_serve");
+    tcase_add_unchecked_fixture(serve, load, unload);
+    tcase_add_checked_fixture(serve, cpu_up, cpu_down);
+    tcase_set_timeout(serve, 60);
+    tcase_add_test(serve, laya_serve_controls);
+    tcase_add_test(serve, gate_and_jev_fields);
+    suite_add_tcase(s, serve);
     TCase *empty = tcase_create("empty_strings");
     tcase_add_unchecked_fixture(empty, load, unload);
     tcase_add_checked_fixture(empty, cpu_up, cpu_down);

@@ -19,7 +19,8 @@
 #include "model/pyexact/refmath.h"
 #include "model/backend/rows.h"
 
-#define MAX_K 512
+#define MAX_K ANSWERS_MAX_K
+
 
 void answers_probs(const float *logits, int k, double temperature, const int *order, float *p)
 {
@@ -122,8 +123,32 @@ static void legend(pj_buf *b, const laya_question *q)
     pj_buf_put(b, "}", 1);
 }
 
+void answers_numbers(const laya_config *cfg, const laya_question *q, int k, const float *logits,
+                     answer_numbers *out)
+{
+    float p[MAX_K];
+    answers_probs(logits, k, checkpoint_temperature(cfg, q->qtype, k), q->order, p);
+    int arg = 0;
+    for (int i = 1; i < k; i++)
+        if (p[i] > p[arg])
+            arg = i;
+    double top = (double)p[arg];
+    out->qtype = q->qtype;
+    out->k = k;
+    for (int i = 0; i < k; i++)
+        out->p[i] = py_round((double)p[i], 4);
+    out->answer_confidence = py_round(top < 0.0 ? 0.0 : top > 1.0 ? 1.0 : top, 4);
+}
+
 void answers_format(pj_buf *b, const laya_config *cfg, const laya_question *q, int k, const float *logits,
                     const float *act, int strict, int return_logits)
+{
+    answers_format_open(b, cfg, q, k, logits, act, strict, return_logits);
+    pj_buf_put(b, "}", 1);
+}
+
+void answers_format_open(pj_buf *b, const laya_config *cfg, const laya_question *q, int k, const float *logits,
+                         const float *act, int strict, int return_logits)
 {
     float p[MAX_K];
     double t = checkpoint_temperature(cfg, q->qtype, k);
@@ -190,5 +215,4 @@ void answers_format(pj_buf *b, const laya_config *cfg, const laya_question *q, i
         pj_buf_puts(b, ", \"act_logits\": ");
         float_list(b, act, LAYA_N_ACT);
     }
-    pj_buf_put(b, "}", 1);
 }

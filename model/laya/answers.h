@@ -41,4 +41,22 @@ float answers_act_probability(const float *act);
 void answers_format(pj_buf *b, const laya_config *cfg, const laya_question *q, int k, const float *logits,
                     const float *act, int strict, int return_logits);
 
+/* The same without its closing brace, for a caller that appends fields of its own
+ * (laya-serve's confidence gate and x_jev_confidence come after the Agent's keys). */
+void answers_format_open(pj_buf *b, const laya_config *cfg, const laya_question *q, int k,
+                         const float *logits, const float *act, int strict, int return_logits);
+
+#define ANSWERS_MAX_K 512 /* largest option count the post-processing handles */
+
+/* The numbers of one answer as printed (each already round(x, 4)): what laya-serve's
+ * additions read back from the answer dict. */
+typedef struct answer_numbers {
+    int qtype, k;
+    double p[ANSWERS_MAX_K];  /* probabilities in option order (noul: [false, true]) */
+    double answer_confidence;
+} answer_numbers;
+
+void answers_numbers(const laya_config *cfg, const laya_question *q, int k, const float *logits,
+                     answer_numbers *out);
+
 #endif

@@ -21,6 +21,9 @@
 #include "model/laya/prompt.h"
 #include "model/pyexact/pyjson.h"
 #include "model/laya/question.h"
+#include "server/api/controls.h"
+#include "server/api/gate.h"
+#include "server/api/jev_confidence.h"
 
 #define DEFAULT_RESPONSE_MODEL "laya-rl-agent"
 
@@ -28,7 +31,8 @@ struct laya_request {
     pj_arena arena;
     const laya_checkpoint *ck;
     const char *model;      /* response "model" */
-    int strict, return_logits, multi;
+    int strict, return_logits, multi, jev;
+    gate gate;              /* min_confidence */
     int n_states, n_q, n_rows;
     int max_len, head_max_len;
     laya_question *qs;
@@ -94,13 +98,16 @@ static int budget_param(const pj_value *body, const char *key, int cap, int dflt
     return 0;
 }
 
-static int check_model(const pj_value *body, const decide_opts *o, layad_error *err)
+/* *pinned: the body names the served model (then `task` is not consulted). */
+static int check_model(const pj_value *body, const decide_opts *o, int *pinned, layad_error *err)
 {
     const pj_value *m = pj_get(body, "model");
+    *pinned = 0;
     if (!m || m->type == PJ_NULL)
         return 0;
     if (m->type != PJ_STRING)
         return layad_fail_field(err, 422, "model", "model must be a string");
+    *pinned = 1;
     if (!o->model_names)
         return 0;
     for (const char *const *n = o->model_names; *n; n++)
@@ -115,9 +122,12 @@ static int collect_states(const pj_value *body, const decide_opts *o, int max_st
                           int *n, int *multi, laya_request *r, layad_error *err)
 {
     const pj_value *ss = pj_get(body, "states"), *s = pj_get(body, "state");
+    if (o->systemone_batch) /* laya-serve's batch reads `states` only */
+        s = NULL;
     if (ss && ss->type != PJ_NULL) {
-        if (o->systemone)
-            return layad_fail_field(err, 422, "states", "/v1/systemone takes one 'state'; send 'states' to /decide");
+        if (o->systemone && !o->systemone_batch)
+            return layad_fail_field(err, 422, "states",
+                                    "/v1/systemone takes one 'state'; send 'states' to /v1/systemone/batch");
         if (s && s->type != PJ_NULL)
             return layad_fail_field(err, 422, "state", "give either 'state' or 'states', not both");
         if (ss->type != PJ_ARRAY || !ss->u.arr.n)
@@ -127,7 +137,8 @@ static int collect_states(const pj_value *body, const decide_opts *o, int max_st
                                     max_states);
         for (size_t i = 0; i < ss->u.arr.n; i++)
             if (ss->u.arr.items[i]->type == PJ_NULL)
-                return layad_fail_field(err, 400, "states", "state must not be None; pass a string, dict, or list");
+                return layad_fail_field(err, 400, "states", o->systemone_batch ? "'state' is required"
+                                        : "state must not be None; pass a string, dict, or list");
         *states = (const pj_value **)ss->u.arr.items;
         *n = (int)ss->u.arr.n;
         *multi = 1;
@@ -246,9 +257,14 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
     int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : ck->cfg.max_position;
 
     pj_value *root;
+    int batch = o->systemone_batch, pinned = 0;
     if (pj_parse(&r->arena, body, len, &root, err))
         goto fail;
     const pj_value *questions = pj_get(root, "questions");
+    if (batch && (root->type != PJ_OBJECT || !questions || !pj_get(root, "states"))) {
+        layad_fail(err, 400, "request body must be an object with 'states' and 'questions' fields");
+        goto fail;
+    }
     if (root->type != PJ_OBJECT || !questions) {
         layad_fail(err, 400, "request body must be an object with a 'questions' field");
         goto fail;
@@ -260,9 +276,9 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
     const pj_value *const *states = NULL;
     if (collect_states(root, o, max_s, (const pj_value ***)&states, &r->n_states, &r->multi, r, err))
         goto fail;
-    if (question_check_limits(questions, max_q, max_o, max_l, err))
+    if (question_check_limits(questions, max_q, max_o, max_l, err) || controls_refuse(root, batch, err))
         goto fail;
-    if (check_model(root, o, err))
+    if (check_model(root, o, &pinned, err))
         goto fail;
     if (budget_param(root, "max_len", cap_len, ck->cfg.max_len, &r->max_len, err) ||
         budget_param(root, "head_max_len", cap_head, ck->cfg.head_max_len, &r->head_max_len, err))
@@ -279,11 +295,10 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
         }
         r->return_logits = rl->type == PJ_TRUE;
     }
-    const pj_value *mc = pj_get(root, "min_confidence");
-    if (mc && mc->type != PJ_NULL) {
-        layad_fail_field(err, 422, "min_confidence", "min_confidence is not supported by this server");
+    if (controls_check(root, batch, err) || gate_parse(root, &r->gate, err) ||
+        controls_task(root, o->model_names, pinned, err))
         goto fail;
-    }
+    r->jev = (o->jev_confidence || batch) && !r->strict;
 
     r->n_q = (int)questions->u.obj.n;
     r->qs = alloc(r, (size_t)r->n_q * sizeof *r->qs, err);
@@ -387,6 +402,29 @@ static void usage(pj_buf *b, const laya_request *r, int s)
     pj_buf_puts(b, "}");
 }
 
+/* One answer: the Agent's keys, then what laya-serve adds after them (not in strict mode). */
+static void answer(pj_buf *b, const laya_request *r, int q, int i)
+{
+    const laya_config *cfg = &r->ck->cfg;
+    int k = r->rows[i].n_markers;
+    if (r->strict || (!r->gate.set && !r->jev)) {
+        answers_format(b, cfg, &r->qs[q], k, r->logits[i], r->act[i], r->strict, r->return_logits);
+        return;
+    }
+    answer_numbers *a = malloc(sizeof *a);
+    if (!a) {
+        b->failed = 1;
+        return;
+    }
+    answers_format_open(b, cfg, &r->qs[q], k, r->logits[i], r->act[i], r->strict, r->return_logits);
+    answers_numbers(cfg, &r->qs[q], k, r->logits[i], a);
+    gate_format(b, &r->gate, a);
+    if (r->jev)
+        jev_confidence_format(b, a);
+    pj_buf_put(b, "}", 1);
+    free(a);
+}
+
 static void result(pj_buf *b, const laya_request *r, int s)
 {
     pj_buf_puts(b, "{\"model\": ");
@@ -398,8 +436,7 @@ static void result(pj_buf *b, const laya_request *r, int s)
             pj_buf_puts(b, ", ");
         pj_buf_string(b, r->qs[q].qid, r->qs[q].qid_len);
         pj_buf_puts(b, ": ");
-        answers_format(b, &r->ck->cfg, &r->qs[q], r->rows[i].n_markers, r->logits[i], r->act[i], r->strict,
-                       r->return_logits);
+        answer(b, r, q, i);
     }
     pj_buf_puts(b, "}, \"usage\": ");
     usage(b, r, s);
@@ -443,7 +480,9 @@ char *request_error_body(const layad_error *err, size_t *len)
         pj_buf_string(&b, err->field, strlen(err->field));
     else
         pj_buf_puts(&b, "null");
-    pj_buf_puts(&b, "}}");
+    pj_buf_puts(&b, "}, \"detail\": ");
+    pj_buf_string(&b, msg, strlen(msg));
+    pj_buf_puts(&b, "}");
     if (b.failed || !b.p) {
         free(b.p);
         return NULL;

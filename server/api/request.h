@@ -40,6 +40,10 @@
 
 typedef struct decide_opts {
     int systemone;             /* 1: /v1/systemone (one `state`, no `states`); 0: /decide */
+    int systemone_batch;       /* 1: /v1/systemone/batch (`states` and `questions` required, laya-serve's
+                                  batch controls); overrides systemone */
+    int jev_confidence;        /* 1: non-strict choice and score answers carry x_jev_confidence, as
+                                  laya-serve's /v1/systemone routes add it */
     int jev_strict;            /* 1: strict Jev answers (no action/answer_confidence/noul confidence,
                                   usage = {input_tokens, output_tokens}) */
     int max_len_cap;           /* largest per-request `max_len` accepted (0: the encoder's
@@ -109,8 +113,10 @@ char *request_format(const laya_request *r, size_t *len, layad_error *err);
 
 void request_free(laya_request *r);
 
-/* The error body {"error": {"message": "...", "field": "..."|null}} (malloc'ed,
- * NUL-terminated). A 500 never carries internal details: its message is
+/* The error body {"error": {"message": "...", "field": "..."|null}, "detail": "..."}
+ * (malloc'ed, NUL-terminated). `detail` repeats the message at the top level because
+ * that is where laya-serve (FastAPI) puts it, and where the official client reads the
+ * text it shows its user. A 500 never carries internal details: its message is
  * "internal error". NULL only when out of memory. */
 char *request_error_body(const layad_error *err, size_t *len);
 

@@ -206,6 +206,7 @@ static int one(const cli *c, const laya_checkpoint *ck, const char *body, size_t
     decide_opts o;
     decide_opts_default(&o);
     o.systemone = c->systemone;
+    o.jev_confidence = c->systemone;
     o.jev_strict = c->strict;
     o.max_options = c->max_options;
     laya_request *r = NULL;

@@ -68,12 +68,13 @@ static const opt_def opts[] = {
     {"head_max_len", I(head_max_len), "0", 0, 1 << 20, "largest per-request head_max_len accepted (0: the checkpoint's)"},
     {"return_logits", B(return_logits), "true", 0, 1, "allow \"return_logits\": true in requests"},
     {"jev_strict", B(jev_strict), "false", 0, 1, "strict Jev answers for every request (else per request: X-Jev-Strict: 1)"},
-    {"max_queue", I(max_queue), "1024", 1, 1000000, "requests waiting for a batch; beyond: 503 (/decide) or 529 (/v1/systemone)"},
+    {"systemone_busy_status", I(systemone_busy_status), "503", 503, 529, "status of /v1/systemone (and /batch) when busy, draining or loading: 503, what the official laya client reads as busy, or 529 for Jev clients that retry on it"},
+    {"max_queue", I(max_queue), "1024", 1, 1000000, "requests waiting for a batch; beyond: 503 (or systemone_busy_status on /v1/systemone)"},
     {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch while a worker is busy, microseconds"},
     {"max_batch_rows", I(max_batch_rows), "64", 1, 65536, "rows per batch"},
     {"max_batch_tokens", I(max_batch_tokens), "32768", 1, 1 << 30, "real tokens per batch"},
     {"max_request_tokens", L(max_request_tokens), "16384", 0, 1e9, "input tokens of one request, checked before any work; beyond: 413 (0: no limit). 16384 (32 rows of 512) is about 1.1 s of the 2-core CPU backend on the tiny model and 45 ms of an H200 on the large one"},
-    {"max_queue_wait_s", D(max_queue_wait_s), "5", 0, 86400, "shed load: refuse a request when the work ahead of it (queued + in-flight tokens over the measured tokens/s) exceeds this many seconds: 503 (/decide) or 529 (/v1/systemone) with Retry-After (0: only max_queue)"},
+    {"max_queue_wait_s", D(max_queue_wait_s), "5", 0, 86400, "shed load: refuse a request when the work ahead of it (queued + in-flight tokens over the measured tokens/s) exceeds this many seconds: 503 (or systemone_busy_status on /v1/systemone) with Retry-After (0: only max_queue)"},
     {"request_timeout_s", D(request_timeout_s), "30", 0.001, 86400, "deadline from admission to the queue; past it: 504 and the late result is dropped"},
     {"shutdown_grace_s", D(shutdown_grace_s), "20", 0, 3600, "on SIGTERM/SIGINT: time to finish queued work before answering the rest 503"},
     {"log_file", S(log_file), "", 0, 0, "log file (empty: stderr); reopened on SIGHUP"},
@@ -304,5 +305,7 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
         return layad_fail(err, 500, "log_format must be text or json, not '%s'", c->log_format);
     if (strcmp(c->dtype, "fp16") && strcmp(c->dtype, "bf16"))
         return layad_fail(err, 500, "dtype must be fp16 or bf16, not '%s'", c->dtype);
+    if (c->systemone_busy_status != 503 && c->systemone_busy_status != 529)
+        return layad_fail(err, 500, "systemone_busy_status must be 503 or 529, not %d", c->systemone_busy_status);
     return 0;
 }

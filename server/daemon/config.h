@@ -57,8 +57,9 @@ typedef struct serve_config {
     int head_max_len;                /* per-request head_max_len cap; 0 = checkpoint */
     int return_logits;               /* allow "return_logits" in requests */
     int jev_strict;                  /* strict Jev answers on every request */
+    int systemone_busy_status;       /* 503 or 529: /v1/systemone's answer when busy */
     /* scheduler */
-    int max_queue;                   /* requests waiting; full -> 503/529 */
+    int max_queue;                   /* requests waiting; full -> 503 (systemone: its busy status) */
     int batch_window_us;             /* how long to gather rows before a batch */
     int max_batch_rows;
     int max_batch_tokens;            /* real tokens per batch */

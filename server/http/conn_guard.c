@@ -53,7 +53,8 @@ static void cut(conn_guard *g, guard_conn *c, int reason)
 {
     if (reason == GUARD_BODY_LATE) { /* MHD has queued nothing yet in BODY: the socket is ours to write */
         static const char body[] = "{\"error\": {\"message\": \"request body not received within "
-                                   "body_timeout_s\", \"field\": null}}";
+                                   "body_timeout_s\", \"field\": null}, \"detail\": \"request body not "
+                                   "received within body_timeout_s\"}";
         char r[320];
         int n = snprintf(r, sizeof r, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: "
                          "application/json\r\nContent-Length: %zu\r\n\r\n%s", sizeof body - 1, body);

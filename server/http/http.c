@@ -77,7 +77,7 @@ static unsigned long long g_rid_salt;
 
 static int is_decide(int ep)
 {
-    return ep == EP_DECIDE || ep == EP_SYSTEMONE;
+    return routes_takes_body(ep);
 }
 
 /* Queues r on the connection, with the common headers; frees r's body. */

@@ -1,9 +1,11 @@
 /*
  * routes.c - see routes.h.
  *
- * Overload answers differ by endpoint as server/api/README.md says: /decide 503, the Jev
- * alias 529 ("site overloaded", what Jev clients retry on), both with
- * Retry-After. A 500 never carries details to the client (request_error_body
+ * Busy answers (loading, draining, overloaded) carry Retry-After: 503 on /decide, and on
+ * /v1/systemone and its /batch the configured systemone_busy_status: 503 by default, the
+ * status the official laya client (laya.mcp.remote) reads as "busy" (it reports any other
+ * as an upstream error), or 529 ("site overloaded") for Jev clients that retry on it.
+ * A 500 never carries details to the client (request_error_body
  * replaces its message); the details go to the log line.
  */
 #include "server/http/routes.h"
@@ -26,6 +28,7 @@ static const struct {
     {"/v1/models", EP_MODELS, "GET, HEAD"}, {"/healthz", EP_HEALTHZ, "GET, HEAD"},
     {"/readyz", EP_READYZ, "GET, HEAD"},    {"/health", EP_HEALTH, "GET, HEAD"},
     {"/drain", EP_DRAIN, "POST"},     {"/metrics", EP_METRICS, "GET, HEAD"},
+    {"/v1/systemone/batch", EP_SYSTEMONE_BATCH, "POST"},
 };
 #define N_ROUTES (sizeof table / sizeof table[0])
 
@@ -60,7 +63,7 @@ int routes_needs_auth(int endpoint)
 
 int routes_takes_body(int endpoint)
 {
-    return endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE;
+    return endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE || endpoint == EP_SYSTEMONE_BATCH;
 }
 
 static void reply_static(http_reply *r, int status, const char *body)
@@ -101,7 +104,7 @@ static void add_worker_stats(serve_app *app, json_t *devs)
  * client (request_error_body hides every 5xx message as "internal error"). */
 static char *service_error_body(const layad_error *e, size_t *n)
 {
-    json_t *j = json_pack("{s:{s:s,s:n}}", "error", "message", e->msg, "field");
+    json_t *j = json_pack("{s:{s:s,s:n},s:s}", "error", "message", e->msg, "field", "detail", e->msg);
     char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(0)) : NULL; /* ", " and ": " like Python */
     json_decref(j);
     if (s)
@@ -116,7 +119,8 @@ void routes_error_from(http_reply *r, const layad_error *e)
     char *b = service ? service_error_body(e, &n) : request_error_body(e, &n);
     snprintf(r->error, sizeof r->error, "%.159s", e->msg);
     if (!b) {
-        reply_static(r, e->status, "{\"error\": {\"message\": \"internal error\", \"field\": null}}");
+        reply_static(r, e->status, "{\"error\": {\"message\": \"internal error\", \"field\": null}, "
+                                   "\"detail\": \"internal error\"}");
         r->status = e->status;
         return;
     }
@@ -171,8 +175,39 @@ static void reply_readyz(int st, http_reply *r)
         r->retry_after = 1;
 }
 
+/* The Hugging Face commit a checkpoint directory was read from: the <sha> of a cache path
+ * ".../snapshots/<40 hex>/...", else NULL (a plain directory, as laya reports local paths). */
+static json_t *hf_revision(const char *dir)
+{
+    const char *p = strstr(dir, "/snapshots/");
+    if (!p)
+        return json_null();
+    p += strlen("/snapshots/");
+    size_t n = strspn(p, "0123456789abcdef");
+    if (n != 40 || (p[n] && p[n] != '/'))
+        return json_null();
+    return json_stringn(p, n);
+}
+
+/* The fields laya-serve's /health has and the official client reads (laya.mcp.remote:
+ * `loaded`, `revisions`; laya_status: `device_is_preference`, `checkpoint_devices`), for
+ * the one checkpoint layad serves under its served name. */
+static void add_laya_fields(serve_app *app, int loaded, json_t *h)
+{
+    json_t *names = json_array(), *revs = json_object(), *devs = json_object();
+    if (loaded) {
+        json_array_append_new(names, json_string(app->served_name));
+        json_object_set_new(revs, app->served_name, hf_revision(app->ck->dir));
+        json_object_set_new(devs, app->served_name, json_string(app->device_kind));
+    }
+    json_object_set_new(h, "loaded", names);
+    json_object_set_new(h, "revisions", revs);
+    json_object_set_new(h, "device_is_preference", json_false());
+    json_object_set_new(h, "checkpoint_devices", devs);
+}
+
 /* GET /health: state, model and checkpoint (once loaded), devices with their worker stats,
- * queue depth and limit, uptime. */
+ * queue depth and limit, uptime, and laya-serve's fields. */
 static void reply_health(serve_app *app, int st, int loaded, http_reply *r)
 {
     json_t *h = json_pack("{s:s}", "status", state_name(st));
@@ -194,6 +229,7 @@ static void reply_health(serve_app *app, int st, int loaded, http_reply *r)
     if (h) {
         json_object_set_new(h, "max_queue", json_integer(app->cfg->max_queue));
         json_object_set_new(h, "uptime_seconds", json_real(sched_now() - app->start_time));
+        add_laya_fields(app, loaded, h);
     }
     reply_json(r, 200, h);
 }
@@ -274,9 +310,10 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
     }
 }
 
-static void overloaded(http_reply *r, int endpoint, const char *why)
+static void overloaded(serve_app *app, http_reply *r, int endpoint, const char *why)
 {
-    routes_error(r, endpoint == EP_SYSTEMONE ? 529 : 503, NULL, "%s; retry later", why);
+    int jev = endpoint == EP_SYSTEMONE || endpoint == EP_SYSTEMONE_BATCH;
+    routes_error(r, jev ? app->cfg->systemone_busy_status : 503, NULL, "%s; retry later", why);
     r->retry_after = 1;
 }
 
@@ -287,11 +324,13 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
     int st = atomic_load(&app->state);
     if (st != APP_READY) {
         metrics_reject(REJ_DRAINING);
-        overloaded(r, endpoint, st == APP_LOADING ? "the model is still loading" : "the server is draining");
+        overloaded(app, r, endpoint, st == APP_LOADING ? "the model is still loading" : "the server is draining");
         return 0;
     }
     decide_opts o = app->opts;
-    o.systemone = endpoint == EP_SYSTEMONE;
+    o.systemone = endpoint == EP_SYSTEMONE || endpoint == EP_SYSTEMONE_BATCH;
+    o.systemone_batch = endpoint == EP_SYSTEMONE_BATCH;
+    o.jev_confidence = o.systemone;
     o.jev_strict = o.jev_strict || strict;
     layad_error e;
     layad_error_clear(&e);
@@ -342,7 +381,7 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
             return 0;
         }
         metrics_reject(reason);
-        overloaded(r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the server is overloaded");
+        overloaded(app, r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the server is overloaded");
         if (retry > 0)
             r->retry_after = retry;
         return 0;
@@ -353,9 +392,8 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
 
 void routes_decide_end(serve_app *app, int endpoint, serve_job *j, http_reply *r)
 {
-    (void)app;
     if (j->status == 503) {
-        overloaded(r, endpoint, "the server is shutting down");
+        overloaded(app, r, endpoint, "the server is shutting down");
         return;
     }
     if (j->status != 200) {

@@ -18,7 +18,7 @@
 
 enum metrics_endpoint {
     EP_DECIDE, EP_SYSTEMONE, EP_MODELS, EP_HEALTHZ, EP_READYZ, EP_HEALTH, EP_DRAIN, EP_METRICS,
-    EP_OTHER, EP_COUNT
+    EP_SYSTEMONE_BATCH, EP_OTHER, EP_COUNT
 };
 
 enum metrics_reject {
