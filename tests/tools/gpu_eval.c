@@ -64,6 +64,8 @@ static void stat_add(delta_stats *d, double dl, double dp, double dal, double da
     d->max_dp = isnan(dp) || isnan(d->max_dp) ? NAN : fmax(d->max_dp, dp);
     d->max_dact_logit = isnan(dal) || isnan(d->max_dact_logit) ? NAN : fmax(d->max_dact_logit, dal);
     d->max_dact_p = isnan(dap) || isnan(d->max_dact_p) ? NAN : fmax(d->max_dact_p, dap);
+    d->sum_dp += dp; /* NaN stays NaN */
+    d->n_dp_over_1e2 += !(dp <= 0.01);
     d->n++;
     d->n_agree += agree;
     d->n_gated += gated;
@@ -123,10 +125,11 @@ static json_t *num(double v)
 
 static json_t *one_json(const delta_stats *d)
 {
-    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:i, s:i, s:i}", "rows", d->n, "max_abs_dlogit",
-                     num(d->max_dlogit), "max_abs_dp", num(d->max_dp), "max_abs_dact_logit",
-                     num(d->max_dact_logit), "max_abs_dact_p", num(d->max_dact_p), "argmax_agree",
-                     d->n_agree, "gated_rows", d->n_gated, "gated_agree", d->n_gated_agree);
+    return json_pack("{s:i, s:o, s:o, s:o, s:i, s:o, s:o, s:i, s:i, s:i}", "rows", d->n, "max_abs_dlogit",
+                     num(d->max_dlogit), "max_abs_dp", num(d->max_dp), "mean_row_max_abs_dp",
+                     num(d->n ? d->sum_dp / d->n : 0), "rows_max_abs_dp_over_0.01", d->n_dp_over_1e2,
+                     "max_abs_dact_logit", num(d->max_dact_logit), "max_abs_dact_p", num(d->max_dact_p),
+                     "argmax_agree", d->n_agree, "gated_rows", d->n_gated, "gated_agree", d->n_gated_agree);
 }
 
 json_t *delta_json(const delta_stats st[3], const delta_stats *all)

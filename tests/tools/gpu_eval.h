@@ -22,6 +22,10 @@
 
 typedef struct delta_stats {
     double max_dlogit, max_dp, max_dact_logit, max_dact_p;
+    /* the maximum is one row's luck: the mean of the rows' max |dp| and how many
+     * rows pass 0.01 compare two precisions over the whole sweep */
+    double sum_dp;
+    int n_dp_over_1e2;
     int n;            /* rows compared */
     int n_agree;      /* argmax equal */
     int n_gated;      /* rows whose reference top-2 margin > threshold */
