@@ -97,8 +97,8 @@ $(BUILD)/layad-dev: $(BUILD)/tests/tools/main.o $(BUILD)/libtools.a $(BUILD)/lib
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libtools.a $(BUILD)/libserver.a $(BUILD)/liblayad.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-# tiny_assets.c embeds config/tiny-tokenizer.json with .incbin (invisible to -MMD).
-$(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json
+# tiny_assets.c embeds the tiny presets' tokenizers with .incbin (invisible to -MMD).
+$(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json tests/fixtures/tokenizer/gemma-like.json
 
 # The git commit baked into build_info.o (layad --version, laya_build_info), "unknown" outside a
 # checkout. $(BUILD)/commit is rewritten only when HEAD moves, which rebuilds build_info.o alone.

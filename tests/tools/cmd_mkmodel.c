@@ -1,5 +1,5 @@
 /*
- * cmd_mkmodel.c - `layad-dev mkmodel --preset tiny|english-large|mmbert-base --out DIR
+ * cmd_mkmodel.c - `layad-dev mkmodel --preset tiny|mmbert-tiny|english-large|mmbert-base --out DIR
  *                  [--tokenizer FILE] [--seed N]`
  */
 #include <getopt.h>
@@ -14,9 +14,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: layad-dev mkmodel --preset tiny|english-large|mmbert-base --out DIR [--tokenizer FILE] [--seed N]\n"
+    fprintf(f, "usage: layad-dev mkmodel --preset tiny|mmbert-tiny|english-large|mmbert-base --out DIR [--tokenizer FILE] [--seed N]\n"
                "  Writes a deterministic random checkpoint in the real Laya layout (F16 weights).\n"
-               "  tiny ships the embedded tokenizer; the full-size presets need --tokenizer.\n");
+               "  tiny and mmbert-tiny ship embedded tokenizers; the full-size presets need --tokenizer.\n");
 }
 
 /* The tool's options, all its own (its --out is a directory and has the short form -o). */

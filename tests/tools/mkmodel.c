@@ -26,6 +26,7 @@
 #include "model/checkpoint/safetensors.h"
 
 extern const char layad_tiny_tokenizer_json[], layad_tiny_tokenizer_json_end[];
+extern const char layad_tiny_mmbert_tokenizer_json[], layad_tiny_mmbert_tokenizer_json_end[];
 
 typedef struct preset {
     const char *name;
@@ -52,6 +53,10 @@ static const preset presets[] = {
      english_t, english_bk, english_bv, 6},
     {"english-large", 1024, 28, 16, 2624, 50368, 128, 8192, 160000.0, 10000.0, 512, 192, 0,
      "answerdotai/ModernBERT-large", english_t, english_bk, english_bv, 6},
+    /* mmBERT geometry at tiny size: Metaspace tokenizer (embedded), 1,024-token rows, one RoPE
+     * theta for both layer types, uncalibrated temperatures, as mmbert-base */
+    {"mmbert-tiny", 128, 4, 2, 192, 4480, 32, 8192, 160000.0, 160000.0, 1024, 256, 1, "layad/tiny-mmbert",
+     ones_t, NULL, NULL, 0},
     {"mmbert-base", 768, 22, 12, 1152, 256000, 128, 8192, 160000.0, 160000.0, 1024, 256, 1, "jhu-clsp/mmBERT-base",
      ones_t, NULL, NULL, 0},
 };
@@ -330,15 +335,20 @@ static int write_configs(const preset *ps, const char *dir, uint64_t seed, layad
     return dump_json(tc, path, err);
 }
 
-static int copy_tokenizer(const char *src, const char *dst, layad_error *err)
+/* Writes dst from the file src, or without one from embedded tokenizer `embedded`
+ * (0: config/tiny-tokenizer.json, 1: the Metaspace test tokenizer). */
+static int copy_tokenizer(const char *src, int embedded, const char *dst, layad_error *err)
 {
     FILE *out = fopen(dst, "wb");
     if (!out)
         return layad_fail(err, 500, "%s: %s", dst, strerror(errno));
     int bad = 0;
     if (!src) {
-        size_t n = (size_t)(layad_tiny_tokenizer_json_end - layad_tiny_tokenizer_json);
-        bad = fwrite(layad_tiny_tokenizer_json, 1, n, out) != n;
+        const int mm = embedded == 1;
+        const char *b = mm ? layad_tiny_mmbert_tokenizer_json : layad_tiny_tokenizer_json;
+        const char *e = mm ? layad_tiny_mmbert_tokenizer_json_end : layad_tiny_tokenizer_json_end;
+        size_t n = (size_t)(e - b);
+        bad = fwrite(b, 1, n, out) != n;
     } else {
         FILE *in = fopen(src, "rb");
         if (!in) {
@@ -380,8 +390,9 @@ int mkmodel_write(const char *name, const char *out, const char *tokenizer_json,
         if (!strcmp(presets[i].name, name))
             ps = &presets[i];
     if (!ps)
-        return layad_fail(err, 400, "unknown preset '%s' (tiny, english-large, mmbert-base)", name);
-    if (!tokenizer_json && strcmp(name, "tiny"))
+        return layad_fail(err, 400, "unknown preset '%s' (tiny, mmbert-tiny, english-large, mmbert-base)", name);
+    const int embedded = !strcmp(name, "tiny") ? 0 : !strcmp(name, "mmbert-tiny") ? 1 : -1;
+    if (!tokenizer_json && embedded < 0)
         return layad_fail(err, 400, "preset '%s' needs --tokenizer FILE (e.g. ../shared/data/modernbert-tokenizer.json)",
                           name);
     char sub[4096 + 32];
@@ -392,7 +403,7 @@ int mkmodel_write(const char *name, const char *out, const char *tokenizer_json,
     if (mkdirs(sub, err))
         return -1;
     snprintf(sub, sizeof sub, "%s/tokenizer/tokenizer.json", out);
-    if (copy_tokenizer(tokenizer_json, sub, err) || write_configs(ps, out, seed, err))
+    if (copy_tokenizer(tokenizer_json, embedded, sub, err) || write_configs(ps, out, seed, err))
         return -1;
     plan p = {0};
     if (build_plan(ps, &p)) {

@@ -3,7 +3,11 @@
  *
  * The tiny checkpoint's tokenizer (config/tiny-tokenizer.json, trained once by
  * scripts/mk-tiny-tokenizer) is linked in with .incbin so that `layad-dev mkmodel
- * --preset tiny` works offline from the binary alone.
+ * --preset tiny` works offline from the binary alone; so is the Metaspace
+ * (Gemma-style, as mmBERT's) test tokenizer of tests/fixtures/tokenizer/gemma-like.json
+ * for `--preset mmbert-tiny`: 4,456 ids, byte fallback, <bos>/<eos>/<mask> at the
+ * ids mmBERT uses (2, 1, 4), so the multilingual geometry runs in CI without the
+ * 256k-token original.
  */
 #include <stddef.h>
 
@@ -15,5 +19,13 @@ __asm__(".section .rodata\n"
         ".incbin \"config/tiny-tokenizer.json\"\n"
         ".global layad_tiny_tokenizer_json_end\n"
         "layad_tiny_tokenizer_json_end:\n"
+        ".byte 0\n"
+        ".global layad_tiny_mmbert_tokenizer_json\n"
+        ".type layad_tiny_mmbert_tokenizer_json, @object\n"
+        ".balign 16\n"
+        "layad_tiny_mmbert_tokenizer_json:\n"
+        ".incbin \"tests/fixtures/tokenizer/gemma-like.json\"\n"
+        ".global layad_tiny_mmbert_tokenizer_json_end\n"
+        "layad_tiny_mmbert_tokenizer_json_end:\n"
         ".byte 0\n"
         ".previous\n");
