@@ -130,6 +130,27 @@ START_TEST(hf_cache_resolution)
     ck_assert_str_eq(dir, want);
     ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya", dir, sizeof dir, &err), 0);
     ck_assert(strstr(dir, "snapshots/abc123") != NULL);
+    /* @rev: a branch or tag through refs/<rev>, a 40-hex commit directly, after the
+     * subfolder or before it; a revision not cached is refused, never fetched */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/hub/models--convaiinnovations--laya && mkdir -p snapshots/def456/typed-decisions "
+             "snapshots/0123456789abcdef0123456789abcdef01234567 && printf 'def456' > refs/v1",
+             root);
+    run(cmd);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya/typed-decisions@v1", dir, sizeof dir, &err), 0);
+    snprintf(want, sizeof want, "%s/hub/models--convaiinnovations--laya/snapshots/def456/typed-decisions", root);
+    ck_assert_str_eq(dir, want);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@v1/typed-decisions", dir, sizeof dir, &err), 0);
+    ck_assert_str_eq(dir, want);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@main", dir, sizeof dir, &err), 0);
+    ck_assert(strstr(dir, "snapshots/abc123") != NULL);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@0123456789abcdef0123456789abcdef01234567", dir,
+                                        sizeof dir, &err), 0);
+    ck_assert(strstr(dir, "snapshots/0123456789abcdef0123456789abcdef01234567") != NULL);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@v2", dir, sizeof dir, &err), -1);
+    ck_assert(strstr(err.msg, "revision 'v2'") != NULL);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@../main", dir, sizeof dir, &err), -1);
+    ck_assert_int_eq(checkpoint_resolve("convaiinnovations/laya@", dir, sizeof dir, &err), -1);
     /* HF_HUB_CACHE wins over HF_HOME */
     snprintf(want, sizeof want, "%s/hub", root);
     setenv("HF_HUB_CACHE", want, 1);
