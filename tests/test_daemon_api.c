@@ -468,7 +468,7 @@ START_TEST(metrics_promtool)
                           "laya_queue_wait_seconds_bucket", "laya_inference_seconds_bucket{device=\"cpu\"",
                           "laya_tokenize_seconds_bucket", "laya_batch_rows_bucket", "laya_batch_tokens_bucket",
                           "laya_batch_padding_ratio_bucket", "laya_queue_depth ", "laya_rejections_total{reason=",
-                          "laya_graph_cache_total{result=\"hit\"}", "laya_model_info{name="};
+                          "laya_graph_cache_total{result=\"hit\"}", "laya_model_info{model="};
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
         ck_assert_msg(strstr(r.body, fams[i]) != NULL, "missing %s", fams[i]);
     /* No GPU here: the NVML families must be absent, not zero. */

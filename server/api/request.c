@@ -31,6 +31,7 @@ struct laya_request {
     pj_arena arena;
     const laya_checkpoint *ck;
     const char *model;      /* response "model" */
+    int model_index;        /* in decide_opts.models (0 without one) */
     int strict, return_logits, multi, jev;
     gate gate;              /* min_confidence */
     int n_states, n_q, n_rows;
@@ -61,6 +62,8 @@ const char *request_question_id(const laya_request *r, int q, size_t *len)
     return r->qs[q].qid;
 }
 int request_max_len(const laya_request *r) { return r->max_len; }
+int request_model(const laya_request *r) { return r->model_index; }
+const laya_checkpoint *request_checkpoint(const laya_request *r) { return r->ck; }
 float *request_row_logits(laya_request *r, int i) { return r->logits[i]; }
 float *request_row_act(laya_request *r, int i) { return r->act[i]; }
 
@@ -98,21 +101,48 @@ static int budget_param(const pj_value *body, const char *key, int cap, int dflt
     return 0;
 }
 
-/* *pinned: the body names the served model (then `task` is not consulted). */
-static int check_model(const pj_value *body, const decide_opts *o, int *pinned, layad_error *err)
+/* The model a string names: its index in o->models (0 without a table when
+ * model_names accepts it or is NULL), or -1. */
+static int find_model(const char *s, size_t len, const decide_opts *o)
 {
-    const pj_value *m = pj_get(body, "model");
-    *pinned = 0;
-    if (!m || m->type == PJ_NULL)
-        return 0;
-    if (m->type != PJ_STRING)
-        return layad_fail_field(err, 422, "model", "model must be a string");
-    *pinned = 1;
+    if (o->models)
+        return model_table_find(o->models, s, len);
     if (!o->model_names)
         return 0;
     for (const char *const *n = o->model_names; *n; n++)
-        if (strlen(*n) == m->u.str.len && !memcmp(*n, m->u.str.s, m->u.str.len))
+        if (strlen(*n) == len && !memcmp(*n, s, len))
             return 0;
+    return -1;
+}
+
+/* Which model answers: the body's "model" when it is a string (*pinned = 1;
+ * -1 when it names none), else with a table a `task` that names a served model
+ * (*task_routed = 1), else the default, 0. As in laya's Router an accepted
+ * `model` outranks `task`. Errors are reported later, where laya-serve checks
+ * (check_model, controls_task). */
+static int route_model(const pj_value *body, const decide_opts *o, int *pinned, int *task_routed)
+{
+    const pj_value *m = pj_get(body, "model"), *task = pj_get(body, "task");
+    *pinned = *task_routed = 0;
+    if (m && m->type != PJ_NULL) {
+        *pinned = 1;
+        return m->type == PJ_STRING ? find_model(m->u.str.s, m->u.str.len, o) : -1;
+    }
+    if (!o->models || !task || task->type != PJ_STRING)
+        return 0;
+    int i = model_table_find(o->models, task->u.str.s, task->u.str.len);
+    *task_routed = i >= 0;
+    return i >= 0 ? i : 0;
+}
+
+/* The 422 of a "model" route_model refused. */
+static int check_model(const pj_value *body, int routed, layad_error *err)
+{
+    if (routed >= 0)
+        return 0;
+    const pj_value *m = pj_get(body, "model");
+    if (m->type != PJ_STRING)
+        return layad_fail_field(err, 422, "model", "model must be a string");
     return layad_fail_field(err, 422, "model", "unknown model '%.*s'",
                             (int)(m->u.str.len > 100 ? 100 : m->u.str.len), m->u.str.s);
 }
@@ -235,6 +265,18 @@ static int build_rows(laya_request *r, const pj_value *const *states, const deci
     return 0;
 }
 
+/* The names `task` is checked against: the served names with a table (in
+ * names[], MODELS_MAX + 1), else model_names. */
+static const char *const *served_names(const decide_opts *o, const char **names)
+{
+    if (!o->models)
+        return o->model_names;
+    for (int i = 0; i < o->models->n; i++)
+        names[i] = o->models->m[i].name;
+    names[o->models->n] = NULL;
+    return names;
+}
+
 int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const decide_opts *o,
                   laya_request **out, layad_error *err)
 {
@@ -242,7 +284,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
     laya_request *r = calloc(1, sizeof *r);
     if (!r)
         return layad_fail(err, 500, "out of memory");
-    r->ck = ck;
+    const char *names[MODELS_MAX + 1];
     r->model = o->response_model ? o->response_model : DEFAULT_RESPONSE_MODEL;
     r->strict = o->jev_strict;
     int max_q = o->max_questions > 0 ? o->max_questions : LAYA_LIMIT_QUESTIONS;
@@ -253,13 +295,22 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
         max_o = LAYA_MAX_OPTIONS_HARD;
     if (max_l > LAYA_MAX_OPTIONS_HARD)
         max_l = LAYA_MAX_OPTIONS_HARD;
-    int cap_len = o->max_len_cap > 0 ? o->max_len_cap : ck->cfg.max_position;
-    int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : ck->cfg.max_position;
 
     pj_value *root;
-    int batch = o->systemone_batch, pinned = 0;
+    int batch = o->systemone_batch, pinned = 0, task_routed = 0;
     if (pj_parse(&r->arena, body, len, &root, err))
         goto fail;
+    /* The model decides the checkpoint, hence the caps; an unknown one is
+     * reported after the body and limit checks, in laya-serve's order. */
+    const int routed = root->type == PJ_OBJECT ? route_model(root, o, &pinned, &task_routed) : 0;
+    r->model_index = routed > 0 ? routed : 0;
+    if (o->models && o->models->n) {
+        ck = o->models->m[r->model_index].ck;
+        r->model = o->models->m[r->model_index].name;
+    }
+    r->ck = ck;
+    int cap_len = o->max_len_cap > 0 ? o->max_len_cap : ck->cfg.max_position;
+    int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : ck->cfg.max_position;
     const pj_value *questions = pj_get(root, "questions");
     if (batch && (root->type != PJ_OBJECT || !questions || !pj_get(root, "states"))) {
         layad_fail(err, 400, "request body must be an object with 'states' and 'questions' fields");
@@ -278,7 +329,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
         goto fail;
     if (question_check_limits(questions, max_q, max_o, max_l, err) || controls_refuse(root, batch, err))
         goto fail;
-    if (check_model(root, o, &pinned, err))
+    if (check_model(root, routed, err))
         goto fail;
     if (budget_param(root, "max_len", cap_len, ck->cfg.max_len, &r->max_len, err) ||
         budget_param(root, "head_max_len", cap_head, ck->cfg.head_max_len, &r->head_max_len, err))
@@ -296,7 +347,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
         r->return_logits = rl->type == PJ_TRUE;
     }
     if (controls_check(root, batch, err) || gate_parse(root, &r->gate, err) ||
-        controls_task(root, o->model_names, pinned, err))
+        controls_task(root, served_names(o, names), pinned || task_routed, err))
         goto fail;
     r->jev = (o->jev_confidence || batch) && !r->strict;
 

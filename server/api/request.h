@@ -30,6 +30,7 @@
 #include "model/checkpoint/checkpoint.h"
 #include "model/base/error.h"
 #include "model/backend/rows.h"
+#include "server/api/models.h"
 
 /* Default limits (server/api/README.md): checked before tokenizing, answered 413. */
 #define LAYA_LIMIT_QUESTIONS 64
@@ -60,6 +61,10 @@ typedef struct decide_opts {
                                    official package always prints (whatever the config says) */
     const char *const *model_names; /* NULL-terminated names accepted in the body's "model"
                                        (a served name or alias); NULL: any string accepted */
+    const model_table *models; /* the daemon's checkpoints: when set, the body's "model" picks one
+                                  (models.h; absent: the first, unknown: 422), its checkpoint replaces
+                                  request_parse's ck, its served name is the response "model", and
+                                  model_names / response_model are not used */
 } decide_opts;
 
 /* Fills opts with the defaults above (systemone 0, strict 0, caps 0 = checkpoint values,
@@ -69,6 +74,7 @@ void decide_opts_default(decide_opts *o);
 typedef struct laya_request laya_request;
 
 /* Parses and validates a request body and builds its rows (laya-model.md §4).
+ * ck may be NULL when o->models is set (the request's model decides).
  * Every client error is decided here: 400 (not JSON, not UTF-8, invalid
  * surrogate, not an object), 413 (limits), 422 (validation, unknown model,
  * options that cannot fit), with err->field naming the field at fault
@@ -76,6 +82,12 @@ typedef struct laya_request laya_request;
  * everything (the body may be freed). On failure *out is NULL. */
 int request_parse(const laya_checkpoint *ck, const char *body, size_t len,
                   const decide_opts *o, laya_request **out, layad_error *err);
+
+/* The index in o->models of the model the request named (0 without a table). */
+int request_model(const laya_request *r);
+
+/* The checkpoint the request's rows were built for. */
+const laya_checkpoint *request_checkpoint(const laya_request *r);
 
 /* Rows: n = states * questions. The row array and everything it points to
  * live until request_free. */

@@ -1,8 +1,8 @@
 /*
  * app.h - the state the HTTP front shares with the rest of the daemon.
  *
- * One serve_app per process, built by cmd_serve: configuration, the loaded
- * checkpoint (set before the state becomes READY and read-only afterwards),
+ * One serve_app per process, built by cmd_serve: configuration, the served
+ * models (set before the state becomes READY and read-only afterwards),
  * the scheduler, the request options derived from the configuration, and the
  * lifecycle state that /readyz and /health report.
  */
@@ -13,24 +13,20 @@
 #include <stddef.h>
 
 #include "model/checkpoint/checkpoint.h"
+#include "server/api/models.h"
 #include "server/api/request.h"
 #include "server/daemon/config.h"
 #include "server/sched/scheduler.h"
 
 enum app_state { APP_LOADING = 0, APP_READY = 1, APP_DRAINING = 2 };
 
-#define APP_MAX_NAMES 16
-
 typedef struct serve_app {
     const serve_config *cfg;
     _Atomic int state;            /* enum app_state */
-    _Atomic int loaded;           /* 1 once ck, sched and the fields below are set */
-    const laya_checkpoint *ck;    /* valid once loaded */
+    _Atomic int loaded;           /* 1 once models, sched and the fields below are set */
+    model_table models;           /* the served checkpoints, the first the default; valid once loaded */
     scheduler *sched;             /* valid once loaded */
-    decide_opts opts;             /* request limits and names */
-    char served_name[128];        /* "model" in responses and /v1/models */
-    char name_store[APP_MAX_NAMES][128];
-    const char *names[APP_MAX_NAMES + 1]; /* accepted "model" values, NULL-terminated */
+    decide_opts opts;             /* request limits; opts.models = &models */
     char device_kind[16];         /* "cpu" or "cuda" */
     char device_desc[256];        /* e.g. "cpu (2 threads)", "cuda:0 NVIDIA H200" (logs, sd_notify) */
     char devices_json[4096];      /* JSON array, one object per worker's device (/health) */

@@ -1,7 +1,9 @@
 /*
- * backends.c - the backends `layad serve` runs: one backend + worker per
- * device, each warmed and verified before the daemon says READY (see
- * backends.h).
+ * backends.c - the backends `layad serve` runs: one worker per device,
+ * holding one backend per served model, each warmed and verified before the
+ * daemon says READY (see backends.h). Models share the device and its worker;
+ * each keeps its own weights, buckets, graphs and activation arena, so a
+ * batch of one model never waits for another's shapes.
  *
  * CUDA: every visible ordinal, or the devices option; each backend uploads
  * the weights, tunes its GEMMs (cached under state_dir) and captures its
@@ -61,21 +63,33 @@ static const char *tuning_cache_path(const serve_config *cfg, int dev, char *buf
     return buf;
 }
 
+typedef struct warm_ctx {
+    int dev;
+    const char *model;
+} warm_ctx;
+
 /* Start-up progress: one line per warmed bucket. */
 static void warm_progress(void *arg, int done, int total, int cap_tokens, double ms)
 {
-    log_msg("info", "cuda:%d: warm-up %d/%d: bucket of %d tokens ready in %.0f ms", *(const int *)arg,
-            done, total, cap_tokens, ms);
+    const warm_ctx *w = arg;
+    log_msg("info", "cuda:%d: %s: warm-up %d/%d: bucket of %d tokens ready in %.0f ms", w->dev, w->model, done,
+            total, cap_tokens, ms);
 }
 
-static void log_warm_summary(int dev, const cuda_backend_info *info)
+static void log_warm_summary(int dev, const char *model, const cuda_backend_info *info)
 {
-    log_msg("info", "cuda:%d: %d buckets up to %d tokens warmed in %.1f s (upload %.1f s; %d tuned GEMM "
-            "shapes from the cache); activations %.0f MiB, weights %.0f MiB", dev, info->n_warm,
+    log_msg("info", "cuda:%d: %s: %d buckets up to %d tokens warmed in %.1f s (upload %.1f s; %d tuned GEMM "
+            "shapes from the cache); activations %.0f MiB, weights %.0f MiB", dev, model, info->n_warm,
             info->max_tokens, info->warm_ms / 1e3, info->upload_ms / 1e3, info->tuning_loaded,
             info->act_bytes / 1048576.0, info->weight_bytes / 1048576.0);
     if (info->tuning_warning[0])
         log_msg("warn", "cuda:%d: GEMM tuning cache: %s", dev, info->tuning_warning);
+}
+
+static void destroy_all(laya_backend **b, int n)
+{
+    for (int m = 0; m < n; m++)
+        b[m]->ops->destroy(b[m]);
 }
 
 /* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals
@@ -109,9 +123,75 @@ static int parse_devices(const char *s, int count, int *out, layad_error *err)
 
 static char g_labels[MAX_DEVICES][16]; /* device labels of the metrics (live for the process) */
 
-/* One CUDA backend + worker per selected device; appends each to devices. */
-static int build_cuda(serve_app *app, const serve_config *cfg, const laya_checkpoint *ck, int ncuda, int *n_cuda,
-                      json_t *devices, const char **lab, int *nlab, layad_error *err)
+/* Model m's CUDA backend on device dev, warmed; sums its memory into *info
+ * (the first model's info otherwise). NULL on failure. */
+static laya_backend *cuda_model_backend(const serve_app *app, const serve_config *cfg, int m, int dev,
+                                        const cuda_bucket *warm, int nwarm, cuda_backend_info *info, int *have_info,
+                                        layad_error *err)
+{
+    const laya_checkpoint *ck = app->models.m[m].ck;
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.device = dev;
+    if (cuda_dtype_parse(cfg->dtype, &o.dtype)) {
+        layad_fail(err, 500, "dtype '%s'", cfg->dtype);
+        return NULL;
+    }
+    o.max_batch_rows = cfg->max_batch_rows;
+    o.max_tokens = cfg->max_batch_tokens;
+    o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
+    o.warm = warm;
+    o.n_warm = nwarm;
+    o.gemm_tune = cfg->gemm_tune;
+    char cache[SERVE_STR_MAX + 64];
+    o.tuning_cache = tuning_cache_path(cfg, dev, cache, sizeof cache);
+    warm_ctx wc = {dev, app->models.m[m].name};
+    o.progress = warm_progress;
+    o.progress_arg = &wc;
+    log_msg("info", "cuda:%d: %s: uploading weights (%s), then tuning and capturing %s buckets", dev,
+            app->models.m[m].name, cfg->dtype, warm ? "the warm-up shapes'" : "all");
+    laya_backend *b = cuda_backend_create(ck, &o, err);
+    if (!b || warm_backend(b, ck, err)) {
+        if (b)
+            b->ops->destroy(b);
+        return NULL;
+    }
+    cuda_backend_info mi;
+    if (cuda_backend_info_get(b, &mi, err) == 0) {
+        log_warm_summary(dev, app->models.m[m].name, &mi);
+        if (!*have_info) {
+            *info = mi;
+            *have_info = 1;
+        } else {
+            info->weight_bytes += mi.weight_bytes;
+            info->act_bytes += mi.act_bytes;
+        }
+    }
+    return b;
+}
+
+/* Appends device dev (its name and the memory of all its models) to devices and device_desc. */
+static void describe_cuda(serve_app *app, int i, int dev, const cuda_backend_info *info, int have_info,
+                          json_t *devices, size_t *off)
+{
+    if (!have_info) {
+        json_array_append_new(devices, json_pack("{s:i,s:s}", "index", dev, "kind", "cuda"));
+        return;
+    }
+    *off += (size_t)snprintf(app->device_desc + *off, sizeof app->device_desc - *off, "%scuda:%d %s",
+                             i ? ", " : "", dev, info->name);
+    if (*off >= sizeof app->device_desc)
+        *off = sizeof app->device_desc - 1;
+    json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:s,s:i,s:I,s:I,s:I}", "index", dev, "kind", "cuda",
+                                             "name", info->name, "pci_bus_id", info->pci_bus_id, "sm_count",
+                                             info->sm_count, "memory_total_bytes", (json_int_t)info->mem_total,
+                                             "weight_bytes", (json_int_t)info->weight_bytes, "activation_bytes",
+                                             (json_int_t)info->act_bytes));
+}
+
+/* One CUDA worker per selected device, with a backend per model; appends each to devices. */
+static int build_cuda(serve_app *app, const serve_config *cfg, int ncuda, int *n_cuda, json_t *devices,
+                      const char **lab, int *nlab, layad_error *err)
 {
     if (ncuda == 0)
         return layad_fail(err, 500, "device = cuda but no CUDA device is visible%s",
@@ -127,55 +207,25 @@ static int build_cuda(serve_app *app, const serve_config *cfg, const laya_checkp
         return -1;
     size_t off = 0;
     for (int i = 0; i < n; i++) {
-        cuda_backend_opts o;
-        cuda_backend_opts_default(&o);
-        o.device = devs[i];
-        if (cuda_dtype_parse(cfg->dtype, &o.dtype))
-            return layad_fail(err, 500, "dtype '%s'", cfg->dtype);
-        o.max_batch_rows = cfg->max_batch_rows;
-        o.max_tokens = cfg->max_batch_tokens;
-        o.max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : 0;
-        o.warm = all ? NULL : warm;
-        o.n_warm = nwarm;
-        o.gemm_tune = cfg->gemm_tune;
-        char cache[SERVE_STR_MAX + 64];
-        o.tuning_cache = tuning_cache_path(cfg, devs[i], cache, sizeof cache);
-        o.progress = warm_progress;
-        o.progress_arg = &devs[i];
-        log_msg("info", "cuda:%d: uploading weights (%s), then tuning and capturing %s buckets", devs[i],
-                cfg->dtype, all ? "all" : "the warm-up shapes'");
-        laya_backend *b = cuda_backend_create(ck, &o, err);
-        if (!b || warm_backend(b, ck, err)) {
-            if (b)
-                b->ops->destroy(b);
-            return -1;
-        }
+        laya_backend *b[MODELS_MAX];
         cuda_backend_info info;
-        int have_info = cuda_backend_info_get(b, &info, err) == 0;
-        if (have_info)
-            log_warm_summary(devs[i], &info);
+        int have_info = 0;
+        for (int m = 0; m < app->models.n; m++) {
+            b[m] = cuda_model_backend(app, cfg, m, devs[i], all ? NULL : warm, nwarm, &info, &have_info, err);
+            if (!b[m]) {
+                destroy_all(b, m);
+                return -1;
+            }
+        }
         snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "%d", devs[i]);
         lab[*nlab] = g_labels[*nlab];
         if (have_info && gpu_snapshot_label_device(info.pci_bus_id, g_labels[*nlab]) < 0)
             log_msg("warn", "cuda:%d (%s): not found in NVML; its laya_gpu_* series carry no device label", devs[i],
                     info.pci_bus_id);
-        if (scheduler_add_worker(app->sched, b, *nlab, err))
+        if (scheduler_add_worker_models(app->sched, b, app->models.n, *nlab, err))
             return -1;
         (*nlab)++;
-        if (have_info) {
-            off += (size_t)snprintf(app->device_desc + off, sizeof app->device_desc - off, "%scuda:%d %s",
-                                    i ? ", " : "", devs[i], info.name);
-            if (off >= sizeof app->device_desc)
-                off = sizeof app->device_desc - 1;
-            json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:s,s:i,s:I,s:I,s:I}", "index", devs[i], "kind",
-                                                     "cuda", "name", info.name, "pci_bus_id", info.pci_bus_id,
-                                                     "sm_count", info.sm_count, "memory_total_bytes",
-                                                     (json_int_t)info.mem_total, "weight_bytes",
-                                                     (json_int_t)info.weight_bytes, "activation_bytes",
-                                                     (json_int_t)info.act_bytes));
-        } else {
-            json_array_append_new(devices, json_pack("{s:i,s:s}", "index", devs[i], "kind", "cuda"));
-        }
+        describe_cuda(app, i, devs[i], &info, have_info, devices, &off);
     }
     *n_cuda = n;
     snprintf(app->device_kind, sizeof app->device_kind, "cuda");
@@ -186,8 +236,8 @@ static int build_cuda(serve_app *app, const serve_config *cfg, const laya_checkp
 /* The fp32 CPU backend: cpu_workers workers, each with its own backend (its
  * own packed weights and arenas) and an equal share of cpu_threads. One
  * worker is labelled "cpu"; several are "cpu0", "cpu1", ... (metrics, /health). */
-static int build_cpu(serve_app *app, const serve_config *cfg, const laya_checkpoint *ck, json_t *devices,
-                     const char **lab, int *nlab, layad_error *err)
+static int build_cpu(serve_app *app, const serve_config *cfg, json_t *devices, const char **lab, int *nlab,
+                     layad_error *err)
 {
     int threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     int nw = cfg->cpu_workers > 0 ? cfg->cpu_workers : 1;
@@ -197,18 +247,23 @@ static int build_cpu(serve_app *app, const serve_config *cfg, const laya_checkpo
     if (cfg->devices[0])
         log_msg("warn", "devices = %s ignored: the CPU backend runs cpu_workers = %d worker(s)", cfg->devices, nw);
     for (int i = 0; i < nw; i++) {
-        laya_backend *b = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
-        if (!b || warm_backend(b, ck, err)) {
-            if (b)
-                b->ops->destroy(b);
-            return -1;
+        laya_backend *b[MODELS_MAX];
+        for (int m = 0; m < app->models.n; m++) {
+            const laya_checkpoint *ck = app->models.m[m].ck;
+            b[m] = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
+            if (!b[m] || warm_backend(b[m], ck, err)) {
+                if (b[m])
+                    b[m]->ops->destroy(b[m]);
+                destroy_all(b, m);
+                return -1;
+            }
         }
         if (nw == 1)
             snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu");
         else
             snprintf(g_labels[*nlab], sizeof g_labels[*nlab], "cpu%d", i);
         lab[*nlab] = g_labels[*nlab];
-        if (scheduler_add_worker(app->sched, b, *nlab, err))
+        if (scheduler_add_worker_models(app->sched, b, app->models.n, *nlab, err))
             return -1;
         (*nlab)++;
         json_array_append_new(devices, json_pack("{s:i,s:s,s:s,s:i}", "index", i, "kind", "cpu", "name", "cpu fp32",
@@ -223,8 +278,7 @@ static int build_cpu(serve_app *app, const serve_config *cfg, const laya_checkpo
     return 0;
 }
 
-int backends_build(serve_app *app, const serve_config *cfg, const laya_checkpoint *ck, int *n_cuda,
-                   layad_error *err)
+int backends_build(serve_app *app, const serve_config *cfg, int *n_cuda, layad_error *err)
 {
     int ncuda = cuda_device_count();
     int use_cuda = !strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && ncuda > 0);
@@ -233,8 +287,8 @@ int backends_build(serve_app *app, const serve_config *cfg, const laya_checkpoin
     json_t *devices = json_array();
     if (!devices)
         return layad_fail(err, 500, "out of memory");
-    int rc = use_cuda ? build_cuda(app, cfg, ck, ncuda, n_cuda, devices, lab, &nlab, err)
-                      : build_cpu(app, cfg, ck, devices, lab, &nlab, err);
+    int rc = use_cuda ? build_cuda(app, cfg, ncuda, n_cuda, devices, lab, &nlab, err)
+                      : build_cpu(app, cfg, devices, lab, &nlab, err);
     char *dj = rc ? NULL : json_dumps(devices, JSON_COMPACT);
     json_decref(devices);
     if (rc)
@@ -245,6 +299,11 @@ int backends_build(serve_app *app, const serve_config *cfg, const laya_checkpoin
     }
     memcpy(app->devices_json, dj, strlen(dj) + 1);
     free(dj);
-    metrics_set_model(app->served_name, ck->sha256, app->dtype, app->device_kind, nlab, lab);
+    const char *names[MODELS_MAX], *sha[MODELS_MAX];
+    for (int m = 0; m < app->models.n; m++) {
+        names[m] = app->models.m[m].name;
+        sha[m] = app->models.m[m].ck->sha256;
+    }
+    metrics_set_models(app->models.n, names, sha, app->dtype, app->device_kind, nlab, lab);
     return 0;
 }

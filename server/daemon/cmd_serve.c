@@ -2,8 +2,9 @@
  * cmd_serve.c - `layad serve`: the daemon's lifecycle.
  *
  *   config (defaults < file < env < flags) -> log -> listen (readiness 503)
- *   -> open + verify the checkpoint -> one backend + worker per device
- *      (CUDA: every visible ordinal, or --devices; CPU: cpu_workers of them)
+ *   -> open + verify every checkpoint (models.c) -> one worker per device,
+ *      holding one backend per model (CUDA: every visible ordinal, or
+ *      --devices; CPU: cpu_workers of them)
  *   -> warm + verify each backend with a synthetic row (finite logits)
  *   -> READY=1, readiness 200 -> serve on the scheduler loop
  *   SIGTERM/SIGINT: readiness 503, intake stops (new requests 503 with
@@ -31,6 +32,7 @@
 #include "server/cli/commands.h"
 #include "server/daemon/config.h"
 #include "server/daemon/keys.h"
+#include "server/daemon/models.h"
 #include "server/telemetry/gpu_snapshot.h"
 #include "server/http/http.h"
 #include "server/telemetry/log.h"
@@ -42,8 +44,8 @@
 typedef struct serve_state {
     serve_app *app;
     serve_config *cfg;
-    laya_checkpoint *ck;
-    int ck_open;
+    laya_checkpoint *cks;   /* [MODELS_MAX] */
+    int n_open;             /* checkpoints opened */
     http_server *http;
     uv_signal_t sig_term, sig_int, sig_hup;
     uv_timer_t watchdog, stats;
@@ -57,33 +59,6 @@ static void early_stop(int sig)
 {
     (void)sig;
     g_stop_while_loading = 1;
-}
-
-/* Splits a comma list into trimmed names (skipping empties and duplicates). */
-static void add_names(serve_app *app, int *n, const char *list)
-{
-    const char *p = list;
-    while (*p && *n < APP_MAX_NAMES) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        size_t len = strcspn(p, ",");
-        size_t t = len;
-        while (t && p[t - 1] == ' ')
-            t--;
-        if (t && t < sizeof app->name_store[0]) {
-            int dup = 0;
-            for (int i = 0; i < *n; i++)
-                dup |= strlen(app->names[i]) == t && !strncmp(app->names[i], p, t);
-            if (!dup) {
-                memcpy(app->name_store[*n], p, t);
-                app->name_store[*n][t] = 0;
-                app->names[*n] = app->name_store[*n];
-                (*n)++;
-            }
-        }
-        p += len;
-    }
-    app->names[*n] = NULL;
 }
 
 /* ---- loop callbacks ------------------------------------------------------------- */
@@ -124,12 +99,13 @@ static void on_stats(uv_timer_t *t)
 {
     serve_state *st = t->data;
     long long hits = 0, misses = 0;
-    for (int i = 0; i < st->n_cuda; i++) {
-        cuda_backend_stats s;
-        cuda_backend_stats_get(scheduler_backend(st->app->sched, i), &s);
-        hits += s.graph_hits;
-        misses += s.graph_misses;
-    }
+    for (int i = 0; i < st->n_cuda; i++)
+        for (int m = 0; m < st->app->models.n; m++) {
+            cuda_backend_stats s;
+            cuda_backend_stats_get(scheduler_backend(st->app->sched, i, m), &s);
+            hits += s.graph_hits;
+            misses += s.graph_misses;
+        }
     metrics_graph_cache(hits, misses);
 }
 
@@ -152,7 +128,7 @@ static int configure(serve_state *st, int argc, char **argv, int *rc)
         fprintf(stderr, "layad serve: %s\n", err.msg);
         return -1;
     }
-    if (!cfg->model[0]) {
+    if (!cfg->model.n) {
         fprintf(stderr, "layad serve: --model is required (see layad serve --help)\n");
         return -1;
     }
@@ -192,22 +168,15 @@ static int start_front(serve_state *st)
         log_msg("error", "%s", err.msg);
         return -1;
     }
-    log_msg("info", "listening on %s:%d (loading %s)", cfg->bind, http_port(st->http), cfg->model);
+    log_msg("info", "listening on %s:%d (loading %s%s)", cfg->bind, http_port(st->http), cfg->model.item[0],
+            cfg->model.n > 1 ? " and more" : "");
     notify_status("loading checkpoint");
     return 0;
 }
 
-/* The names a request's "model" may carry, and the request options. */
-static void set_request_opts(serve_app *app, const serve_config *cfg, const laya_checkpoint *ck)
+/* The request options, routed through the model table. */
+static void set_request_opts(serve_app *app, const serve_config *cfg)
 {
-    snprintf(app->served_name, sizeof app->served_name, "%s",
-             cfg->model_name[0] ? cfg->model_name : ck->cfg.model_name[0] ? ck->cfg.model_name : "laya-rl-agent");
-    int nn = 0;
-    add_names(app, &nn, app->served_name);
-    /* The name every response carries ("model": "laya-rl-agent", as the official package
-     * answers) must also be accepted back, for clients that echo it. */
-    add_names(app, &nn, cfg->model_name[0] ? cfg->model_name : "laya-rl-agent");
-    add_names(app, &nn, cfg->model_aliases);
     decide_opts_default(&app->opts);
     app->opts.jev_strict = cfg->jev_strict;
     app->opts.max_len_cap = cfg->max_len;
@@ -218,27 +187,19 @@ static void set_request_opts(serve_app *app, const serve_config *cfg, const laya
     app->opts.max_levels = cfg->max_levels;
     app->opts.max_states = cfg->max_states;
     app->opts.max_state_bytes = (size_t)cfg->max_state_bytes;
-    app->opts.response_model = cfg->model_name[0] ? cfg->model_name : NULL;
-    app->opts.model_names = app->names;
+    app->opts.models = &app->models;
 }
 
-/* Opens and verifies the checkpoint, then derives the request options. Logs its failure. */
-static int load_model(serve_state *st)
+/* Opens and verifies every checkpoint, then derives the request options. Logs its failure. */
+static int load_models(serve_state *st)
 {
-    laya_checkpoint *ck = st->ck;
     layad_error err;
     layad_error_clear(&err);
-    double t0 = sched_now();
-    if (checkpoint_open(ck, st->cfg->model, &err)) {
-        log_msg("error", "checkpoint: %s", err.msg);
+    if (models_open(st->cfg, st->cks, &st->n_open, &st->app->models, &err)) {
+        log_msg("error", "%s", err.msg);
         return -1;
     }
-    st->ck_open = 1;
-    if (ck->clamp_warning[0])
-        log_msg("warn", "%s", ck->clamp_warning);
-    log_msg("info", "checkpoint %s verified: %lld parameters, sha256 %s (%.2f s)", ck->dir, ck->n_params,
-            ck->sha256, sched_now() - t0);
-    set_request_opts(st->app, st->cfg, ck);
+    set_request_opts(st->app, st->cfg);
     return 0;
 }
 
@@ -248,10 +209,12 @@ static int start_scheduler(serve_state *st)
 {
     serve_app *app = st->app;
     const serve_config *cfg = st->cfg;
-    const laya_checkpoint *ck = st->ck;
     layad_error err;
     layad_error_clear(&err);
-    int max_len = cfg->max_len > ck->cfg.max_len ? cfg->max_len : ck->cfg.max_len;
+    int max_len = cfg->max_len;
+    for (int m = 0; m < app->models.n; m++)
+        if (app->models.m[m].ck->cfg.max_len > max_len)
+            max_len = app->models.m[m].ck->cfg.max_len;
     sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
                      cfg->max_batch_tokens, cfg->request_timeout_s, 2, 0, cfg->max_request_tokens,
                      cfg->max_queue_wait_s};
@@ -271,13 +234,12 @@ static int start_scheduler(serve_state *st)
         return -1;
     }
     double t0 = sched_now();
-    if (backends_build(app, cfg, ck, &st->n_cuda, &err)) {
+    if (backends_build(app, cfg, &st->n_cuda, &err)) {
         log_msg("error", "backend: %s", err.msg);
         return -1;
     }
     log_msg("info", "%s backend ready (%s, %s), warm-up %.2f s", app->device_kind, app->device_desc, app->dtype,
             sched_now() - t0);
-    app->ck = ck;
     atomic_store(&app->loaded, 1);
     return 0;
 }
@@ -311,8 +273,8 @@ static void run(serve_state *st)
     if (!atomic_compare_exchange_strong(&app->state, &expected, APP_READY))
         scheduler_drain(app->sched); /* /drain arrived while loading */
     char status[320];
-    snprintf(status, sizeof status, "serving %.100s on %.64s:%d (%.120s)", app->served_name, st->cfg->bind,
-             http_port(st->http), app->device_desc);
+    snprintf(status, sizeof status, "serving %.100s%s on %.64s:%d (%.120s)", app->models.m[0].name,
+             app->models.n > 1 ? " and more" : "", st->cfg->bind, http_port(st->http), app->device_desc);
     notify_ready(status);
     log_msg("info", "ready: %s", status);
     if (g_stop_while_loading)
@@ -335,8 +297,7 @@ static void teardown(serve_state *st)
         http_stop(st->http);
     if (st->app && st->app->sched)
         scheduler_destroy(st->app->sched);
-    if (st->ck_open)
-        checkpoint_close(st->ck);
+    models_close(st->cks, st->n_open);
     gpu_snapshot_stop();
 }
 
@@ -346,15 +307,15 @@ int cmd_serve(int argc, char **argv)
     int rc = 1;
     st.cfg = calloc(1, sizeof *st.cfg);
     st.app = calloc(1, sizeof *st.app);
-    st.ck = calloc(1, sizeof *st.ck);
-    if (!st.cfg || !st.app || !st.ck) {
+    st.cks = calloc(MODELS_MAX, sizeof *st.cks);
+    if (!st.cfg || !st.app || !st.cks) {
         fprintf(stderr, "layad serve: out of memory\n");
         goto out;
     }
     if (configure(&st, argc, argv, &rc))
         goto out;
     rc = 1;
-    if (start_front(&st) || load_model(&st) || start_scheduler(&st))
+    if (start_front(&st) || load_models(&st) || start_scheduler(&st))
         goto out;
     start_loop_handles(&st);
     run(&st);
@@ -371,7 +332,7 @@ out:
             rc = 1;
     }
     log_close();
-    free(st.ck);
+    free(st.cks);
     free(st.app);
     free(st.cfg);
     return rc;

@@ -16,7 +16,7 @@
 
 #include "model/base/error.h"
 
-typedef enum { OPT_STR, OPT_INT, OPT_LONG, OPT_BOOL, OPT_DOUBLE } opt_type;
+typedef enum { OPT_STR, OPT_INT, OPT_LONG, OPT_BOOL, OPT_DOUBLE, OPT_LIST } opt_type;
 
 typedef struct opt_def {
     const char *name;
@@ -33,9 +33,10 @@ typedef struct opt_def {
 #define L(f) OPT_LONG, offsetof(serve_config, f), 0
 #define B(f) OPT_BOOL, offsetof(serve_config, f), 0
 #define D(f) OPT_DOUBLE, offsetof(serve_config, f), 0
+#define LST(f) OPT_LIST, offsetof(serve_config, f), 0
 
 static const opt_def opts[] = {
-    {"model", S(model), "", 0, 0, "checkpoint directory or org/name in the offline HF cache (required)"},
+    {"model", LST(model), "", 0, 0, "a checkpoint to serve, [name=]DIR or [name=]org/name[/subfolder][@rev] in the offline HF cache (required; repeat for several: the first is the default, each needs its own name)"},
     {"device", S(device), "auto", 0, 0, "backend: cpu, cuda, or auto (cuda when a GPU is visible)"},
     {"devices", S(devices), "", 0, 0, "CUDA device ordinals as numbered after CUDA_VISIBLE_DEVICES, one worker each, e.g. 0,1 (empty: every visible device)"},
     {"dtype", S(dtype), "fp16", 0, 0, "GPU weight/activation dtype: fp16 or bf16"},
@@ -44,8 +45,8 @@ static const opt_def opts[] = {
     {"warm", S(warm), "all", 0, 0, "GPU buckets tuned and captured before ready: all, or only those of these shapes (rows x tokens, comma list; others then run eagerly once and are captured between batches)"},
     {"gemm_tune", B(gemm_tune), "true", 0, 1, "time up to 8 cuBLASLt algorithms per GEMM shape at warm-up and keep the fastest (false: the heuristic's, the same in every process)"},
     {"state_dir", S(state_dir), "", 0, 0, "directory for state kept across restarts (the GEMM tuning cache); empty: $STATE_DIRECTORY from systemd, else none"},
-    {"model_name", S(model_name), "", 0, 0, "served model name (empty: the checkpoint's model_name)"},
-    {"model_aliases", S(model_aliases), "laya,jev-latest", 0, 0, "other names accepted in a request's \"model\" (comma list)"},
+    {"model_name", S(model_name), "", 0, 0, "served name of a model given without name= (empty: laya-rl-agent, what the official package answers)"},
+    {"model_aliases", LST(model_aliases), "", 0, 0, "other names a request's \"model\" may give: [name=]alias,alias (without name=: the first model; repeatable). The official router's names are built in (server/api/README.md)"},
     {"bind", S(bind), "127.0.0.1", 0, 0, "listen address (IPv4 or IPv6 literal)"},
     {"port", I(port), "8080", 0, 65535, "listen port (0: any free port, printed at start)"},
     {"http_threads", I(http_threads), "4", 1, 1024, "HTTP worker threads (parse, tokenize, format)"},
@@ -114,11 +115,40 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
+/* Adds v to a repeatable option: entries from a new source replace the old
+ * ones; in the environment (src LAYAD_*) v holds entries separated by spaces. */
+static int apply_list(serve_list *l, const opt_def *o, const char *v, const char *src, layad_error *err)
+{
+    if (strcmp(l->source, src)) {
+        l->n = 0;
+        snprintf(l->source, sizeof l->source, "%s", src);
+    }
+    const int env = !strncmp(src, "LAYAD_", 6);
+    while (*v) {
+        size_t len = env ? strcspn(v, " \t") : strlen(v);
+        if (len) {
+            if (l->n >= SERVE_LIST_MAX)
+                return layad_fail(err, 500, "%s: at most %d %s entries", src, SERVE_LIST_MAX, o->name);
+            if (len >= sizeof l->item[0])
+                return layad_fail(err, 500, "%s: %s entry longer than %zu bytes", src, o->name,
+                                  sizeof l->item[0] - 1);
+            memcpy(l->item[l->n], v, len);
+            l->item[l->n++][len] = 0;
+        }
+        v += len;
+        while (env && (*v == ' ' || *v == '\t'))
+            v++;
+    }
+    return 0;
+}
+
 static int apply(serve_config *c, const opt_def *o, const char *v, const char *src, layad_error *err)
 {
     char *base = (char *)c + o->off;
     char *end = NULL;
     switch (o->type) {
+    case OPT_LIST:
+        return apply_list((serve_list *)base, o, v, src, err);
     case OPT_STR:
         if (strlen(v) >= o->size)
             return layad_fail(err, 500, "%s: %s is longer than %zu bytes", src, o->name, o->size - 1);
@@ -168,7 +198,7 @@ void serve_config_defaults(serve_config *c)
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < N_OPTS; i++) {
         layad_error e;
-        if (apply(c, &opts[i], opts[i].def, "default", &e))
+        if (apply(c, &opts[i], opts[i].def, "", &e))
             abort(); /* a bad default is a programming error */
     }
 }

@@ -5,7 +5,8 @@
  * row is read from the config file (libinih, `name = value`), from the
  * environment (`LAYAD_` + upper-case name), and from the command line
  * (`--name value`, `--name=value`, dashes or underscores), and printed by
- * `layad serve --help`. Precedence: flags > env > file > defaults. The file
+ * `layad serve --help`. `model` and `model_aliases` repeat: each line or
+ * flag adds an entry (in the environment, entries are separated by spaces). Precedence: flags > env > file > defaults. The file
  * is the one named by --config / LAYAD_CONFIG (none by default).
  *
  * Keeping all four sources on one table is what guarantees that --help,
@@ -20,11 +21,20 @@
 #include "model/base/error.h"
 
 #define SERVE_STR_MAX 512
+#define SERVE_LIST_MAX 8   /* entries of a repeatable option (model, model_aliases) */
+
+/* A repeatable option: every line or flag adds an entry; a source of higher
+ * precedence (file < env < flags) replaces the entries of a lower one. */
+typedef struct serve_list {
+    char item[SERVE_LIST_MAX][SERVE_STR_MAX];
+    int n;
+    char source[80]; /* the source of the entries ("" = defaults) */
+} serve_list;
 #define SERVE_KEY_MAX 4096 /* bearer key bytes; a longer key (flag, env or file) is refused at start */
 
 typedef struct serve_config {
     /* model and backend */
-    char model[SERVE_STR_MAX];       /* checkpoint dir or org/name (offline HF cache) */
+    serve_list model;                /* [name=]checkpoint dir or org/name[/sub][@rev]; first = default */
     char device[16];                 /* cpu | cuda | auto */
     char devices[SERVE_STR_MAX];     /* CUDA ordinals "0,1"; "" = every visible device */
     char dtype[8];                   /* fp16 | bf16 (GPU) */
@@ -34,8 +44,8 @@ typedef struct serve_config {
     char state_dir[SERVE_STR_MAX];   /* GEMM tuning cache directory ("": none) */
     int gemm_tune;                   /* time cuBLASLt candidates per GEMM shape (bool) */
     /* model naming */
-    char model_name[128];            /* served name; "" = checkpoint's model_name */
-    char model_aliases[SERVE_STR_MAX]; /* extra names accepted in "model" (comma list) */
+    char model_name[128];            /* served name of an unnamed first model; "" = laya-rl-agent */
+    serve_list model_aliases;        /* [name=]alias,alias: extra names of a model (the first without name=) */
     /* HTTP */
     char bind[64];                   /* listen address (IPv4 or IPv6 literal) */
     int port;

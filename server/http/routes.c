@@ -191,14 +191,15 @@ static json_t *hf_revision(const char *dir)
 
 /* The fields laya-serve's /health has and the official client reads (laya.mcp.remote:
  * `loaded`, `revisions`; laya_status: `device_is_preference`, `checkpoint_devices`), for
- * the one checkpoint layad serves under its served name. */
+ * every checkpoint layad serves, under its served name, the default first. */
 static void add_laya_fields(serve_app *app, int loaded, json_t *h)
 {
     json_t *names = json_array(), *revs = json_object(), *devs = json_object();
-    if (loaded) {
-        json_array_append_new(names, json_string(app->served_name));
-        json_object_set_new(revs, app->served_name, hf_revision(app->ck->dir));
-        json_object_set_new(devs, app->served_name, json_string(app->device_kind));
+    for (int m = 0; loaded && m < app->models.n; m++) {
+        const served_model *sm = &app->models.m[m];
+        json_array_append_new(names, json_string(sm->name));
+        json_object_set_new(revs, sm->name, hf_revision(sm->ck->dir));
+        json_object_set_new(devs, sm->name, json_string(app->device_kind));
     }
     json_object_set_new(h, "loaded", names);
     json_object_set_new(h, "revisions", revs);
@@ -206,16 +207,56 @@ static void add_laya_fields(serve_app *app, int loaded, json_t *h)
     json_object_set_new(h, "checkpoint_devices", devs);
 }
 
-/* GET /health: state, model and checkpoint (once loaded), devices with their worker stats,
- * queue depth and limit, uptime, and laya-serve's fields. */
+/* Whether name reaches the default model only through the fallback (not one of its own names). */
+static int find_exact_default(const model_table *t, const char *name)
+{
+    if (model_table_find(t, name, strlen(name)) != 0 || !strcmp(t->m[0].name, name))
+        return 0;
+    for (int a = 0; a < t->m[0].n_alias; a++)
+        if (!strcmp(t->m[0].alias[a], name))
+            return 0;
+    return 1;
+}
+
+/* The served models, default first: {id, object, owned_by, aliases, sha256} for /v1/models,
+ * {model, checkpoint, sha256, parameters, max_len, default} for /health. */
+static json_t *models_json(const serve_app *app, int openai)
+{
+    json_t *data = json_array();
+    for (int m = 0; data && m < app->models.n; m++) {
+        const served_model *sm = &app->models.m[m];
+        json_t *e;
+        if (openai) {
+            json_t *aliases = json_array();
+            for (int a = 0; aliases && a < sm->n_alias; a++)
+                json_array_append_new(aliases, json_string(sm->alias[a]));
+            for (const char *const *d = MODEL_DEFAULT_NAMES; aliases && m == 0 && *d; d++)
+                if (find_exact_default(&app->models, *d))
+                    json_array_append_new(aliases, json_string(*d));
+            e = json_pack("{s:s,s:s,s:s,s:o*,s:s,s:b}", "id", sm->name, "object", "model", "owned_by", "layad",
+                          "aliases", aliases, "sha256", sm->ck->sha256, "default", m == 0);
+        } else {
+            e = json_pack("{s:s,s:s,s:s,s:I,s:i,s:b}", "model", sm->name, "checkpoint", sm->ck->dir, "sha256",
+                          sm->ck->sha256, "parameters", (json_int_t)sm->ck->n_params, "max_len",
+                          sm->ck->cfg.max_len, "default", m == 0);
+        }
+        json_array_append_new(data, e);
+    }
+    return data;
+}
+
+/* GET /health: state, the default model and its checkpoint, and every model (once loaded),
+ * devices with their worker stats, queue depth and limit, uptime, and laya-serve's fields. */
 static void reply_health(serve_app *app, int st, int loaded, http_reply *r)
 {
     json_t *h = json_pack("{s:s}", "status", state_name(st));
     if (h && loaded) {
-        json_object_set_new(h, "model", json_string(app->served_name));
-        json_object_set_new(h, "checkpoint", json_string(app->ck->dir));
-        json_object_set_new(h, "sha256", json_string(app->ck->sha256));
-        json_object_set_new(h, "parameters", json_integer(app->ck->n_params));
+        const laya_checkpoint *ck = app->models.m[0].ck;
+        json_object_set_new(h, "model", json_string(app->models.m[0].name));
+        json_object_set_new(h, "checkpoint", json_string(ck->dir));
+        json_object_set_new(h, "sha256", json_string(ck->sha256));
+        json_object_set_new(h, "parameters", json_integer(ck->n_params));
+        json_object_set_new(h, "models", models_json(app, 0));
     }
     if (h) {
         json_object_set_new(h, "device", json_string(app->device_kind));
@@ -234,7 +275,8 @@ static void reply_health(serve_app *app, int st, int loaded, http_reply *r)
     reply_json(r, 200, h);
 }
 
-/* GET /v1/models: the served model with its other names as aliases; 503 while loading. */
+/* GET /v1/models: every served model, default first, with its other names as aliases
+ * (the built-in router names included); 503 while loading. */
 static void reply_models(serve_app *app, int loaded, http_reply *r)
 {
     if (!loaded) {
@@ -242,14 +284,7 @@ static void reply_models(serve_app *app, int loaded, http_reply *r)
         r->retry_after = 1;
         return;
     }
-    json_t *data = json_array(), *aliases = json_array();
-    for (int i = 0; app->names[i]; i++)
-        if (strcmp(app->names[i], app->served_name))
-            json_array_append_new(aliases, json_string(app->names[i]));
-    json_array_append_new(data, json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", app->served_name, "object",
-                                          "model", "owned_by", "layad", "aliases", aliases, "sha256",
-                                          app->ck->sha256));
-    reply_json(r, 200, json_pack("{s:s,s:o}", "object", "list", "data", data));
+    reply_json(r, 200, json_pack("{s:s,s:o*}", "object", "list", "data", models_json(app, 1)));
 }
 
 /* POST /drain (loopback or bearer key only): stops intake, readiness turns 503. */
@@ -336,7 +371,7 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
     layad_error_clear(&e);
     laya_request *req = NULL;
     double t0 = sched_now();
-    int rc = request_parse(app->ck, body, len, &o, &req, &e);
+    int rc = request_parse(NULL, body, len, &o, &req, &e);
     metrics_observe(H_TOKENIZE, sched_now() - t0);
     if (rc) {
         routes_error_from(r, &e);

@@ -17,6 +17,7 @@ serve_job *job_create(laya_request *r, void (*done)(serve_job *), void *user)
     if (!j)
         return NULL;
     j->req = r;
+    j->model = request_model(r);
     j->rows = request_rows(r);
     j->n_rows = request_n_rows(r);
     j->n_tokens = request_n_tokens(r);
@@ -49,6 +50,8 @@ void job_finish(serve_job *j, int status, const layad_error *err)
         j->err = *err;
     if (status == 504)
         metrics_reject(REJ_DEADLINE);
+    if (status == 200)
+        metrics_model_answer(j->model, j->n_tokens);
     j->done(j);
 }
 

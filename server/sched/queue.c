@@ -8,7 +8,9 @@
  * dispatched go ahead of its remaining rows, so one big request delays a
  * small one by one batch at most, while keeping at least half of every batch
  * the big one keeps moving), puts failed jobs back at the head to run alone,
- * and evicts jobs past their deadline, cancelled, or at shutdown. Every field
+ * and evicts jobs past their deadline, cancelled, or at shutdown. A batch
+ * carries rows of one model (its worker runs one backend per batch): the
+ * model of the oldest live job, so models share the workers in arrival order. Every field
  * here is guarded by s->lock; q_rows and q_tokens count the rows not yet
  * taken, so that the loop can tell a full batch without walking the queue.
  *
@@ -139,26 +141,31 @@ int queue_take_rows(scheduler *s, serve_batch *b, double now)
     const int R = s->o.max_batch_rows;
     const long T = s->o.max_batch_tokens;
     b->seq = ++s->seq;
-    int split = 0;
+    int split = 0, model = -1;
     for (serve_job *j = s->head; j; j = j->next) {
         if (job_dead(j, now))
             continue;
         if (j->solo) { /* a retry runs alone */
+            b->model = j->model;
             take_from(s, &f, j, R, T, now);
             goto out;
         }
-        split |= j->next_row > 0;
+        if (model < 0)
+            model = j->model; /* the oldest live job's model: FIFO across models */
     }
+    b->model = model < 0 ? 0 : model;
+    for (serve_job *j = s->head; j; j = j->next)
+        split |= j->model == model && j->next_row > 0 && !job_dead(j, now);
     /* Pass 1: jobs not yet dispatched, in arrival order; while a split job
      * waits they get half the budgets, so they cannot starve it. */
     const int r1 = split ? (R + 1) / 2 : R;
     const long t1 = split ? (T + 1) / 2 : T;
     for (serve_job *j = s->head; j && f.n < r1 && f.tokens < t1; j = j->next)
-        if (j->next_row == 0 && !job_dead(j, now))
+        if (j->model == model && j->next_row == 0 && !job_dead(j, now))
             take_from(s, &f, j, r1, t1, now);
     /* Pass 2: the rest of the budgets to everyone, oldest first. */
     for (serve_job *j = s->head; j && f.n < R && f.tokens < T; j = j->next)
-        if (!job_dead(j, now))
+        if (j->model == model && !job_dead(j, now))
             take_from(s, &f, j, R, T, now);
 out:
     unlink_spent(s, now);

@@ -411,25 +411,28 @@ fail:
     free(s);
     return NULL;
 }
-int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err)
+int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_models, int device_index,
+                                layad_error *err)
 {
-    if (s->n_workers >= MAX_WORKERS) {
-        b->ops->destroy(b);
-        return layad_fail(err, 500, "too many workers (max %d)", MAX_WORKERS);
-    }
     int w = s->n_workers;
-    if (batch_alloc(&s->batches[w], s->o.max_batch_rows, s->o.kmax)) {
-        b->ops->destroy(b);
-        return layad_fail(err, 500, "out of memory (batch buffers)");
+    if (w >= MAX_WORKERS || batch_alloc(&s->batches[w], s->o.max_batch_rows, s->o.kmax)) {
+        for (int m = 0; m < n_models; m++)
+            b[m]->ops->destroy(b[m]);
+        return w >= MAX_WORKERS ? layad_fail(err, 500, "too many workers (max %d)", MAX_WORKERS)
+                                : layad_fail(err, 500, "out of memory (batch buffers)");
     }
-    s->workers[w] = worker_create(b, device_index, worker_done_cb, s, err);
+    s->workers[w] = worker_create(b, n_models, device_index, worker_done_cb, s, err); /* frees b on failure */
     if (!s->workers[w]) {
-        b->ops->destroy(b);
         batch_free(&s->batches[w]);
         return -1;
     }
     s->n_workers++;
     return 0;
+}
+
+int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err)
+{
+    return scheduler_add_worker_models(s, &b, 1, device_index, err);
 }
 
 int scheduler_n_workers(const scheduler *s)
@@ -445,9 +448,9 @@ int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out)
     return 0;
 }
 
-laya_backend *scheduler_backend(scheduler *s, int i)
+laya_backend *scheduler_backend(scheduler *s, int i, int m)
 {
-    return i >= 0 && i < s->n_workers ? worker_backend(s->workers[i]) : NULL;
+    return i >= 0 && i < s->n_workers ? worker_backend(s->workers[i], m) : NULL;
 }
 
 uv_loop_t *scheduler_loop(scheduler *s)

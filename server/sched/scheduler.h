@@ -5,7 +5,8 @@
  * of many jobs for at most batch_window_us (only while a worker is busy: with
  * all of them idle a job goes at once) or until max_batch_rows /
  * max_batch_tokens is reached, cuts them into packs (model/backend/batching.h:
- * rows back to back, a small dynamic program over bucket cost) and hands the batch to the
+ * rows back to back, a small dynamic program over bucket cost; a batch holds rows of one
+ * model, the model of the oldest job that can go) and hands the batch to the
  * least loaded worker (one per device): only an idle worker takes a batch,
  * the one given the fewest tokens so far first, so a slow or busy device
  * never holds work that another free device could run. As each
@@ -49,6 +50,7 @@
 struct serve_job {
     /* set by the submitter before scheduler_submit, read-only afterwards */
     laya_request *req;
+    int model;                  /* the worker backend its rows run on (request_model) */
     const laya_row *rows;
     int n_rows;
     long n_tokens;
@@ -110,8 +112,13 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err);
 /* Starts a worker owning backend b (device_index labels its metrics). Call
  * before scheduler_run. On failure the backend is destroyed. */
 int scheduler_add_worker(scheduler *s, laya_backend *b, int device_index, layad_error *err);
+/* The same for a device serving several models: b[m] runs the rows of jobs of
+ * model m (all backends stay resident; a batch holds rows of one model). */
+int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_models, int device_index,
+                                layad_error *err);
 int scheduler_n_workers(const scheduler *s);
-laya_backend *scheduler_backend(scheduler *s, int i);
+/* Worker i's backend of model m, or NULL. */
+laya_backend *scheduler_backend(scheduler *s, int i, int m);
 /* Thread-safe: worker i's counters (workers are numbered in the order they
  * were added). 0, or -1 when there is no worker i. */
 int scheduler_worker_stats(const scheduler *s, int i, worker_stats *out);

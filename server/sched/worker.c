@@ -16,7 +16,8 @@
 #include "server/telemetry/metrics.h"
 
 struct serve_worker {
-    laya_backend *backend;
+    laya_backend *backend[WORKER_MAX_MODELS]; /* one per model, all resident */
+    int n_models;
     int device;
     void (*on_done)(void *);
     void *arg;
@@ -76,11 +77,12 @@ static void run_batch(serve_worker *w, serve_batch *b)
         int s = b->bucket_start[k], n = b->bucket_start[k + 1] - s;
         double f0 = layad_now();
         layad_error_clear(&b->bucket_err[k]);
-        int rc = w->backend->ops->forward(w->backend, b->rows + s, n, b->bucket_k[k],
+        laya_backend *be = w->backend[b->model];
+        int rc = be->ops->forward(be, b->rows + s, n, b->bucket_k[k],
                                           b->logits + (size_t)s * (size_t)b->kmax,
                                           b->act + (size_t)s * LAYA_N_ACT, &b->bucket_err[k]);
         b->bucket_failed[k] = rc != 0;
-        b->bucket_tm[k] = w->backend->last;
+        b->bucket_tm[k] = be->last;
         double t1 = layad_now();
         metrics_inference(w->device, t1 - f0);
         long long toks = 0;
@@ -107,9 +109,12 @@ static void *worker_main(void *arg)
     for (;;) {
         /* Deferred backend work (a graph for a shape first met while serving)
          * runs only while no batch waits, one piece at a time. */
-        while (!w->todo && !w->stop && w->backend->ops->idle) {
+        while (!w->todo && !w->stop) {
             pthread_mutex_unlock(&w->lock);
-            const int did = w->backend->ops->idle(w->backend);
+            int did = 0;
+            for (int m = 0; m < w->n_models && !did; m++)
+                if (w->backend[m]->ops->idle)
+                    did = w->backend[m]->ops->idle(w->backend[m]);
             pthread_mutex_lock(&w->lock);
             if (!did)
                 break;
@@ -132,31 +137,46 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-serve_worker *worker_create(laya_backend *b, int device_index, void (*on_done)(void *), void *arg,
-                            layad_error *err)
+static void destroy_backends(laya_backend *const *b, int n)
 {
-    serve_worker *w = calloc(1, sizeof *w);
+    for (int m = 0; m < n; m++)
+        if (b[m])
+            b[m]->ops->destroy(b[m]);
+}
+
+serve_worker *worker_create(laya_backend *const *b, int n_models, int device_index, void (*on_done)(void *),
+                            void *arg, layad_error *err)
+{
+    serve_worker *w = NULL;
+    if (n_models < 1 || n_models > WORKER_MAX_MODELS) {
+        layad_fail(err, 500, "a worker serves 1 to %d models, not %d", WORKER_MAX_MODELS, n_models);
+        goto fail;
+    }
+    w = calloc(1, sizeof *w);
     if (!w) {
         layad_fail(err, 500, "out of memory (worker)");
-        return NULL;
+        goto fail;
     }
-    w->backend = b;
+    if (pthread_mutex_init(&w->lock, NULL) || pthread_cond_init(&w->wake, NULL)) {
+        layad_fail(err, 500, "pthread init failed (worker)");
+        goto fail;
+    }
+    memcpy(w->backend, b, (size_t)n_models * sizeof *b);
+    w->n_models = n_models;
     w->device = device_index;
     w->on_done = on_done;
     w->arg = arg;
-    if (pthread_mutex_init(&w->lock, NULL) || pthread_cond_init(&w->wake, NULL)) {
-        free(w);
-        layad_fail(err, 500, "pthread init failed (worker)");
-        return NULL;
-    }
     if (pthread_create(&w->thread, NULL, worker_main, w)) {
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
-        free(w);
         layad_fail(err, 500, "cannot start worker thread");
-        return NULL;
+        goto fail;
     }
     return w;
+fail:
+    destroy_backends(b, n_models > WORKER_MAX_MODELS ? WORKER_MAX_MODELS : n_models);
+    free(w);
+    return NULL;
 }
 
 void worker_submit(serve_worker *w, serve_batch *batch)
@@ -193,9 +213,9 @@ int worker_device_index(const serve_worker *w)
     return w->device;
 }
 
-laya_backend *worker_backend(serve_worker *w)
+laya_backend *worker_backend(serve_worker *w, int m)
 {
-    return w->backend;
+    return m >= 0 && m < w->n_models ? w->backend[m] : NULL;
 }
 
 void worker_destroy(serve_worker *w)
@@ -207,8 +227,7 @@ void worker_destroy(serve_worker *w)
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
-    if (w->backend)
-        w->backend->ops->destroy(w->backend);
+    destroy_backends(w->backend, w->n_models);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);

@@ -1,5 +1,6 @@
 /*
- * worker.h - one inference thread that owns one laya_backend (one device).
+ * worker.h - one inference thread that owns the laya_backends of one device:
+ * one per served model (all resident), a batch runs on the one of its model.
  *
  * The scheduler hands a worker a prepared batch (rows already sorted and cut
  * into buckets, shortest first; output buffers reserved at start-up); the
@@ -30,6 +31,7 @@ typedef struct batch_entry {
 /* A batch in flight. Sized for max_rows rows of up to kmax markers at start-up. */
 typedef struct serve_batch {
     int max_rows, kmax;
+    int model;             /* which backend of the worker runs it: every row is of this model */
     int n_rows;
     laya_row *rows;        /* [max_rows], sorted by length within the batch */
     batch_entry *ent;      /* [max_rows], parallel to rows */
@@ -54,10 +56,13 @@ void batch_free(serve_batch *b);
 
 typedef struct serve_worker serve_worker;
 
-/* Starts a worker thread owning backend b (destroyed by worker_destroy).
+#define WORKER_MAX_MODELS 8
+
+/* Starts a worker thread owning backends b[0..n_models) (model m's batches run
+ * on b[m]; all destroyed by worker_destroy, and on failure here).
  * on_done(arg) is called from the worker thread after each batch. */
-serve_worker *worker_create(laya_backend *b, int device_index, void (*on_done)(void *), void *arg,
-                            layad_error *err);
+serve_worker *worker_create(laya_backend *const *b, int n_models, int device_index, void (*on_done)(void *),
+                            void *arg, layad_error *err);
 
 /* Hands batch to an idle worker (the caller guarantees it is idle). on_done
  * runs after every bucket and once more when the whole batch is done. */
@@ -80,9 +85,10 @@ typedef struct worker_stats {
 void worker_stats_get(const serve_worker *w, worker_stats *out);
 
 int worker_device_index(const serve_worker *w);
-laya_backend *worker_backend(serve_worker *w);
+/* Model m's backend, or NULL when there is no model m. */
+laya_backend *worker_backend(serve_worker *w, int m);
 
-/* Stops the thread after its current batch, joins it, destroys the backend. */
+/* Stops the thread after its current batch, joins it, destroys the backends. */
 void worker_destroy(serve_worker *w);
 
 #endif

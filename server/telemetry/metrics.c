@@ -72,11 +72,13 @@ static struct {
     hist h[H_COUNT];
     hist infer[METRICS_MAX_DEVICES];
     hist stage[ST_COUNT];
-    _Atomic int n_devices;     /* 0 until metrics_set_model */
+    _Atomic int n_devices;     /* 0 until metrics_set_models */
     char device_label[METRICS_MAX_DEVICES][32];
     _Atomic long queue_depth;
     _Atomic long long graph_hits, graph_misses;
-    char model_name[256], sha256[80], dtype[16], device_kind[16];
+    int n_models;
+    char model_name[METRICS_MAX_MODELS][256], sha256[METRICS_MAX_MODELS][80], dtype[16], device_kind[16];
+    _Atomic uint64_t model_answers[METRICS_MAX_MODELS], model_tokens[METRICS_MAX_MODELS];
     _Atomic(const _Atomic int *) ready_state; /* metrics_watch_ready; NULL: laya_ready absent */
     int ready_value;
     build_info build;
@@ -154,14 +156,17 @@ void metrics_init(void)
     R.start_time = process_start_time();
 }
 
-void metrics_set_model(const char *model_name, const char *sha256, const char *dtype, const char *device_kind,
-                       int n_devices, const char *const *device_labels)
+void metrics_set_models(int n_models, const char *const *model_names, const char *const *sha256,
+                        const char *dtype, const char *device_kind, int n_devices, const char *const *device_labels)
 {
     int n = n_devices < METRICS_MAX_DEVICES ? n_devices : METRICS_MAX_DEVICES;
     for (int d = 0; d < n; d++)
         label_copy(R.device_label[d], sizeof R.device_label[d], device_labels[d]);
-    label_copy(R.model_name, sizeof R.model_name, model_name);
-    label_copy(R.sha256, sizeof R.sha256, sha256);
+    R.n_models = n_models < METRICS_MAX_MODELS ? n_models : METRICS_MAX_MODELS;
+    for (int m = 0; m < R.n_models; m++) {
+        label_copy(R.model_name[m], sizeof R.model_name[m], model_names[m]);
+        label_copy(R.sha256[m], sizeof R.sha256[m], sha256[m]);
+    }
     label_copy(R.dtype, sizeof R.dtype, dtype);
     label_copy(R.device_kind, sizeof R.device_kind, device_kind);
     atomic_store_explicit(&R.n_devices, n, memory_order_release); /* publishes the labels */
@@ -182,6 +187,14 @@ void metrics_request(int endpoint, int status, double seconds)
             c = i;
     atomic_fetch_add_explicit(&R.requests[endpoint][c], 1, memory_order_relaxed);
     hist_observe(&R.latency[endpoint][c], seconds);
+}
+
+void metrics_model_answer(int model, long tokens)
+{
+    if (model < 0 || model >= METRICS_MAX_MODELS)
+        return;
+    atomic_fetch_add_explicit(&R.model_answers[model], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R.model_tokens[model], (uint64_t)tokens, memory_order_relaxed);
 }
 
 void metrics_reject(int reason)
@@ -316,8 +329,30 @@ static void render_request_latency(FILE *f)
         }
 }
 
+/* One laya_model_info series per served model (`model` is its served name;
+ * `name` repeats it for dashboards written before there were several), and
+ * the decisions and tokens each model answered. */
+static void render_models(FILE *f)
+{
+    fprintf(f, "# HELP laya_model_info A served model (value is always 1); the first is the default.\n"
+               "# TYPE laya_model_info gauge\n");
+    for (int m = 0; m < R.n_models; m++)
+        fprintf(f, "laya_model_info{model=\"%s\",name=\"%s\",sha256=\"%s\",dtype=\"%s\",device=\"%s\"} 1\n",
+                R.model_name[m], R.model_name[m], R.sha256[m], R.dtype, R.device_kind);
+    fprintf(f, "# HELP laya_model_decisions_total Decision requests answered 200, by model.\n"
+               "# TYPE laya_model_decisions_total counter\n");
+    for (int m = 0; m < R.n_models; m++)
+        fprintf(f, "laya_model_decisions_total{model=\"%s\"} %llu\n", R.model_name[m],
+                (unsigned long long)atomic_load_explicit(&R.model_answers[m], memory_order_relaxed));
+    fprintf(f, "# HELP laya_model_tokens_total Input tokens of the decisions answered 200, by model.\n"
+               "# TYPE laya_model_tokens_total counter\n");
+    for (int m = 0; m < R.n_models; m++)
+        fprintf(f, "laya_model_tokens_total{model=\"%s\"} %llu\n", R.model_name[m],
+                (unsigned long long)atomic_load_explicit(&R.model_tokens[m], memory_order_relaxed));
+}
+
 /* The pipeline histograms (queue wait, tokenize, batch shape) and laya_inference_seconds per
- * device published by metrics_set_model. Returns that device count, for render_state. */
+ * device published by metrics_set_models. Returns that device count, for render_state. */
 static int render_pipeline(FILE *f)
 {
     for (int h = 0; h < H_COUNT; h++) {
@@ -361,10 +396,7 @@ static void render_state(FILE *f, int ndev)
             atomic_load_explicit(&R.graph_hits, memory_order_relaxed),
             atomic_load_explicit(&R.graph_misses, memory_order_relaxed));
     if (ndev > 0)
-        fprintf(f, "# HELP laya_model_info The served model (value is always 1).\n"
-                   "# TYPE laya_model_info gauge\n"
-                   "laya_model_info{name=\"%s\",sha256=\"%s\",dtype=\"%s\",device=\"%s\"} 1\n",
-                R.model_name, R.sha256, R.dtype, R.device_kind);
+        render_models(f);
     fprintf(f, "# HELP laya_build_info The running binary: version, git commit, CUDA runtime and cuBLAS (always 1).\n"
                "# TYPE laya_build_info gauge\n"
                "laya_build_info{version=\"%s\",commit=\"%s\",cuda=\"%s\",cublas=\"%s\"} 1\n",

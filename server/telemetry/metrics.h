@@ -54,11 +54,17 @@ enum metrics_stage {
  * before any other thread runs. */
 void metrics_init(void);
 
-/* Publishes the model info labels and the device labels of the inference
- * histogram ("cpu", or CUDA ordinals) once the model is loaded; until then
- * those series are simply absent. Call once. */
-void metrics_set_model(const char *model_name, const char *sha256, const char *dtype, const char *device_kind,
-                       int n_devices, const char *const *device_labels);
+#define METRICS_MAX_MODELS 8
+
+/* Publishes the served models (laya_model_info{model,...}, one per model, and
+ * the per-model counters) and the device labels of the inference histogram
+ * ("cpu", or CUDA ordinals) once the models are loaded; until then those
+ * series are simply absent. Call once. */
+void metrics_set_models(int n_models, const char *const *model_names, const char *const *sha256,
+                        const char *dtype, const char *device_kind, int n_devices, const char *const *device_labels);
+
+/* A decision of model `model` (its index in the table) answered 200 with `tokens` input tokens. */
+void metrics_model_answer(int model, long tokens);
 
 const char *metrics_endpoint_name(int ep);
 
