@@ -33,6 +33,7 @@ typedef struct fake {
     int sleep_us;
     int poison_len;
     _Atomic int fail_next; /* fail this many forwards whatever their rows (a device fault) */
+    float offset;          /* added to every logit: tells the backends of two models apart */
     _Atomic int calls, max_n, failed_calls;
 } fake;
 
@@ -70,7 +71,7 @@ static int fake_forward(laya_backend *b, const laya_row *rows, int n, int K, flo
         if (rows[i].n_markers > K)
             return layad_fail(err, 500, "K too small");
         for (int m = 0; m < K; m++)
-            logits[i * K + m] = m < rows[i].n_markers ? f_logit(&rows[i], m) : LAYA_MASK_FILL;
+            logits[i * K + m] = m < rows[i].n_markers ? f_logit(&rows[i], m) + f->offset : LAYA_MASK_FILL;
         act[i * 2] = (float)rows[i].len;
         act[i * 2 + 1] = -1.0f;
     }
@@ -180,17 +181,23 @@ static laya_request *parse(int words, int nq)
     return r;
 }
 
-static int results_ok(serve_job *j)
+/* Whether j's results are the fake's with logits shifted by offset (0: model 0's backend). */
+static int results_ok_off(serve_job *j, float offset)
 {
     for (int i = 0; i < j->n_rows; i++) {
         const float *lg = request_row_logits(j->req, i);
         for (int m = 0; m < j->rows[i].n_markers; m++)
-            if (lg[m] != f_logit(&j->rows[i], m))
+            if (lg[m] != f_logit(&j->rows[i], m) + offset)
                 return 0;
         if (request_row_act(j->req, i)[0] != (float)j->rows[i].len)
             return 0;
     }
     return 1;
+}
+
+static int results_ok(serve_job *j)
+{
+    return results_ok_off(j, 0.0f);
 }
 
 static void wait_done(int n, double timeout_s)
@@ -222,6 +229,54 @@ START_TEST(rows_of_many_requests_share_batches)
     }
     ck_assert_msg(atomic_load(&H.f->max_n) > 4, "no forward carried rows of several requests (max %d rows)",
                   atomic_load(&H.f->max_n));
+    stop(5);
+}
+END_TEST
+
+/* One worker serving two models: each batch runs on the backend of its rows'
+ * model (a row answered by the other model's backend would carry its offset),
+ * and interleaved jobs of both are all answered. */
+START_TEST(two_models_share_a_worker)
+{
+    memset(&H, 0, sizeof H);
+    sched_opts o = {1024, 5000, 64, 4096, 30, 255, 0, 0, 0};
+    layad_error err;
+    H.s = scheduler_create(&o, &err);
+    ck_assert_ptr_nonnull(H.s);
+    fake *f[2];
+    laya_backend *b[2];
+    for (int m = 0; m < 2; m++) {
+        f[m] = calloc(1, sizeof *f[m]);
+        ck_assert_ptr_nonnull(f[m]);
+        f[m]->base.ops = &fake_ops;
+        f[m]->poison_len = -1;
+        f[m]->offset = m ? 1000.0f : 0.0f;
+        b[m] = &f[m]->base;
+    }
+    ck_assert_int_eq(scheduler_add_worker_models(H.s, b, 2, 0, &err), 0);
+    ck_assert_ptr_eq(scheduler_backend(H.s, 0, 1), b[1]);
+    ck_assert_ptr_null(scheduler_backend(H.s, 0, 2));
+    H.f = f[0];
+    H.n_workers = 1;
+    ck_assert_int_eq(uv_async_init(scheduler_loop(H.s), &H.stop, on_stop), 0);
+    ck_assert_int_eq(pthread_create(&H.loop, NULL, loop_main, H.s), 0);
+    enum { N = 30 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(3 + i % 11, 1 + i % 3), on_done, NULL);
+        jobs[i]->model = (i % 3 == 1); /* set by the submitter before submit */
+        int reason;
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+    }
+    wait_done(N, 30);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i]->status, 200);
+        ck_assert_msg(results_ok_off(jobs[i], jobs[i]->model ? 1000.0f : 0.0f),
+                      "job %d (model %d) ran on the other model's backend", i, jobs[i]->model);
+        job_unref(jobs[i]);
+    }
+    ck_assert_int_gt(atomic_load(&f[0]->calls), 0);
+    ck_assert_int_gt(atomic_load(&f[1]->calls), 0);
     stop(5);
 }
 END_TEST
@@ -791,6 +846,7 @@ Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, rows_of_many_requests_share_batches);
+    tcase_add_test(tc, two_models_share_a_worker);
     tcase_add_test(tc, big_request_split_over_batches);
     tcase_add_test(tc, failed_batch_retried_one_by_one);
     tcase_add_test(tc, deadline_504_late_result_dropped);
