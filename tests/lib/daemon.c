@@ -75,8 +75,13 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
     int n = 0;
     argv[n++] = tu_bin();
     argv[n++] = "serve";
-    argv[n++] = "--model";
-    argv[n++] = tu_tiny();
+    int own_model = 0; /* `model` repeats (several checkpoints): args naming one replace tiny */
+    for (int i = 0; args && args[i]; i++)
+        own_model |= !strcmp(args[i], "--model") || !strncmp(args[i], "--model=", 8);
+    if (!own_model) {
+        argv[n++] = "--model";
+        argv[n++] = tu_tiny();
+    }
     argv[n++] = "--device";
     argv[n++] = "cpu";
     argv[n++] = "--bind";

@@ -24,7 +24,8 @@ typedef struct daemon_proc {
 int td_free_port(void);
 
 /* Starts `layad serve --model tiny --device cpu --bind 127.0.0.1 --port P
- * --log-file L --cpu-threads 1` plus extra args (later flags win) (NULL-terminated), with extra environment
+ * --log-file L --cpu-threads 1` plus extra args (later flags win; args with --model replace
+ * the tiny one, since models add up) (NULL-terminated), with extra environment
  * entries "K=V" (NULL-terminated; may be NULL). If wait_ready, waits until
  * /readyz answers 200 (30 s). Returns 0 or -1. */
 int td_start(daemon_proc *d, const char *const *args, const char *const *env, int wait_ready);
