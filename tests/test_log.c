@@ -71,9 +71,9 @@ static void assert_our_lines(char **lines, size_t n, size_t want, int json)
 
 static void write_lines(void)
 {
-    log_request_line l = {"rid-1", "GET", PATH, 404, 0, 0, 0, 0, 1.5, MODEL_ERR};
+    log_request_line l = {"rid-1", "GET", PATH, 404, 0, 0, 0, 0, 1.5, MODEL_ERR, NULL};
     log_request(&l);
-    log_request_line m = {"rid 2\n", "PO\nST", ODD, 422, 1, 10, 0, 0, 2.0, ODD};
+    log_request_line m = {"rid 2\n", "PO\nST", ODD, 422, 1, 10, 0, 0, 2.0, ODD, ODD}; /* model: configured text */
     log_request(&m);
     log_msg("warn", "request failed: %s", MODEL_ERR);
     log_msg("info", "%s", ODD);
@@ -91,7 +91,7 @@ START_TEST(text_lines_escape_every_field)
                   "%s", lines[0]);
     ck_assert_msg(strstr(lines[0], " error=unknown model 'x\\n" FORGED "'"), "%s", lines[0]);
     ck_assert_msg(strstr(lines[1], " request id=rid\\x202\\n PO\\nST tab\\there\\x01\\x1b[31m\\x7f\\x20back\\\\slash "
-                                   "status=422 "),
+                                   "model=tab\\there\\x01\\x1b[31m\\x7f\\x20back\\\\slash status=422 "),
                   "%s", lines[1]);
     ck_assert_msg(strstr(lines[1], " error=tab\\there\\x01\\x1b[31m\\x7f back\\\\slash"), "%s", lines[1]);
     ck_assert_msg(strstr(lines[2], " warn request failed: unknown model 'x\\n2026-01-01T"), "%s", lines[2]);
@@ -107,7 +107,7 @@ START_TEST(text_lines_cut_long_fields_whole)
     char path[3000];
     memset(path, '\n', sizeof path - 1);
     path[sizeof path - 1] = 0;
-    log_request_line l = {"rid", "GET", path, 404, 0, 0, 0, 0, 1.0, path};
+    log_request_line l = {"rid", "GET", path, 404, 0, 0, 0, 0, 1.0, path, NULL};
     log_request(&l);
     log_msg("info", "%s", path);
     size_t n;
@@ -138,6 +138,8 @@ START_TEST(json_lines_round_trip_every_field)
     ck_assert_str_eq(json_string_value(json_object_get(j[1], "request_id")), "rid 2\n");
     ck_assert_str_eq(json_string_value(json_object_get(j[1], "method")), "PO\nST");
     ck_assert_str_eq(json_string_value(json_object_get(j[1], "path")), ODD);
+    ck_assert_str_eq(json_string_value(json_object_get(j[1], "model")), ODD);
+    ck_assert_ptr_null(json_object_get(j[0], "model"));
     ck_assert_str_eq(json_string_value(json_object_get(j[2], "msg")), "request failed: unknown model 'x\n" FORGED "'");
     ck_assert_str_eq(json_string_value(json_object_get(j[3], "msg")), ODD);
     for (size_t i = 0; i < 4; i++)

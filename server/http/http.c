@@ -383,7 +383,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (app->cfg->log_requests) {
         log_request_line l = {x->rid, x->method, x->path, x->status, x->job ? x->job->n_rows : 0,
                               x->job ? x->job->n_tokens : 0, x->job ? x->job->queue_s * 1e3 : 0,
-                              x->job ? x->job->infer_s * 1e3 : 0, total * 1e3, x->error[0] ? x->error : NULL};
+                              x->job ? x->job->infer_s * 1e3 : 0, total * 1e3, x->error[0] ? x->error : NULL,
+                              x->job ? app->models.m[x->job->model].name : NULL};
         log_request(&l);
     }
     if (x->job) {

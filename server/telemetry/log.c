@@ -175,6 +175,10 @@ void log_request(const log_request_line *l)
         n = put_json_str(b, n, 1100, l->method);
         n += (size_t)snprintf(b + n, sizeof b - n, "\",\"path\":\"");
         n = put_json_str(b, n, 1800, l->path);
+        if (l->model) {
+            n += (size_t)snprintf(b + n, sizeof b - n, "\",\"model\":\"");
+            n = put_json_str(b, n, 2200, l->model);
+        }
         n += (size_t)snprintf(b + n, sizeof b - n,
                               "\",\"status\":%d,\"rows\":%d,\"tokens\":%ld,\"queue_ms\":%.3f,"
                               "\"infer_ms\":%.3f,\"total_ms\":%.3f",
@@ -194,6 +198,10 @@ void log_request(const log_request_line *l)
         n = put_text_str(b, n, n + 64, l->method, 1);
         b[n++] = ' ';
         n = put_text_str(b, n, n + 1024, l->path, 1);
+        if (l->model) {
+            n += (size_t)snprintf(b + n, sizeof b - n, " model=");
+            n = put_text_str(b, n, n + 256, l->model, 1);
+        }
         n += (size_t)snprintf(b + n, sizeof b - n,
                               " status=%d rows=%d tokens=%ld queue_ms=%.3f infer_ms=%.3f total_ms=%.3f",
                               l->status, l->rows, l->tokens, l->queue_ms, l->infer_ms, l->total_ms);

@@ -28,6 +28,7 @@ typedef struct log_request_line {
     long tokens;
     double queue_ms, infer_ms, total_ms;
     const char *error;  /* error message or NULL */
+    const char *model;  /* the served model that answered a decision, or NULL */
 } log_request_line;
 
 /* The per-request line (request id, status, rows, tokens, queue and inference times). */
