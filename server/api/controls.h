@@ -14,6 +14,8 @@
  *            typed-decisions, ...), it names the served model (config model_name or
  *            model_aliases, same spelling); a Laya checkpoint this server does not serve
  *            and any other value are 422, the latter with laya's "unknown model" message.
+ *            With the daemon's model table (models.h) request.c routes a task that names a
+ *            served model to it and asks this only about the others.
  *            An accepted `model` outranks it, as in laya's Router, and it is not checked
  *   batch_size, sort_by_length (batch)   a positive integer / a boolean, else 422; they
  *            shape laya's forward passes, and layad's scheduler shapes its own
