@@ -227,6 +227,7 @@ static int start_scheduler(serve_state *st)
     if (so.max_batch_tokens < max_len) {
         log_msg("warn", "max_batch_tokens %d < max_len %d: raised so that any row fits", so.max_batch_tokens, max_len);
         so.max_batch_tokens = max_len;
+        st->cfg->max_batch_tokens = max_len; /* every model's backend cuts the same packs as the scheduler */
     }
     app->sched = scheduler_create(&so, &err);
     if (!app->sched) {
