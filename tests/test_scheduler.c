@@ -256,6 +256,11 @@ START_TEST(two_models_share_a_worker)
     ck_assert_int_eq(scheduler_add_worker_models(H.s, b, 2, 0, &err), 0);
     ck_assert_ptr_eq(scheduler_backend(H.s, 0, 1), b[1]);
     ck_assert_ptr_null(scheduler_backend(H.s, 0, 2));
+    fake *lone = calloc(1, sizeof *lone); /* a worker with fewer models than the others: refused, freed */
+    ck_assert_ptr_nonnull(lone);
+    lone->base.ops = &fake_ops;
+    ck_assert_int_eq(scheduler_add_worker(H.s, &lone->base, 1, &err), -1);
+    ck_assert_int_eq(scheduler_n_workers(H.s), 1);
     H.f = f[0];
     H.n_workers = 1;
     ck_assert_int_eq(uv_async_init(scheduler_loop(H.s), &H.stop, on_stop), 0);
@@ -268,6 +273,12 @@ START_TEST(two_models_share_a_worker)
         int reason;
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
+    serve_job *stray = job_create(parse(3, 1), on_done, NULL); /* a model no worker serves */
+    stray->model = 2;
+    int why = 0;
+    ck_assert_int_eq(scheduler_submit(H.s, stray, &why), -1);
+    ck_assert_int_eq(why, SCHED_REJ_BAD_ROWS);
+    job_unref(stray);
     wait_done(N, 30);
     for (int i = 0; i < N; i++) {
         ck_assert_int_eq(jobs[i]->status, 200);

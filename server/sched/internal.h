@@ -38,6 +38,7 @@ struct scheduler {
     int draining;
 
     int n_workers;
+    int n_models;          /* backends per worker (the same on every worker) */
     serve_worker *workers[MAX_WORKERS];
     serve_batch batches[MAX_WORKERS];
     int busy[MAX_WORKERS];

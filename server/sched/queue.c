@@ -246,6 +246,8 @@ int queue_empty(scheduler *s)
 /* Whether the loop can trust j's rows: markers and length within the limits. */
 static int rows_valid(const scheduler *s, const serve_job *j)
 {
+    if (j->model < 0 || j->model >= s->n_models)
+        return 0;
     for (int i = 0; i < j->n_rows; i++)
         if (j->rows[i].n_markers < 1 || j->rows[i].n_markers > s->o.kmax || j->rows[i].len < 1 ||
             j->rows[i].len > s->o.max_batch_tokens)

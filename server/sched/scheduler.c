@@ -415,10 +415,12 @@ int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_mode
                                 layad_error *err)
 {
     int w = s->n_workers;
-    if (w >= MAX_WORKERS || batch_alloc(&s->batches[w], s->o.max_batch_rows, s->o.kmax)) {
+    const int models_differ = w > 0 && n_models != s->n_models;
+    if (w >= MAX_WORKERS || models_differ || batch_alloc(&s->batches[w], s->o.max_batch_rows, s->o.kmax)) {
         for (int m = 0; m < n_models; m++)
             b[m]->ops->destroy(b[m]);
         return w >= MAX_WORKERS ? layad_fail(err, 500, "too many workers (max %d)", MAX_WORKERS)
+               : models_differ  ? layad_fail(err, 500, "every worker serves the same %d models", s->n_models)
                                 : layad_fail(err, 500, "out of memory (batch buffers)");
     }
     s->workers[w] = worker_create(b, n_models, device_index, worker_done_cb, s, err); /* frees b on failure */
@@ -426,6 +428,7 @@ int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_mode
         batch_free(&s->batches[w]);
         return -1;
     }
+    s->n_models = n_models;
     s->n_workers++;
     return 0;
 }

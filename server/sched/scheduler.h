@@ -128,7 +128,7 @@ uv_loop_t *scheduler_loop(scheduler *s);
 /* Thread-safe. 0: accepted (the scheduler took a reference); -1: rejected,
  * nothing kept, *reason = REJ_QUEUE_FULL (by count or by estimated wait;
  * j->retry_after says when to come back), REJ_DRAINING (metrics.h),
- * SCHED_REJ_TOO_LARGE or SCHED_REJ_BAD_ROWS. */
+ * SCHED_REJ_TOO_LARGE or SCHED_REJ_BAD_ROWS (also a model no worker has). */
 int scheduler_submit(scheduler *s, serve_job *j, int *reason);
 
 /* Thread-safe: nobody waits for j's answer any more. Its queued rows never
