@@ -48,6 +48,7 @@ static const char *BODY[] = {
 #define N_ALL (N_BODIES + 1)
 
 static char g_root[128], g_mm_id[160];
+static void run_sh(const char *cmd);
 static char *g_long;                  /* the long body */
 static char *WANT[2][N_ALL];          /* [model][body]: the answer of that model served alone */
 static size_t WANT_LEN[2][N_ALL];
@@ -248,6 +249,42 @@ START_TEST(ambiguous_entries_fail_start)
 }
 END_TEST
 
+/* An unnamed checkpoint given by an official hub id keeps today's answers
+ * (laya-rl-agent) and also answers to that checkpoint's router names. */
+START_TEST(unnamed_official_id_answers_router_names)
+{
+    char cmd[1024], env_cache[256];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/hub/models--convaiinnovations--laya/refs %s/hub/models--convaiinnovations--laya/snapshots && "
+             "cp -r %s %s/hub/models--convaiinnovations--laya/snapshots/abc && "
+             "printf abc > %s/hub/models--convaiinnovations--laya/refs/main",
+             g_root, g_root, tu_tiny(), g_root, g_root);
+    run_sh(cmd);
+    snprintf(env_cache, sizeof env_cache, "HF_HUB_CACHE=%s/hub", g_root);
+    const char *env[] = {env_cache, NULL};
+    const char *args[] = {"--model", "convaiinnovations/laya", NULL};
+    daemon_proc d;
+    ck_assert_int_eq(td_start(&d, args, env, 1), 0);
+    const char *names[] = {"english", "EN", "laya", "rl-agent", "laya-rl-agent", NULL};
+    for (int i = 0; names[i]; i++) {
+        char *req = with_model(0, names[i]);
+        td_resp r;
+        ck_assert_int_eq(post(d.port, "/decide", req, &r), 0);
+        ck_assert_msg(r.status == 200 && strstr(r.body, "{\"model\": \"laya-rl-agent\""), "%s: %d %s", names[i],
+                      r.status, r.body);
+        td_resp_free(&r);
+        free(req);
+    }
+    char *req = with_model(0, "multilingual");
+    td_resp r;
+    ck_assert_int_eq(post(d.port, "/decide", req, &r), 0);
+    ck_assert_int_eq(r.status, 422);
+    td_resp_free(&r);
+    free(req);
+    ck_assert_int_eq(td_stop(&d, SIGTERM, 60), 0);
+}
+END_TEST
+
 static void run_sh(const char *cmd)
 {
     const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
@@ -303,6 +340,7 @@ Suite *suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, two_geometries_side_by_side_identical_to_alone);
     tcase_add_test(tc, ambiguous_entries_fail_start);
+    tcase_add_test(tc, unnamed_official_id_answers_router_names);
     suite_add_tcase(s, tc);
     return s;
 }

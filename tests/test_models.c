@@ -78,6 +78,16 @@ START_TEST(default_names_without_english)
     ck_assert_int_eq(model_table_add(&u, "english", &CK[1]), 1);
     ck_assert_int_eq(find(&u, "en"), 0);
     ck_assert_int_eq(find(&u, "laya"), 1);
+    /* a checkpoint served as laya-rl-agent but known to be the English one */
+    model_table w = {0};
+    ck_assert_int_eq(model_table_add(&w, "laya-rl-agent", &CK[0]), 0);
+    ck_assert_int_eq(model_table_add(&w, "ml-entry", &CK[1]), 1);
+    ck_assert_int_eq(model_table_alias(&w, 1, "en"), 0);
+    ck_assert_int_eq(model_table_adopt(&w, 0, "english"), 0);
+    ck_assert_int_eq(find(&w, "English"), 0);
+    ck_assert_int_eq(find(&w, "laya"), 0);
+    ck_assert_int_eq(find(&w, "en"), 1); /* taken before: kept */
+    ck_assert_int_eq(model_table_adopt(&w, 0, "papers"), -1);
     /* the table holds MODELS_MAX entries */
     model_table v = {0};
     char nm[32];

@@ -72,6 +72,20 @@ int model_table_alias(model_table *t, int i, const char *alias)
     return 0;
 }
 
+/* The built-in aliases of official name key to model i, those not taken
+ * (an earlier entry's explicit alias wins). -1 when key is not official. */
+static int add_builtin(model_table *t, int i, const char *key)
+{
+    for (size_t b = 0; b < sizeof BUILTIN / sizeof BUILTIN[0]; b++)
+        if (!strcmp(BUILTIN[b].canonical, key)) {
+            for (const char *const *a = BUILTIN[b].aliases; *a; a++)
+                if (find_exact(t, *a) < 0)
+                    model_table_alias(t, i, *a);
+            return 0;
+        }
+    return -1;
+}
+
 int model_table_add(model_table *t, const char *name, const laya_checkpoint *ck)
 {
     char key[MODEL_NAME_LEN];
@@ -82,12 +96,21 @@ int model_table_add(model_table *t, const char *name, const laya_checkpoint *ck)
     snprintf(m->name, sizeof m->name, "%s", name);
     m->ck = ck;
     int i = t->n++;
-    for (size_t b = 0; b < sizeof BUILTIN / sizeof BUILTIN[0]; b++)
-        if (!strcmp(BUILTIN[b].canonical, key))
-            for (const char *const *a = BUILTIN[b].aliases; *a; a++)
-                if (find_exact(t, *a) < 0) /* an earlier entry's explicit alias wins */
-                    model_table_alias(t, i, *a);
+    add_builtin(t, i, key);
     return i;
+}
+
+int model_table_adopt(model_table *t, int i, const char *canonical)
+{
+    if (i < 0 || i >= t->n)
+        return -1;
+    for (size_t b = 0; b < sizeof BUILTIN / sizeof BUILTIN[0]; b++)
+        if (!strcmp(BUILTIN[b].canonical, canonical)) {
+            if (find_exact(t, canonical) < 0)
+                model_table_alias(t, i, canonical);
+            return add_builtin(t, i, canonical);
+        }
+    return -1;
 }
 
 int model_table_find(const model_table *t, const char *s, size_t len)

@@ -58,6 +58,12 @@ int model_table_add(model_table *t, const char *name, const laya_checkpoint *ck)
  * another model already. */
 int model_table_alias(model_table *t, int i, const char *alias);
 
+/* Gives model i the official checkpoint name `canonical` (english,
+ * multilingual or typed-decisions) and its router aliases as aliases, those
+ * not taken already: for a checkpoint served under another name but known to
+ * be that one. -1 when canonical is not an official name. */
+int model_table_adopt(model_table *t, int i, const char *canonical);
+
 /* The names that fall back to the default model (NULL-terminated): those of
  * them model_table_find resolves to 0 are the default's aliases too. */
 extern const char *const MODEL_DEFAULT_NAMES[];

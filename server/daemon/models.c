@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server/sched/scheduler.h"
 #include "server/telemetry/log.h"
@@ -42,7 +43,32 @@ static int open_one(laya_checkpoint *ck, const char *source, const char *name, l
     return 0;
 }
 
-/* A model entry: opens its checkpoint and adds it to t under its name. */
+/* The official checkpoint a hub id names (laya 0.4.15 router: the bundle and
+ * its subfolders, and the standalone repos), or NULL. Case-insensitive; a
+ * revision after '@' does not matter. */
+static const char *official_name(const char *source)
+{
+    static const struct {
+        const char *id, *name;
+    } ids[] = {
+        {"convaiinnovations/laya", "english"},
+        {"convaiinnovations/laya/multilingual", "multilingual"},
+        {"convaiinnovations/laya-multilingual", "multilingual"},
+        {"convaiinnovations/laya/typed-decisions", "typed-decisions"},
+        {"convaiinnovations/laya-typed-decisions", "typed-decisions"},
+    };
+    size_t len = strcspn(source, "@");
+    while (len && source[len - 1] == '/')
+        len--;
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (strlen(ids[i].id) == len && !strncasecmp(ids[i].id, source, len))
+            return ids[i].name;
+    return NULL;
+}
+
+/* A model entry: opens its checkpoint and adds it to t under its name. An
+ * unnamed entry that is an official hub id also answers to that checkpoint's
+ * router names, so `predict(model="english")` reaches `--model convaiinnovations/laya`. */
 static int add_entry(const serve_config *cfg, const char *entry, laya_checkpoint *ck, int *n_open, model_table *t,
                      layad_error *err)
 {
@@ -66,6 +92,9 @@ static int add_entry(const serve_config *cfg, const char *entry, laya_checkpoint
     if (source == entry && ck->cfg.model_name[0] && model_table_alias(t, i, ck->cfg.model_name))
         log_msg("warn", "model %s: its checkpoint's name %s already names another model", name,
                 ck->cfg.model_name);
+    const char *official = source == entry ? official_name(source) : NULL;
+    if (official)
+        model_table_adopt(t, i, official);
     return 0;
 }
 

@@ -7,6 +7,8 @@
  *   model = multilingual=/srv/laya-multilingual
  *   model = /srv/ckpt                                 no name: laya-rl-agent (or model_name),
  *                                                     the checkpoint's own model_name an alias
+ *   model = convaiinnovations/laya                    no name, an official hub id: also
+ *                                                     english and its router aliases
  *   model_aliases = multilingual=mm,intl             name=alias,...
  *   model_aliases = stable                           without name=: the first model
  *
