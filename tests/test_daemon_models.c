@@ -164,6 +164,11 @@ static void check_listings(int port)
     ck_assert_int_eq((int)json_array_size(ms), 2);
     ck_assert_int_eq((int)json_integer_value(json_object_get(json_array_get(ms, 1), "max_len")), 1024);
     ck_assert_int_eq((int)json_integer_value(json_object_get(json_array_get(ms, 0), "max_len")), 512);
+    json_t *loaded = json_object_get(j, "loaded"); /* laya-serve's field: every served name */
+    ck_assert_int_eq((int)json_array_size(loaded), 2);
+    ck_assert_str_eq(json_string_value(json_array_get(loaded, 1)), "multilingual");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "revisions"), "multilingual")),
+                     "1111111111111111111111111111111111111111");
     json_decref(j);
     td_resp_free(&r);
 }
@@ -210,6 +215,29 @@ START_TEST(two_geometries_side_by_side_identical_to_alone)
         td_resp_free(&r);
         free(req);
     }
+
+    /* task routes as in laya's Router (a model outranks it); an official checkpoint not served
+     * and any other task are 422 */
+    char *tb = with_model(1, NULL);
+    size_t tl = strlen(tb) + 64;
+    char *t1 = malloc(tl), *t2 = malloc(tl), *t3 = malloc(tl);
+    ck_assert(t1 && t2 && t3);
+    snprintf(t1, tl, "{\"task\": \"Multilingual\", %s", tb + 1);
+    snprintf(t2, tl, "{\"model\": \"english\", \"task\": \"multilingual\", %s", tb + 1);
+    snprintf(t3, tl, "{\"task\": \"typed_decisions\", %s", tb + 1);
+    ck_assert_int_eq(post(d.port, "/decide", t1, &r), 0);
+    ck_assert(r.status == 200 && r.body_len == WANT_LEN[1][1] && !memcmp(r.body, WANT[1][1], r.body_len));
+    td_resp_free(&r);
+    ck_assert_int_eq(post(d.port, "/decide", t2, &r), 0);
+    ck_assert(r.status == 200 && r.body_len == WANT_LEN[0][1] && !memcmp(r.body, WANT[0][1], r.body_len));
+    td_resp_free(&r);
+    ck_assert_int_eq(post(d.port, "/decide", t3, &r), 0);
+    ck_assert_msg(r.status == 422 && strstr(r.body, "typed-decisions checkpoint"), "%d %s", r.status, r.body);
+    td_resp_free(&r);
+    free(tb);
+    free(t1);
+    free(t2);
+    free(t3);
 
     ck_assert_int_eq(td_request(d.port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
     double n_en = sample(r.body, "laya_model_decisions_total{model=\"english\"} ");
