@@ -339,7 +339,7 @@ static void render_models(FILE *f)
     for (int m = 0; m < R.n_models; m++)
         fprintf(f, "laya_model_info{model=\"%s\",name=\"%s\",sha256=\"%s\",dtype=\"%s\",device=\"%s\"} 1\n",
                 R.model_name[m], R.model_name[m], R.sha256[m], R.dtype, R.device_kind);
-    fprintf(f, "# HELP laya_model_decisions_total Decision requests answered 200, by model.\n"
+    fprintf(f, "# HELP laya_model_decisions_total Decision requests with questions answered 200, by model.\n"
                "# TYPE laya_model_decisions_total counter\n");
     for (int m = 0; m < R.n_models; m++)
         fprintf(f, "laya_model_decisions_total{model=\"%s\"} %llu\n", R.model_name[m],
