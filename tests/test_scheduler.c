@@ -103,6 +103,7 @@ typedef struct harness {
 static harness H;
 static long g_max_request_tokens; /* sched_opts of the next start_n (0: no limit) */
 static double g_max_queue_wait_s;
+static int g_worker_spin_us;
 
 static void *loop_main(void *arg)
 {
@@ -121,7 +122,8 @@ static void start_n(int n_workers, int max_queue, int window_us, int max_rows, d
                     const int *sleep_us, int poison_len)
 {
     memset(&H, 0, sizeof H);
-    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255, 0, g_max_request_tokens, g_max_queue_wait_s};
+    sched_opts o = {max_queue, window_us, max_rows, 4096, timeout_s, 255, 0, g_max_request_tokens,
+                    g_max_queue_wait_s, g_worker_spin_us};
     layad_error err;
     H.s = scheduler_create(&o, &err);
     ck_assert_ptr_nonnull(H.s);
@@ -233,13 +235,44 @@ START_TEST(rows_of_many_requests_share_batches)
 }
 END_TEST
 
+/* Workers that poll for 0.3 s after each batch: one request at a time (each
+ * found by a polling worker), then a burst, all answered right; the
+ * scheduler stops at once while they poll (stop ends the poll). */
+START_TEST(polling_workers_answer_and_stop)
+{
+    g_worker_spin_us = 300000;
+    const int sleeps[2] = {200, 500};
+    start_n(2, 1024, 100, 64, 30, sleeps, -1);
+    g_worker_spin_us = 0;
+    enum { N = 30 };
+    serve_job *jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job_create(parse(3 + i % 7, 1 + i % 3), on_done, NULL);
+        int reason;
+        ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
+        if (i < N / 2)
+            wait_done(i + 1, 10);
+    }
+    wait_done(N, 10);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i]->status, 200);
+        ck_assert_msg(results_ok(jobs[i]), "job %d got someone else's logits", i);
+        ck_assert(jobs[i]->wake_s >= 0 && jobs[i]->back_s >= 0);
+        job_unref(jobs[i]);
+    }
+    const double t0 = sched_now();
+    stop(5);
+    ck_assert_msg(sched_now() - t0 < 0.25, "stopping took %.3f s with polling workers", sched_now() - t0);
+}
+END_TEST
+
 /* One worker serving two models: each batch runs on the backend of its rows'
  * model (a row answered by the other model's backend would carry its offset),
  * and interleaved jobs of both are all answered. */
 START_TEST(two_models_share_a_worker)
 {
     memset(&H, 0, sizeof H);
-    sched_opts o = {1024, 5000, 64, 4096, 30, 255, 0, 0, 0};
+    sched_opts o = {1024, 5000, 64, 4096, 30, 255, 0, 0, 0, 0};
     layad_error err;
     H.s = scheduler_create(&o, &err);
     ck_assert_ptr_nonnull(H.s);
@@ -858,6 +891,7 @@ Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, rows_of_many_requests_share_batches);
     tcase_add_test(tc, two_models_share_a_worker);
+    tcase_add_test(tc, polling_workers_answer_and_stop);
     tcase_add_test(tc, big_request_split_over_batches);
     tcase_add_test(tc, failed_batch_retried_one_by_one);
     tcase_add_test(tc, deadline_504_late_result_dropped);

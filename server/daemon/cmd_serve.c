@@ -217,9 +217,12 @@ static int start_scheduler(serve_state *st)
             max_len = app->models.m[m].ck->cfg.max_len;
     sched_opts so = {cfg->max_queue, cfg->batch_window_us, cfg->max_batch_rows,
                      cfg->max_batch_tokens, cfg->request_timeout_s, 2, 0, cfg->max_request_tokens,
-                     cfg->max_queue_wait_s};
+                     cfg->max_queue_wait_s, 0};
     /* the CPU backend runs packs at their exact size: no bucket rounding in the cost */
     so.exact_cost = !(!strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && cuda_device_count() > 0));
+    /* auto: poll on the GPU, where a worker waits on the device anyway; on the
+     * CPU the cores are the backend's */
+    so.worker_spin_us = cfg->worker_spin_us >= 0 ? cfg->worker_spin_us : so.exact_cost ? 0 : 250;
     if (so.kmax < cfg->max_options)
         so.kmax = cfg->max_options;
     if (so.kmax < cfg->max_levels)

@@ -428,6 +428,7 @@ int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_mode
         batch_free(&s->batches[w]);
         return -1;
     }
+    worker_set_spin(s->workers[w], s->o.worker_spin_us * 1e-6);
     s->n_models = n_models;
     s->n_workers++;
     return 0;

@@ -98,6 +98,7 @@ typedef struct sched_opts {
     int exact_cost;           /* 1: the backend runs packs without buckets (CPU) */
     long max_request_tokens;  /* tokens of one job; beyond: SCHED_REJ_TOO_LARGE (0: no limit) */
     double max_queue_wait_s;  /* estimated wait before a new job starts; beyond: REJ_QUEUE_FULL (0: no limit) */
+    int worker_spin_us;       /* workers poll this long after a batch before sleeping (worker_set_spin) */
 } sched_opts;
 
 /* scheduler_submit's *reason besides the metrics.h ones: rows outside the

@@ -64,6 +64,10 @@ typedef struct serve_worker serve_worker;
 serve_worker *worker_create(laya_backend *const *b, int n_models, int device_index, void (*on_done)(void *),
                             void *arg, layad_error *err);
 
+/* After each batch the worker polls for the next one for this long before it
+ * sleeps (0, the default: it sleeps at once). Thread-safe. */
+void worker_set_spin(serve_worker *w, double seconds);
+
 /* Hands batch to an idle worker (the caller guarantees it is idle). on_done
  * runs after every bucket and once more when the whole batch is done. */
 void worker_submit(serve_worker *w, serve_batch *batch);
