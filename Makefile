@@ -99,6 +99,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libtools.a $(BUILD)
 
 # tiny_assets.c embeds the tiny presets' tokenizers with .incbin (invisible to -MMD).
 $(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json tests/fixtures/tokenizer/gemma-like.json
+# Likewise the API description and the /docs page (GET /openapi.json, GET /docs).
+$(BUILD)/server/api/openapi/openapi.o: server/api/openapi/openapi.json
+$(BUILD)/server/http/docs/docs.o: server/http/docs/index.html
 
 # The git commit baked into build_info.o (layad --version, laya_build_info), "unknown" outside a
 # checkout. $(BUILD)/commit is rewritten only when HEAD moves, which rebuilds build_info.o alone.

@@ -60,6 +60,7 @@ static const opt_def opts[] = {
     {"api_key", S(api_key), "", 0, 0, "bearer key required on every endpoint but /healthz and /readyz (empty: none)"},
     {"api_key_file", S(api_key_file), "", 0, 0, "file whose first line is the bearer key (at most 4096 bytes; keep it readable by the daemon's user only)"},
     {"allow_unauthenticated_remote", B(allow_unauthenticated_remote), "false", 0, 1, "start with a non-loopback bind and no bearer key (false: refuse to start so)"},
+    {"docs", S(docs), "auto", 0, 0, "serve the web page GET /docs (try a decision, see its probabilities): auto (on unless a bearer key is set), true or false"},
     {"max_questions", I(max_questions), "64", 1, 100000, "questions per request (413 beyond)"},
     {"max_options", I(max_options), "255", 1, 100000, "options per choice question (413 beyond)"},
     {"max_levels", I(max_levels), "32", 1, 100000, "levels per score question (413 beyond)"},
@@ -334,6 +335,8 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
         return layad_fail(err, 500, "device must be cpu, cuda or auto, not '%s'", c->device);
     if (strcmp(c->log_format, "text") && strcmp(c->log_format, "json"))
         return layad_fail(err, 500, "log_format must be text or json, not '%s'", c->log_format);
+    if (strcmp(c->docs, "auto") && strcmp(c->docs, "true") && strcmp(c->docs, "false"))
+        return layad_fail(err, 500, "docs must be auto, true or false, not '%s'", c->docs);
     if (strcmp(c->dtype, "fp16") && strcmp(c->dtype, "bf16"))
         return layad_fail(err, 500, "dtype must be fp16 or bf16, not '%s'", c->dtype);
     if (c->systemone_busy_status != 503 && c->systemone_busy_status != 529)

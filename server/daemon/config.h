@@ -60,6 +60,7 @@ typedef struct serve_config {
     char api_key[SERVE_KEY_MAX + 1]; /* bearer key; "" = none */
     char api_key_file[SERVE_STR_MAX];/* file holding the bearer key (first line) */
     int allow_unauthenticated_remote; /* serve a non-loopback bind without a key (bool) */
+    char docs[8];                    /* GET /docs: auto (on unless a key is set) | true | false */
     /* request limits */
     int max_questions, max_options, max_levels, max_states;
     long max_state_bytes;            /* 0 = unlimited */

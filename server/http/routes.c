@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/api/openapi/openapi.h"
+#include "server/http/docs/docs.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/metrics.h"
 
@@ -29,6 +31,7 @@ static const struct {
     {"/readyz", EP_READYZ, "GET, HEAD"},    {"/health", EP_HEALTH, "GET, HEAD"},
     {"/drain", EP_DRAIN, "POST"},     {"/metrics", EP_METRICS, "GET, HEAD"},
     {"/v1/systemone/batch", EP_SYSTEMONE_BATCH, "POST"},
+    {"/openapi.json", EP_OPENAPI, "GET, HEAD"}, {"/docs", EP_DOCS, "GET, HEAD"},
 };
 #define N_ROUTES (sizeof table / sizeof table[0])
 
@@ -58,7 +61,8 @@ const char *routes_allow(int endpoint)
 
 int routes_needs_auth(int endpoint)
 {
-    return endpoint != EP_HEALTHZ && endpoint != EP_READYZ;
+    /* /docs is a static page without secrets (served at all only when config docs allows) */
+    return endpoint != EP_HEALTHZ && endpoint != EP_READYZ && endpoint != EP_DOCS;
 }
 
 int routes_takes_body(int endpoint)
@@ -78,6 +82,34 @@ static void reply_static(http_reply *r, int status, const char *body)
         r->len = 0;
     }
     r->content_type = "application/json";
+}
+
+/* A copy of n static bytes as the reply (MHD frees what it sends). */
+static void reply_bytes(http_reply *r, const char *bytes, size_t n, const char *content_type)
+{
+    r->body = malloc(n ? n : 1);
+    if (!r->body) {
+        routes_error(r, 500, NULL, "out of memory copying a page");
+        return;
+    }
+    memcpy(r->body, bytes, n);
+    r->len = n;
+    r->status = 200;
+    r->content_type = content_type;
+}
+
+/* GET /docs: the embedded page, or 404 when config docs turns it off. */
+static void reply_docs(serve_app *app, http_reply *r)
+{
+    if (!docs_enabled(app->cfg->docs, app->key_len > 0)) {
+        routes_error(r, 404, NULL, "%s", !strcmp(app->cfg->docs, "false")
+                                              ? "/docs is off (config docs = false)"
+                                              : "/docs is off: a bearer key is set (config docs = true serves it)");
+        return;
+    }
+    size_t n = 0;
+    const char *page = docs_page(&n);
+    reply_bytes(r, page, n, "text/html; charset=utf-8");
 }
 
 /* Adds each device's worker counters to its /health entry (entry i is
@@ -339,6 +371,15 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
         return;
     case EP_METRICS:
         reply_metrics(r);
+        return;
+    case EP_OPENAPI: {
+        size_t n = 0;
+        const char *doc = openapi_document(&n);
+        reply_bytes(r, doc, n, "application/json");
+        return;
+    }
+    case EP_DOCS:
+        reply_docs(app, r);
         return;
     default:
         routes_error(r, 404, NULL, "no such endpoint");
