@@ -132,7 +132,7 @@ OPS_TESTS := $(wildcard tests/test_ops_*.sh)
 STAGE    := $(BUILD)/stage
 test-cpu: $(BUILD)/layad $(TEST_BIN) $(TINY)/model.safetensors $(STAGE)/.installed
 	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_STAGE=$(STAGE) \
-	    scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
+	    LAYAD_BUILD=$(BUILD) scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
 
 $(STAGE)/.installed: $(BUILD)/layad $(BUILD)/layad-dev config/layad.conf $(wildcard deploy/* deploy/*/*) Makefile
 	@rm -rf $(STAGE)
