@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# test_ops_docs.sh - the /docs page in headless Chromium (Debian's chromium, chromium-driver and
+# python3-selenium, from scripts/setup): tests/lib/docs_page.py loads it from a tiny daemon,
+# submits a decision through the form and requires the rendered probabilities (text and bar
+# widths) to equal the JSON API's answer to the same body; nothing is loaded from another
+# origin. The screenshot is kept in $LAYAD_BUILD/test-artifacts/docs.png. Skipped (77) where
+# the browser or selenium is missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/ops.sh"
+ops_init
+py=/usr/bin/python3 # Debian's, where python3-selenium lives (another python3 may come first in PATH)
+[ -x "$py" ] || py=python3
+command -v chromium >/dev/null && command -v chromedriver >/dev/null || ops_skip "chromium / chromium-driver not installed"
+"$py" -c 'import selenium' 2>/dev/null || ops_skip "python3-selenium not installed"
+
+art=$OPS_BUILD/test-artifacts
+mkdir -p "$art"
+ops_start docs
+ops_wait_ready docs || ops_fail "the daemon did not become ready"
+HOME=$OPS_TMP timeout 120 "$py" "$here/lib/docs_page.py" "$(ops_url docs)" "$art/docs.png" || ops_fail "the /docs page (log: $OPS_TMP/docs.log)"
+[ -s "$art/docs.png" ] || ops_fail "no screenshot"
+grep -q 'GET /docs status=200' "$OPS_TMP/docs.log" || ops_fail "the daemon did not serve /docs"
+grep -q 'POST /decide status=200' "$OPS_TMP/docs.log" || ops_fail "the page did not reach /decide"
+ops_stop docs TERM 30 || ops_fail "the daemon exited $?"
+echo "PASS"
