@@ -14,6 +14,7 @@
 #                            1 on another failure
 #   ops_skip MSG / ops_fail MSG   print and exit 77 (scripts/run-tests counts a skip) / exit 1
 #
+# OPS_KEEP=1 keeps $OPS_TMP (logs, configurations) after the suite, for a look at a failure.
 # Environment (the Makefile's test-cpu sets them): LAYAD_BIN, LAYAD_TINY, LAYAD_BUILD (the build
 # directory, for venvs and test artifacts; default: the directory of LAYAD_BIN).
 
@@ -31,7 +32,7 @@ ops_cleanup() {
   for n in "${!OPS_PID[@]}"; do
     if kill -0 "${OPS_PID[$n]}" 2>/dev/null; then kill -KILL "${OPS_PID[$n]}" 2>/dev/null || true; fi
   done
-  [ -z "$OPS_TMP" ] || rm -rf "$OPS_TMP"
+  if [ -n "${OPS_KEEP:-}" ]; then echo "kept $OPS_TMP"; elif [ -n "$OPS_TMP" ]; then rm -rf "$OPS_TMP"; fi
 }
 
 # The extra cleanup of a suite (haproxy, a browser) runs first: set OPS_EXTRA_CLEANUP to a function.
