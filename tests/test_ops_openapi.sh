@@ -5,7 +5,8 @@
 # answer (status documented, Content-Type, headers, JSON body against its schema with jsonschema):
 #   1. a plain daemon: every GET endpoint, decisions (one state, many, strict, logits, Jev alias),
 #      400/413/422 errors, then /drain and the 503/529 answers while draining;
-#   2. a daemon with a bearer key: 401 answers, /docs off (docs = auto), /docs on with docs = true.
+#   2. a daemon with a bearer key: 401 answers, /docs off (docs = auto); /docs on with docs = true
+#      and a key, off with docs = false and no key.
 # The validator and jsonschema come pinned (tests/lib/openapi-requirements.txt) into a venv under
 # the build directory; without PyPI the suite is skipped (77).
 set -euo pipefail
@@ -69,7 +70,8 @@ echo "-- 2. a daemon with a bearer key"
 printf 'test-key-0123456789\n' >"$OPS_TMP/key"; chmod 600 "$OPS_TMP/key"
 ops_start keyed --api-key-file "$OPS_TMP/key"
 ops_start keyed_docs --api-key-file "$OPS_TMP/key" --docs true
-ops_wait_ready keyed && ops_wait_ready keyed_docs || ops_fail "the keyed daemons did not become ready"
+ops_start no_docs --docs false
+ops_wait_ready keyed && ops_wait_ready keyed_docs && ops_wait_ready no_docs || ops_fail "the keyed daemons did not become ready"
 cat >"$OPS_TMP/keyed.json" <<JSON
 [
  {"method": "GET", "path": "/v1/models", "status": 401},
@@ -87,6 +89,8 @@ JSON
 "$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url keyed)" "$OPS_TMP/keyed.json" || ops_fail "live answers, keyed"
 echo '[{"method": "GET", "path": "/docs", "status": 200}]' >"$OPS_TMP/keyed_docs.json"
 "$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url keyed_docs)" "$OPS_TMP/keyed_docs.json" || ops_fail "/docs with docs = true"
+echo '[{"method": "GET", "path": "/docs", "status": 404}]' >"$OPS_TMP/no_docs.json"
+"$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url no_docs)" "$OPS_TMP/no_docs.json" || ops_fail "/docs with docs = false"
 
 echo "-- every documented operation was exercised"
 cat "$OPS_TMP/plain.json" "$OPS_TMP/keyed.json" | "$py" -c '
@@ -99,4 +103,5 @@ if missing:
 print("all %d operations" % sum(len(o) for o in doc["paths"].values()))' "$doc" || ops_fail "an operation has no live case"
 ops_stop keyed TERM 30 || ops_fail "the keyed daemon exited $?"
 ops_stop keyed_docs TERM 30 || ops_fail "the keyed_docs daemon exited $?"
+ops_stop no_docs TERM 30 || ops_fail "the no_docs daemon exited $?"
 echo "PASS"
