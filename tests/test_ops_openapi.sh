@@ -25,6 +25,17 @@ echo "-- the document"
 "$py" -c 'import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1])))' "$doc" \
   || ops_fail "openapi-spec-validator rejects $doc"
 echo "openapi-spec-validator: valid"
+# Every route the daemon serves (the table in server/http/routes.c) is in the document, and no more.
+"$py" - "$doc" server/http/routes.c <<'PY' || ops_fail "the document and the routes table disagree"
+import json, re, sys
+doc = set(json.load(open(sys.argv[1]))["paths"])
+routes = set(re.findall(r'\{"(/[^"]*)", EP_', open(sys.argv[2]).read()))
+if not routes:
+    sys.exit("no routes found in " + sys.argv[2])
+if doc != routes:
+    sys.exit("served but undocumented: %s; documented but not served: %s" % (sorted(routes - doc), sorted(doc - routes)))
+print("the %d routes of routes.c, all documented" % len(routes))
+PY
 
 ops_start plain --max-questions 3
 ops_wait_ready plain || ops_fail "the daemon did not become ready"
