@@ -57,7 +57,7 @@ static const opt_def opts[] = {
     {"max_connections_per_ip", I(max_connections_per_ip), "256", 0, 1000000, "concurrent connections from one client address; more are refused (0: no cap; raise it behind a proxy that connects from one address)"},
     {"reuse_port", B(reuse_port), "false", 0, 1, "let other processes listen on the same address and port (SO_REUSEPORT); false: a second daemon on the port fails to start"},
     {"max_body_bytes", L(max_body_bytes), "2097152", 1, 1e9, "request body limit, enforced while streaming (413)"},
-    {"api_key", S(api_key), "", 0, 0, "bearer key required on every endpoint but /healthz and /readyz (empty: none)"},
+    {"api_key", S(api_key), "", 0, 0, "bearer key required on every endpoint but /healthz, /readyz and /docs (empty: none)"},
     {"api_key_file", S(api_key_file), "", 0, 0, "file whose first line is the bearer key (at most 4096 bytes; keep it readable by the daemon's user only)"},
     {"allow_unauthenticated_remote", B(allow_unauthenticated_remote), "false", 0, 1, "start with a non-loopback bind and no bearer key (false: refuse to start so)"},
     {"docs", S(docs), "auto", 0, 0, "serve the web page GET /docs (try a decision, see its probabilities): auto (on unless a bearer key is set), true or false"},
