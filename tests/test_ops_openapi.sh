@@ -6,7 +6,8 @@
 #   1. a plain daemon: every GET endpoint, decisions (one state, many, strict, logits, Jev alias),
 #      400/413/422 errors, then /drain and the 503/529 answers while draining;
 #   2. a daemon with a bearer key: 401 answers, /docs off (docs = auto); /docs on with docs = true
-#      and a key, off with docs = false and no key.
+#      and a key, off with docs = false and no key (that daemon, drained, answers the systemone
+#      endpoints 529: systemone_busy_status = 529).
 # The validator and jsonschema come pinned (tests/lib/openapi-requirements.txt) into a venv under
 # the build directory; without PyPI the suite is skipped (77).
 set -euo pipefail
@@ -60,6 +61,13 @@ cat >"$OPS_TMP/plain.json" <<JSON
  {"method": "POST", "path": "/decide", "status": 200, "body": {"state": "no questions", "questions": {}}},
  {"method": "POST", "path": "/v1/systemone", "status": 200, "body": {"model": "jev-latest", "state": {"ticket": "refund please"}, "questions": $q3}},
  {"method": "POST", "path": "/v1/systemone", "status": 200, "headers": {"X-Jev-Strict": "true"}, "body": {"state": "strict", "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone", "status": 200, "body": {"state": "gated", "min_confidence": 0.9, "task": "laya", "lang": "en", "lang_guess": null, "questions": $q3}},
+ {"method": "POST", "path": "/decide", "status": 200, "body": {"state": "gated by bucket", "min_confidence": {"choice:3-5": 0.1, "default": 0.99}, "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 200, "body": {"states": ["one", {"two": 2}], "batch_size": 8, "sort_by_length": true, "min_confidence": 0.5, "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 200, "headers": {"X-Jev-Strict": "1"}, "body": {"states": ["strict"], "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 400, "body": {"questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 422, "body": {"states": ["x"], "diagnostics": true, "questions": $q3}},
+ {"method": "POST", "path": "/decide", "status": 422, "body": {"state": "x", "min_confidence": 2, "questions": $q3}},
  {"method": "POST", "path": "/decide", "status": 400, "body": "{not json"},
  {"method": "POST", "path": "/decide", "status": 400, "body": {"questions": $q3}},
  {"method": "POST", "path": "/decide", "status": 422, "body": {"state": "x", "questions": {"q": {"type": "choice", "instructions": ""}}}},
@@ -70,7 +78,8 @@ cat >"$OPS_TMP/plain.json" <<JSON
  {"method": "GET", "path": "/readyz", "status": 503},
  {"method": "GET", "path": "/health", "status": 200},
  {"method": "POST", "path": "/decide", "status": 503, "body": {"state": "late", "questions": $q3}},
- {"method": "POST", "path": "/v1/systemone", "status": 529, "body": {"state": "late", "questions": $q3}}
+ {"method": "POST", "path": "/v1/systemone", "status": 503, "body": {"state": "late", "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 503, "body": {"states": ["late"], "questions": $q3}}
 ]
 JSON
 echo "-- 1. a plain daemon"
@@ -81,7 +90,7 @@ echo "-- 2. a daemon with a bearer key"
 printf 'test-key-0123456789\n' >"$OPS_TMP/key"; chmod 600 "$OPS_TMP/key"
 ops_start keyed --api-key-file "$OPS_TMP/key"
 ops_start keyed_docs --api-key-file "$OPS_TMP/key" --docs true
-ops_start no_docs --docs false
+ops_start no_docs --docs false --systemone-busy-status 529
 ops_wait_ready keyed && ops_wait_ready keyed_docs && ops_wait_ready no_docs || ops_fail "the keyed daemons did not become ready"
 cat >"$OPS_TMP/keyed.json" <<JSON
 [
@@ -100,8 +109,15 @@ JSON
 "$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url keyed)" "$OPS_TMP/keyed.json" || ops_fail "live answers, keyed"
 echo '[{"method": "GET", "path": "/docs", "status": 200}]' >"$OPS_TMP/keyed_docs.json"
 "$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url keyed_docs)" "$OPS_TMP/keyed_docs.json" || ops_fail "/docs with docs = true"
-echo '[{"method": "GET", "path": "/docs", "status": 404}]' >"$OPS_TMP/no_docs.json"
-"$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url no_docs)" "$OPS_TMP/no_docs.json" || ops_fail "/docs with docs = false"
+cat >"$OPS_TMP/no_docs.json" <<JSON
+[
+ {"method": "GET", "path": "/docs", "status": 404},
+ {"method": "POST", "path": "/drain", "status": 200},
+ {"method": "POST", "path": "/v1/systemone", "status": 529, "body": {"state": "late", "questions": $q3}},
+ {"method": "POST", "path": "/v1/systemone/batch", "status": 529, "body": {"states": ["late"], "questions": $q3}}
+]
+JSON
+"$py" "$here/lib/openapi_live.py" "$doc" "$(ops_url no_docs)" "$OPS_TMP/no_docs.json" || ops_fail "/docs with docs = false; 529 with systemone_busy_status = 529"
 
 echo "-- every documented operation was exercised"
 cat "$OPS_TMP/plain.json" "$OPS_TMP/keyed.json" | "$py" -c '
