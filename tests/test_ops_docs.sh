@@ -3,8 +3,9 @@
 # python3-selenium, from scripts/setup): tests/lib/docs_page.py loads it from a tiny daemon,
 # submits a decision through the form and requires the rendered probabilities (text and bar
 # widths) to equal the JSON API's answer to the same body; nothing is loaded from another
-# origin. The screenshot is kept in $LAYAD_BUILD/test-artifacts/docs.png. Skipped (77) where
-# the browser or selenium is missing.
+# origin. Then the same with a bearer key and docs = true: the page shows the 401 until the key
+# is typed into it. The screenshots are kept in $LAYAD_BUILD/test-artifacts/docs*.png. Skipped
+# (77) where the browser or selenium is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/ops.sh"
@@ -23,4 +24,13 @@ HOME=$OPS_TMP timeout 120 "$py" "$here/lib/docs_page.py" "$(ops_url docs)" "$art
 grep -q 'GET /docs status=200' "$OPS_TMP/docs.log" || ops_fail "the daemon did not serve /docs"
 grep -q 'POST /decide status=200' "$OPS_TMP/docs.log" || ops_fail "the page did not reach /decide"
 ops_stop docs TERM 30 || ops_fail "the daemon exited $?"
+
+echo "-- a daemon with a bearer key and docs = true: the key typed into the page"
+printf 'docs-test-key-42\n' >"$OPS_TMP/key"; chmod 600 "$OPS_TMP/key"
+ops_start keyed --api-key-file "$OPS_TMP/key" --docs true
+ops_wait_ready keyed || ops_fail "the keyed daemon did not become ready"
+HOME=$OPS_TMP timeout 120 "$py" "$here/lib/docs_page.py" "$(ops_url keyed)" "$art/docs-keyed.png" docs-test-key-42 \
+  || ops_fail "the /docs page with a key (log: $OPS_TMP/keyed.log)"
+grep -q 'GET /v1/models status=401' "$OPS_TMP/keyed.log" || ops_fail "the page's first /v1/models was not refused"
+ops_stop keyed TERM 30 || ops_fail "the keyed daemon exited $?"
 echo "PASS"

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """docs_page.py - the /docs page in headless Chromium, against the JSON API.
 
-Usage: docs_page.py BASE_URL SCREENSHOT.png
+Usage: docs_page.py BASE_URL SCREENSHOT.png [KEY]
 
 Loads BASE_URL/docs, waits for the served models to be listed (GET /v1/models), writes a state and
 questions into the form, submits, and waits for the answers. Then it posts the same body to
 /decide itself and requires: the response JSON shown on the page is the API's, byte for byte; there
 is one bar per option (choice), level (score) or one (noul), in the API's order, each showing the
 API's probability and drawn at that width; the page loaded nothing from another origin. Saves a
-screenshot of the answered page. Exits 77 when selenium or chromedriver is missing, 1 on a
+screenshot of the answered page. With KEY (a daemon with a bearer key and docs = true), the page
+must first show the 401 of /v1/models, then list the models once the key is typed into it, and
+its decision carries the key. Exits 77 when selenium or chromedriver is missing, 1 on a
 mismatch.
 """
 import json
@@ -52,9 +54,13 @@ def browser():
     return webdriver.Chrome(service=Service(driver_path), options=opts)
 
 
-def api_answer(base, body):
+def auth(key):
+    return {"Authorization": "Bearer " + key} if key else {}
+
+
+def api_answer(base, body, key):
     req = urllib.request.Request(base + "/decide", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", **auth(key)})
     with urllib.request.urlopen(req, timeout=60) as r:
         return r.read().decode()
 
@@ -70,7 +76,16 @@ def expected_bars(answers):
     return out
 
 
-def check_page(d, base, models):
+def enter_key(d, key):
+    """The page without the key shows the 401; typing it in lists the models."""
+    WebDriverWait(d, 30).until(lambda d: "401" in d.find_element(By.ID, "models").text)
+    d.find_element(By.ID, "key").send_keys(key)
+    d.execute_script("document.getElementById('key').dispatchEvent(new Event('change'))")
+
+
+def check_page(d, base, models, key):
+    if key:
+        enter_key(d, key)
     WebDriverWait(d, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#model option"))
     listed = d.find_element(By.ID, "models").text
     for m in models["data"]:
@@ -87,7 +102,7 @@ def check_page(d, base, models):
         fail("the page shows an error: " + err)
     shown_raw = d.execute_script("return document.getElementById('raw').textContent")
     body = {"state": STATE, "questions": QUESTIONS, "model": models["data"][0]["id"]}
-    api = api_answer(base, body)
+    api = api_answer(base, body, key)
     if shown_raw != api:
         fail("the page's response differs from the API's:\npage: %s\napi:  %s" % (shown_raw, api))
     want = expected_bars(json.loads(api)["answers"])
@@ -108,15 +123,16 @@ def check_page(d, base, models):
 
 def main():
     base, shot = sys.argv[1], sys.argv[2]
+    key = sys.argv[3] if len(sys.argv) > 3 else ""
     if not (shutil.which("chromedriver") or shutil.which("chromium")):
         print("SKIP: chromium / chromium-driver are not installed")
         return 77
-    with urllib.request.urlopen(base + "/v1/models", timeout=30) as r:
+    with urllib.request.urlopen(urllib.request.Request(base + "/v1/models", headers=auth(key)), timeout=30) as r:
         models = json.loads(r.read())
     d = browser()
     try:
         d.get(base + "/docs")
-        n = check_page(d, base, models)
+        n = check_page(d, base, models, key)
         foreign = d.execute_script("""
             return performance.getEntriesByType('resource').map(e => e.name)
                 .filter(u => new URL(u).origin !== location.origin);""")
