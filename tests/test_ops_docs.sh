@@ -3,7 +3,7 @@
 # python3-selenium, from scripts/setup): tests/lib/docs_page.py loads it from a tiny daemon,
 # submits a decision through the form and requires the rendered probabilities (text and bar
 # widths) to equal the JSON API's answer to the same body; nothing is loaded from another
-# origin. Then the same with a bearer key and docs = true: the page shows the 401 until the key
+# origin, and the page comes with a Content-Security-Policy that forbids it. Then the same with a bearer key and docs = true: the page shows the 401 until the key
 # is typed into it. The screenshots are kept in $LAYAD_BUILD/test-artifacts/docs*.png. Skipped
 # (77) where the browser or selenium is missing.
 set -euo pipefail
@@ -19,6 +19,10 @@ art=$OPS_BUILD/test-artifacts
 mkdir -p "$art"
 ops_start docs
 ops_wait_ready docs || ops_fail "the daemon did not become ready"
+# The page comes with a policy that lets the browser load nothing but it and this daemon's API.
+csp=$(curl -sI "$(ops_url docs)/docs" | tr -d '\r' | sed -n 's/^Content-Security-Policy: //Ip')
+echo "Content-Security-Policy: $csp"
+case "$csp" in *"default-src 'none'"*"connect-src 'self'"*) ;; *) ops_fail "no restrictive CSP on /docs: '$csp'" ;; esac
 HOME=$OPS_TMP timeout 120 "$py" "$here/lib/docs_page.py" "$(ops_url docs)" "$art/docs.png" || ops_fail "the /docs page (log: $OPS_TMP/docs.log)"
 [ -s "$art/docs.png" ] || ops_fail "no screenshot"
 grep -q 'GET /docs status=200' "$OPS_TMP/docs.log" || ops_fail "the daemon did not serve /docs"

@@ -101,6 +101,8 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
     }
     if (r->status == 405)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, routes_allow(x->endpoint)) == MHD_YES;
+    if (r->csp)
+        ok &= MHD_add_response_header(resp, "Content-Security-Policy", r->csp) == MHD_YES;
     if (r->status == 401)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") == MHD_YES;
     if (x->close_after || atomic_load(&x->app->state) == APP_DRAINING) /* no next request on this connection */

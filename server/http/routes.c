@@ -110,6 +110,7 @@ static void reply_docs(serve_app *app, http_reply *r)
     size_t n = 0;
     const char *page = docs_page(&n);
     reply_bytes(r, page, n, "text/html; charset=utf-8");
+    r->csp = DOCS_CSP;
 }
 
 /* Adds each device's worker counters to its /health entry (entry i is

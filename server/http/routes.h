@@ -23,6 +23,7 @@ typedef struct http_reply {
     int retry_after;     /* seconds; 0: no Retry-After header */
     const char *allow;   /* Allow header for 405 */
     int www_authenticate;
+    const char *csp;     /* Content-Security-Policy header (static string), or NULL */
     char error[160];     /* the error message, for the log line only */
 } http_reply;
 

@@ -17,6 +17,12 @@
 
 #include <stddef.h>
 
+/* The browser enforces what the page promises: its own inline script and style, requests to this
+ * daemon only, nothing loaded from elsewhere, no framing. */
+#define DOCS_CSP                                                                                  \
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; " \
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 /* The page's bytes (static, read-only). */
 const char *docs_page(size_t *len);
 
