@@ -26,7 +26,7 @@ case "$csp" in *"default-src 'none'"*"connect-src 'self'"*) ;; *) ops_fail "no r
 HOME=$OPS_TMP timeout 120 "$py" "$here/lib/docs_page.py" "$(ops_url docs)" "$art/docs.png" || ops_fail "the /docs page (log: $OPS_TMP/docs.log)"
 [ -s "$art/docs.png" ] || ops_fail "no screenshot"
 grep -q 'GET /docs status=200' "$OPS_TMP/docs.log" || ops_fail "the daemon did not serve /docs"
-grep -q 'POST /decide status=200' "$OPS_TMP/docs.log" || ops_fail "the page did not reach /decide"
+grep -qE 'POST /decide (model=[^ ]+ )?status=200' "$OPS_TMP/docs.log" || ops_fail "the page did not reach /decide"
 ops_stop docs TERM 30 || ops_fail "the daemon exited $?"
 
 echo "-- a daemon with a bearer key and docs = true: the key typed into the page"

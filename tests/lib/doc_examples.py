@@ -4,7 +4,8 @@
 Usage: doc_examples.py [--update] BASE_URL LAYAD_BIN TINY_DIR FILE.md...
 
 An example is a fenced ```sh block whose commands all start with `curl` or `layad` (continuation
-lines of a quoted argument included). It runs as one bash script in a temporary directory, after
+lines of a quoted argument or after a backslash included), `layad serve` aside: a daemon does not
+exit, and the one the test starts stands in for it. It runs as one bash script in a temporary directory, after
 three substitutions that make the copy-paste form run here: http://127.0.0.1:8080 -> BASE_URL (a
 daemon on the tiny checkpoint, what `make run` serves), `layad ` at the start of a command ->
 LAYAD_BIN, build/tiny -> TINY_DIR. It must exit 0. When a ```json or ```text block follows it
@@ -28,6 +29,7 @@ import tempfile
 
 FENCE = re.compile(r"^```(\S*)\s*$")
 RUNNABLE = re.compile(r"^(curl|layad)\s")
+DAEMON = re.compile(r"^layad\s+serve\b")  # runs until stopped: the test's daemon stands in for it
 
 
 def blocks(lines):
@@ -47,13 +49,14 @@ def blocks(lines):
 
 
 def commands(body):
-    """The first word of each command line (lines inside an open single quote are skipped)."""
-    firsts, open_quote = [], False
+    """Each command's line (lines inside an open single quote or after a backslash continue it)."""
+    firsts, open_quote, cont = [], False, False
     for line in body:
-        if not open_quote and line.strip() and not line.lstrip().startswith("#"):
+        if not open_quote and not cont and line.strip() and not line.lstrip().startswith("#"):
             firsts.append(line.lstrip())
         if line.count("'") % 2:
             open_quote = not open_quote
+        cont = line.rstrip().endswith("\\")
     return firsts
 
 
@@ -93,8 +96,9 @@ def check_file(path, base, binary, tiny, update):
         body = lines[start:end]
         cmds = commands(body)
         where = "%s:%d" % (path, start)
-        if not cmds or not all(RUNNABLE.match(c) for c in cmds):
-            print("--   %s not run: %s" % (where, ", ".join(sorted({c.split()[0] for c in cmds if c.split()}))))
+        if not cmds or not all(RUNNABLE.match(c) for c in cmds) or any(DAEMON.match(c) for c in cmds):
+            why = sorted({" ".join(c.split()[:2]) if DAEMON.match(c) else c.split()[0] for c in cmds if c.split()})
+            print("--   %s not run: %s" % (where, ", ".join(why)))
             continue
         ran += 1
         with tempfile.TemporaryDirectory() as wd:
