@@ -222,7 +222,7 @@ static int start_scheduler(serve_state *st)
     so.exact_cost = !(!strcmp(cfg->device, "cuda") || (!strcmp(cfg->device, "auto") && cuda_device_count() > 0));
     /* auto: poll on the GPU, where a worker waits on the device anyway; on the
      * CPU the cores are the backend's */
-    so.worker_spin_us = cfg->worker_spin_us >= 0 ? cfg->worker_spin_us : so.exact_cost ? 0 : 250;
+    so.worker_spin_us = cfg->worker_spin_us >= 0 ? cfg->worker_spin_us : so.exact_cost ? 0 : 1000;
     if (so.kmax < cfg->max_options)
         so.kmax = cfg->max_options;
     if (so.kmax < cfg->max_levels)
