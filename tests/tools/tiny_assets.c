@@ -11,21 +11,7 @@
  */
 #include <stddef.h>
 
-__asm__(".section .rodata\n"
-        ".global layad_tiny_tokenizer_json\n"
-        ".type layad_tiny_tokenizer_json, @object\n"
-        ".balign 16\n"
-        "layad_tiny_tokenizer_json:\n"
-        ".incbin \"config/tiny-tokenizer.json\"\n"
-        ".global layad_tiny_tokenizer_json_end\n"
-        "layad_tiny_tokenizer_json_end:\n"
-        ".byte 0\n"
-        ".global layad_tiny_mmbert_tokenizer_json\n"
-        ".type layad_tiny_mmbert_tokenizer_json, @object\n"
-        ".balign 16\n"
-        "layad_tiny_mmbert_tokenizer_json:\n"
-        ".incbin \"tests/fixtures/tokenizer/gemma-like.json\"\n"
-        ".global layad_tiny_mmbert_tokenizer_json_end\n"
-        "layad_tiny_mmbert_tokenizer_json_end:\n"
-        ".byte 0\n"
-        ".previous\n");
+#include "model/base/embed.h"
+
+LAYAD_EMBED(layad_tiny_tokenizer_json, "config/tiny-tokenizer.json");
+LAYAD_EMBED(layad_tiny_mmbert_tokenizer_json, "tests/fixtures/tokenizer/gemma-like.json");

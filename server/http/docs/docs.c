@@ -1,20 +1,13 @@
 /*
- * docs.c - see docs.h. Embedded with .incbin like server/api/openapi/openapi.c.
+ * docs.c - see docs.h. The page is embedded (model/base/embed.h).
  */
 #include "server/http/docs/docs.h"
 
 #include <string.h>
 
-__asm__(".section .rodata\n"
-        ".balign 16\n"
-        "layad_docs_html:\n"
-        ".incbin \"server/http/docs/index.html\"\n"
-        "layad_docs_html_end:\n"
-        ".byte 0\n"
-        ".previous\n");
+#include "model/base/embed.h"
 
-extern const char layad_docs_html[] __asm__("layad_docs_html");
-extern const char layad_docs_html_end[] __asm__("layad_docs_html_end");
+LAYAD_EMBED(layad_docs_html, "server/http/docs/index.html");
 
 const char *docs_page(size_t *len)
 {
