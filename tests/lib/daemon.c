@@ -82,8 +82,11 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
         argv[n++] = "--model";
         argv[n++] = tu_tiny();
     }
+    /* LAYAD_TEST_DEVICE (default cpu) and LAYAD_TEST_SERVE_ARGS (words added
+     * to every start) let a daemon suite run on the GPU machine as well */
+    const char *dev = getenv("LAYAD_TEST_DEVICE");
     argv[n++] = "--device";
-    argv[n++] = "cpu";
+    argv[n++] = dev && *dev ? dev : "cpu";
     argv[n++] = "--bind";
     argv[n++] = "127.0.0.1";
     argv[n++] = "--port";
@@ -94,6 +97,10 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
     argv[n++] = "1";
     for (int i = 0; args && args[i] && n < 94; i++)
         argv[n++] = args[i];
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s", getenv("LAYAD_TEST_SERVE_ARGS") ? getenv("LAYAD_TEST_SERVE_ARGS") : "");
+    for (char *save = NULL, *w = strtok_r(extra, " ", &save); w && n < 95; w = strtok_r(NULL, " ", &save))
+        argv[n++] = w;
     argv[n] = NULL;
     pid_t pid = fork();
     if (pid < 0)
