@@ -95,8 +95,8 @@ t_end=$(mark)
 after=$(since "$t_down" "$t_end")
 echo "drain to DOWN: $(awk -v a="$t_drain" -v b="$t_down" 'BEGIN { printf "%.1f", b - a }') s; then $(echo "$after" | wc -l) requests, $(echo "$after" | grep -c ' a$' || true) on a"
 [ -z "$(failures)" ] || ops_fail "failed requests around the drain: $(failures | head -5)"
-! echo "$after" | grep -q ' a$' || ops_fail "a still answered after haproxy marked it down"
-echo "$after" | grep -q ' b$' || ops_fail "b answered nothing after the drain"
+! grep -q ' a$' <<<"$after" || ops_fail "a still answered after haproxy marked it down"
+grep -q ' b$' <<<"$after" || ops_fail "b answered nothing after the drain"
 
 echo "-- 4. a restarted, then SIGTERM on b"
 ops_stop a TERM 30 || ops_fail "the drained a exited $?"
@@ -119,8 +119,8 @@ touch "$OPS_TMP/stop"; wait "$load_pid"
 after=$(since "$t_bdown")
 echo "SIGTERM: b exited 0; then $(echo "$after" | wc -l) requests, $(echo "$after" | grep -c ' b$' || true) on b"
 [ -z "$(failures)" ] || ops_fail "failed requests around the SIGTERM: $(failures | head -5)"
-! echo "$after" | grep -q ' b$' || ops_fail "b answered after it stopped"
-echo "$after" | grep -q ' a$' || ops_fail "a answered nothing after b stopped"
+! grep -q ' b$' <<<"$after" || ops_fail "b answered after it stopped"
+grep -q ' a$' <<<"$after" || ops_fail "a answered nothing after b stopped"
 total=$(wc -l <"$load")
 echo "$total requests through haproxy, all 200 ($(grep -c ' a ' "$load") a, $(grep -c ' b ' "$load") b)"
 ops_stop a2 TERM 30 || ops_fail "a exited $?"

@@ -214,7 +214,9 @@ static void wait_done(int n, double timeout_s)
 
 START_TEST(rows_of_many_requests_share_batches)
 {
-    start(1024, 20000, 64, 30, 0, -1);
+    /* The first job finds the worker idle and goes alone at once; the others
+     * gather while its 20 ms forward runs. */
+    start(1024, 20000, 64, 30, 20000, -1);
     enum { N = 40 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
