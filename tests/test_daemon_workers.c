@@ -12,7 +12,6 @@
  */
 #include <check.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -89,14 +88,10 @@ START_TEST(two_cpu_workers_identical_answers_both_used)
                           "--max-queue-wait-s", "0", NULL}; /* answers, not shedding */
     ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
     _Atomic int ok = 0, wrong = 0;
-    pthread_t th[N_CLIENTS];
     client_args a[N_CLIENTS];
-    for (int i = 0; i < N_CLIENTS; i++) {
-        a[i] = (client_args){d.port, i, &ok, &wrong};
-        ck_assert_int_eq(pthread_create(&th[i], NULL, client, &a[i]), 0);
-    }
     for (int i = 0; i < N_CLIENTS; i++)
-        pthread_join(th[i], NULL);
+        a[i] = (client_args){d.port, i, &ok, &wrong};
+    ck_assert_int_eq(td_run_threads(N_CLIENTS, client, a, sizeof a[0]), 0);
     ck_assert_int_eq(wrong, 0);
     ck_assert_int_eq(ok, N_CLIENTS * PER_CLIENT);
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,4 +394,16 @@ char *td_decide_cli(const char *body, size_t len, const char *const *flags, size
     while (out && *out_len && (out[*out_len - 1] == '\n'))
         out[--*out_len] = 0;
     return out;
+}
+
+int td_run_threads(int n, void *(*fn)(void *), void *args, size_t size)
+{
+    pthread_t th[128];
+    int started = 0;
+    while (started < n && started < 128 &&
+           !pthread_create(&th[started], NULL, fn, (char *)args + (size_t)started * size))
+        started++;
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return started == n ? 0 : -1;
 }

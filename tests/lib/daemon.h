@@ -72,4 +72,9 @@ char *td_decide_cli(const char *body, size_t len, const char *const *flags, size
 
 double td_now(void);
 
+/* Runs fn on n threads (n <= 128), thread i on (char *)args + i * size, and
+ * joins them all. 0, or -1 when a thread could not start (the started ones
+ * are joined first). */
+int td_run_threads(int n, void *(*fn)(void *), void *args, size_t size);
+
 #endif
