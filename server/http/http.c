@@ -84,8 +84,9 @@ static int is_decide(int ep)
 static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
 {
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(r->len, r->body ? r->body : (char *)"", r->body ? MHD_RESPMEM_MUST_FREE
-                                                                                          : MHD_RESPMEM_PERSISTENT);
+        r->body ? MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE)
+                : MHD_create_response_from_buffer(r->fixed ? r->len : 0, (void *)(r->fixed ? r->fixed : ""),
+                                                  MHD_RESPMEM_PERSISTENT);
     if (!resp) {
         free(r->body);
         return MHD_NO;
@@ -142,8 +143,9 @@ static enum MHD_Result refuse_streamed_body(conn_ctx *x)
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (ci && hn > 0 && (size_t)hn < sizeof head) {
         /* Two small writes into an empty send buffer: they do not block. */
-        if (send(ci->connect_fd, head, (size_t)hn, MSG_NOSIGNAL) == hn && r.body)
-            (void)!send(ci->connect_fd, r.body, r.len, MSG_NOSIGNAL);
+        const char *body = r.body ? r.body : r.fixed;
+        if (send(ci->connect_fd, head, (size_t)hn, MSG_NOSIGNAL) == hn && body)
+            (void)!send(ci->connect_fd, body, r.len, MSG_NOSIGNAL);
         shutdown(ci->connect_fd, SHUT_WR);
     }
     free(r.body);

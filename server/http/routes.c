@@ -70,32 +70,18 @@ int routes_takes_body(int endpoint)
     return endpoint == EP_DECIDE || endpoint == EP_SYSTEMONE || endpoint == EP_SYSTEMONE_BATCH;
 }
 
-static void reply_static(http_reply *r, int status, const char *body)
+/* n bytes that outlive the reply (a literal, an embedded file) as its body, not copied. */
+static void reply_fixed(http_reply *r, int status, const char *bytes, size_t n, const char *content_type)
 {
-    size_t n = strlen(body);
     r->status = status;
-    r->body = malloc(n + 1);
-    if (r->body) {
-        memcpy(r->body, body, n + 1);
-        r->len = n;
-    } else {
-        r->len = 0;
-    }
-    r->content_type = "application/json";
+    r->fixed = bytes;
+    r->len = n;
+    r->content_type = content_type;
 }
 
-/* A copy of n static bytes as the reply (MHD frees what it sends). */
-static void reply_bytes(http_reply *r, const char *bytes, size_t n, const char *content_type)
+static void reply_static(http_reply *r, int status, const char *body)
 {
-    r->body = malloc(n ? n : 1);
-    if (!r->body) {
-        routes_error(r, 500, NULL, "out of memory copying a page");
-        return;
-    }
-    memcpy(r->body, bytes, n);
-    r->len = n;
-    r->status = 200;
-    r->content_type = content_type;
+    reply_fixed(r, status, body, strlen(body), "application/json");
 }
 
 /* GET /docs: the embedded page, or 404 when config docs turns it off. */
@@ -109,7 +95,7 @@ static void reply_docs(serve_app *app, http_reply *r)
     }
     size_t n = 0;
     const char *page = docs_page(&n);
-    reply_bytes(r, page, n, "text/html; charset=utf-8");
+    reply_fixed(r, 200, page, n, "text/html; charset=utf-8");
     r->csp = DOCS_CSP;
 }
 
@@ -376,7 +362,7 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
     case EP_OPENAPI: {
         size_t n = 0;
         const char *doc = openapi_document(&n);
-        reply_bytes(r, doc, n, "application/json");
+        reply_fixed(r, 200, doc, n, "application/json");
         return;
     }
     case EP_DOCS:

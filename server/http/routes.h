@@ -18,6 +18,7 @@
 typedef struct http_reply {
     int status;
     char *body;          /* malloc'ed, owned by the reply until sent */
+    const char *fixed;   /* or a body that outlives the reply (a literal, an embedded file): sent without a copy */
     size_t len;
     const char *content_type;
     int retry_after;     /* seconds; 0: no Retry-After header */
