@@ -60,4 +60,12 @@ struct laya_backend {
     laya_fwd_timing last; /* written by forward; read by its caller after it returns */
 };
 
+/* Destroys b[0..n) (NULL entries skipped): the one cleanup of a set of backends. */
+static inline void laya_backends_destroy(laya_backend *const *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i])
+            b[i]->ops->destroy(b[i]);
+}
+
 #endif

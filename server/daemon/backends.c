@@ -86,12 +86,6 @@ static void log_warm_summary(int dev, const char *model, const cuda_backend_info
         log_msg("warn", "cuda:%d: GEMM tuning cache: %s", dev, info->tuning_warning);
 }
 
-static void destroy_all(laya_backend **b, int n)
-{
-    for (int m = 0; m < n; m++)
-        b[m]->ops->destroy(b[m]);
-}
-
 /* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals
  * are the ones CUDA sees, i.e. after CUDA_VISIBLE_DEVICES renumbering; empty
  * means every visible device. Returns the count, or -1 (out of range, not a
@@ -213,7 +207,7 @@ static int build_cuda(serve_app *app, const serve_config *cfg, int ncuda, int *n
         for (int m = 0; m < app->models.n; m++) {
             b[m] = cuda_model_backend(app, cfg, m, devs[i], all ? NULL : warm, nwarm, &info, &have_info, err);
             if (!b[m]) {
-                destroy_all(b, m);
+                laya_backends_destroy(b, m);
                 return -1;
             }
         }
@@ -252,9 +246,7 @@ static int build_cpu(serve_app *app, const serve_config *cfg, json_t *devices, c
             const laya_checkpoint *ck = app->models.m[m].ck;
             b[m] = cpu_backend_create(ck, cfg->max_batch_rows, per, err);
             if (!b[m] || warm_backend(b[m], ck, err)) {
-                if (b[m])
-                    b[m]->ops->destroy(b[m]);
-                destroy_all(b, m);
+                laya_backends_destroy(b, m + 1);
                 return -1;
             }
         }

@@ -417,8 +417,7 @@ int scheduler_add_worker_models(scheduler *s, laya_backend *const *b, int n_mode
     int w = s->n_workers;
     const int models_differ = w > 0 && n_models != s->n_models;
     if (w >= MAX_WORKERS || models_differ || batch_alloc(&s->batches[w], s->o.max_batch_rows, s->o.kmax)) {
-        for (int m = 0; m < n_models; m++)
-            b[m]->ops->destroy(b[m]);
+        laya_backends_destroy(b, n_models);
         return w >= MAX_WORKERS ? layad_fail(err, 500, "too many workers (max %d)", MAX_WORKERS)
                : models_differ  ? layad_fail(err, 500, "every worker serves the same %d models", s->n_models)
                                 : layad_fail(err, 500, "out of memory (batch buffers)");

@@ -163,13 +163,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void destroy_backends(laya_backend *const *b, int n)
-{
-    for (int m = 0; m < n; m++)
-        if (b[m])
-            b[m]->ops->destroy(b[m]);
-}
-
 serve_worker *worker_create(laya_backend *const *b, int n_models, int device_index, void (*on_done)(void *),
                             void *arg, layad_error *err)
 {
@@ -200,7 +193,7 @@ serve_worker *worker_create(laya_backend *const *b, int n_models, int device_ind
     }
     return w;
 fail:
-    destroy_backends(b, n_models > WORKER_MAX_MODELS ? WORKER_MAX_MODELS : n_models);
+    laya_backends_destroy(b, n_models > WORKER_MAX_MODELS ? WORKER_MAX_MODELS : n_models);
     free(w);
     return NULL;
 }
@@ -260,7 +253,7 @@ void worker_destroy(serve_worker *w)
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
-    destroy_backends(w->backend, w->n_models);
+    laya_backends_destroy(w->backend, w->n_models);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);
