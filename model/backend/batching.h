@@ -12,7 +12,9 @@
  * inside; only its total is rounded up to a bucket. Attention, RoPE positions,
  * the head's gathers and the confidence features all work from per-row
  * offsets (kernels/cuda.h). Every kernel computes a row from that row alone in
- * a fixed order, so a row's logits do not depend on its pack.
+ * a fixed order, so a row's logits do not depend on its neighbours; on the GPU
+ * the bucket still counts (cuBLASLt picks its algorithm per shape), so they
+ * can differ in the last bits between buckets.
  *
  * Buckets: token capacities 64..1024 in steps of 64, then in each doubling
  * (1024..2048, 2048..4096, ...) steps of an eighth of it, up to max_tokens: 56
