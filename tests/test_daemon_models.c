@@ -133,13 +133,6 @@ static void *client(void *p)
     return NULL;
 }
 
-static double sample(const char *text, const char *series)
-{
-    const char *p = strstr(text, series);
-    ck_assert_msg(p != NULL, "/metrics has no %s", series);
-    return strtod(p + strlen(series), NULL);
-}
-
 static void check_listings(int port)
 {
     td_resp r;
@@ -235,8 +228,8 @@ START_TEST(two_geometries_side_by_side_identical_to_alone)
     free(t3);
 
     ck_assert_int_eq(td_request(d.port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
-    double n_en = sample(r.body, "laya_model_decisions_total{model=\"english\"} ");
-    double n_mm = sample(r.body, "laya_model_decisions_total{model=\"multilingual\"} ");
+    double n_en = td_sample(r.body, "laya_model_decisions_total{model=\"english\"}");
+    double n_mm = td_sample(r.body, "laya_model_decisions_total{model=\"multilingual\"}");
     printf("side by side: %d answers byte-identical to each model alone (english %.0f, multilingual %.0f)\n", ok,
            n_en, n_mm);
     ck_assert_msg(n_en > 0 && n_mm > 0, "a model never ran: %.0f / %.0f", n_en, n_mm);

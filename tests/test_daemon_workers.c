@@ -70,14 +70,6 @@ static void *client(void *p)
     return NULL;
 }
 
-/* The value of the sample line starting with `series` (e.g. a _count line). */
-static double sample(const char *text, const char *series)
-{
-    const char *p = strstr(text, series);
-    ck_assert_msg(p != NULL, "/metrics has no %s", series);
-    return strtod(p + strlen(series), NULL);
-}
-
 START_TEST(two_cpu_workers_identical_answers_both_used)
 {
     daemon_proc d;
@@ -98,8 +90,8 @@ START_TEST(two_cpu_workers_identical_answers_both_used)
     td_resp r;
     ck_assert_int_eq(td_request(d.port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
     ck_assert_int_eq(r.status, 200);
-    double c0 = sample(r.body, "laya_inference_seconds_count{device=\"cpu0\"} ");
-    double c1 = sample(r.body, "laya_inference_seconds_count{device=\"cpu1\"} ");
+    double c0 = td_sample(r.body, "laya_inference_seconds_count{device=\"cpu0\"}");
+    double c1 = td_sample(r.body, "laya_inference_seconds_count{device=\"cpu1\"}");
     printf("2 CPU workers: %d answers, forwards per worker %.0f / %.0f\n", ok, c0, c1);
     ck_assert_msg(c0 > 0 && c1 > 0, "a worker did nothing: forwards %.0f / %.0f", c0, c1);
     ck_assert_ptr_null(strstr(r.body, "laya_inference_seconds_count{device=\"cpu\"}")); /* one series per worker */

@@ -59,16 +59,6 @@ static char *live_metrics(void)
     return body;
 }
 
-/* The value of the sample line that starts with `series ` (name plus labels), or -1. */
-static double sample(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, series, n) && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return -1;
-}
-
 /* Runs `sh -c cmd` (stderr folded into stdout); returns the output, *status its exit status. */
 static char *shell(const char *cmd, int *status)
 {
@@ -150,7 +140,7 @@ START_TEST(version_and_build_info)
     snprintf(series, sizeof series, "laya_build_info{version=\"%s\",commit=\"%s\",cuda=\"%s\",cublas=\"%s\"}", version,
              commit, cuda, cublas);
     char *m = live_metrics();
-    ck_assert_msg(sample(m, series) == 1, "missing %s 1", series);
+    ck_assert_msg(td_sample(m, series) == 1, "missing %s 1", series);
     free(m);
     free(v);
     free(v2);
@@ -160,9 +150,9 @@ END_TEST
 START_TEST(process_families)
 {
     char *m = live_metrics();
-    double rss = sample(m, "process_resident_memory_bytes"), vsz = sample(m, "process_virtual_memory_bytes");
-    double cpu = sample(m, "process_cpu_seconds_total"), fds = sample(m, "process_open_fds");
-    double maxfds = sample(m, "process_max_fds"), start = sample(m, "process_start_time_seconds");
+    double rss = td_sample(m, "process_resident_memory_bytes"), vsz = td_sample(m, "process_virtual_memory_bytes");
+    double cpu = td_sample(m, "process_cpu_seconds_total"), fds = td_sample(m, "process_open_fds");
+    double maxfds = td_sample(m, "process_max_fds"), start = td_sample(m, "process_start_time_seconds");
     /* RSS within a factor of two of what /proc/PID/status says from outside. */
     long kb = td_rss_kb(D.pid);
     ck_assert_int_gt(kb, 0);
@@ -176,7 +166,7 @@ START_TEST(process_families)
     ck_assert_msg(start > now - 600 && start <= now + 1, "start %.3f, now %.0f", start, now);
     /* Read once at start: the same value in the next scrape. */
     char *m2 = live_metrics();
-    ck_assert_msg(sample(m2, "process_start_time_seconds") == start, "start time moved between scrapes");
+    ck_assert_msg(td_sample(m2, "process_start_time_seconds") == start, "start time moved between scrapes");
     free(m2);
     free(m);
 }
@@ -193,14 +183,14 @@ START_TEST(latency_by_endpoint_and_code)
     td_resp_free(&r);
     char *m = live_metrics();
     /* The 404 has its own series: it is not among the decisions. */
-    ck_assert_msg(sample(m, "laya_request_duration_seconds_count{endpoint=\"other\",code=\"404\"}") >= 1, "no 404 series");
-    ck_assert_msg(sample(m, "laya_request_duration_seconds_count{endpoint=\"/decide\",code=\"200\"}") >= 1,
+    ck_assert_msg(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"other\",code=\"404\"}") >= 1, "no 404 series");
+    ck_assert_msg(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"/decide\",code=\"200\"}") >= 1,
                   "no /decide 200 series");
-    ck_assert_msg(sample(m, "laya_request_duration_seconds_bucket{endpoint=\"/decide\",code=\"200\",le=\"+Inf\"}") ==
-                      sample(m, "laya_requests_total{endpoint=\"/decide\",code=\"200\"}"),
+    ck_assert_msg(td_sample(m, "laya_request_duration_seconds_bucket{endpoint=\"/decide\",code=\"200\",le=\"+Inf\"}") ==
+                      td_sample(m, "laya_requests_total{endpoint=\"/decide\",code=\"200\"}"),
                   "histogram count differs from laya_requests_total");
     /* Always present, so that dashboards have a series before the first request. */
-    ck_assert_msg(sample(m, "laya_request_duration_seconds_count{endpoint=\"/v1/systemone\",code=\"200\"}") >= 0,
+    ck_assert_msg(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"/v1/systemone\",code=\"200\"}") >= 0,
                   "no /v1/systemone 200 series");
     free(m);
 }
@@ -265,7 +255,7 @@ START_TEST(dashboard_and_rules_select_exported_series)
     snprintf(gpu, sizeof gpu, "/tmp/layad-ops-gpu-%d.txt", (int)getpid());
     char *m = live_metrics(), *g = synthetic_gpu_exposition();
     ck_assert_ptr_null(strstr(m, "laya_gpu_")); /* no GPU here: the synthetic file alone has them */
-    const double ready = sample(m, "laya_ready");
+    const double ready = td_sample(m, "laya_ready");
     ck_assert_msg(ready == 1, "laya_ready %g on a ready daemon", ready);
     write_file(live, m);
     write_file(gpu, g);
@@ -310,17 +300,17 @@ START_TEST(registry_padding_ready_codes)
     size_t n;
     char *m = metrics_render(&n);
     ck_assert_ptr_nonnull(m);
-    ck_assert_double_eq(sample(m, "laya_batch_padding_fraction_bucket{le=\"0.0\"}"), 2);
-    ck_assert_double_eq(sample(m, "laya_batch_padding_fraction_bucket{le=\"0.05\"}"), 2);
-    ck_assert_double_eq(sample(m, "laya_batch_padding_fraction_bucket{le=\"0.1\"}"), 3);
-    ck_assert_double_eq(sample(m, "laya_batch_padding_fraction_count"), 3);
-    ck_assert_double_eq_tol(sample(m, "laya_batch_padding_fraction_sum"), 0.1, 1e-12);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_fraction_bucket{le=\"0.0\"}"), 2);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_fraction_bucket{le=\"0.05\"}"), 2);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_fraction_bucket{le=\"0.1\"}"), 3);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_fraction_count"), 3);
+    ck_assert_double_eq_tol(td_sample(m, "laya_batch_padding_fraction_sum"), 0.1, 1e-12);
     /* the deprecated ratio keeps its meaning: padded / real */
-    ck_assert_double_eq(sample(m, "laya_batch_padding_ratio_bucket{le=\"1.0\"}"), 2);
-    ck_assert_double_eq(sample(m, "laya_batch_padding_ratio_bucket{le=\"1.25\"}"), 3);
-    ck_assert_double_eq(sample(m, "laya_batch_rows_sum"), 4);
-    ck_assert_double_eq(sample(m, "laya_batch_tokens_sum"), 154);
-    ck_assert_double_eq(sample(m, "laya_request_duration_seconds_count{endpoint=\"/decide\",code=\"other\"}"), 1);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_ratio_bucket{le=\"1.0\"}"), 2);
+    ck_assert_double_eq(td_sample(m, "laya_batch_padding_ratio_bucket{le=\"1.25\"}"), 3);
+    ck_assert_double_eq(td_sample(m, "laya_batch_rows_sum"), 4);
+    ck_assert_double_eq(td_sample(m, "laya_batch_tokens_sum"), 154);
+    ck_assert_double_eq(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"/decide\",code=\"other\"}"), 1);
     ck_assert_ptr_null(strstr(m, "laya_ready"));
     ck_assert_ptr_nonnull(strstr(m, "laya_build_info{version=\"" LAYAD_VERSION "\""));
     free(m);
@@ -328,15 +318,15 @@ START_TEST(registry_padding_ready_codes)
     _Atomic int state = 0; /* loading */
     metrics_watch_ready(&state, 1);
     m = metrics_render(&n);
-    ck_assert_double_eq(sample(m, "laya_ready"), 0);
+    ck_assert_double_eq(td_sample(m, "laya_ready"), 0);
     free(m);
     atomic_store(&state, 1);
     m = metrics_render(&n);
-    ck_assert_double_eq(sample(m, "laya_ready"), 1);
+    ck_assert_double_eq(td_sample(m, "laya_ready"), 1);
     free(m);
     atomic_store(&state, 2); /* draining */
     m = metrics_render(&n);
-    ck_assert_double_eq(sample(m, "laya_ready"), 0);
+    ck_assert_double_eq(td_sample(m, "laya_ready"), 0);
     free(m);
 }
 END_TEST

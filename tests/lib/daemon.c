@@ -407,3 +407,12 @@ int td_run_threads(int n, void *(*fn)(void *), void *args, size_t size)
         pthread_join(th[i], NULL);
     return started == n ? 0 : -1;
 }
+
+double td_sample(const char *metrics, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = metrics; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, series, n) && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return -1;
+}

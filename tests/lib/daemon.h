@@ -72,6 +72,10 @@ char *td_decide_cli(const char *body, size_t len, const char *const *flags, size
 
 double td_now(void);
 
+/* The value of the /metrics sample line that starts with `series ` (name plus
+ * labels, no trailing space), or -1 when there is none. */
+double td_sample(const char *metrics, const char *series);
+
 /* Runs fn on n threads (n <= 128), thread i on (char *)args + i * size, and
  * joins them all. 0, or -1 when a thread could not start (the started ones
  * are joined first). */
