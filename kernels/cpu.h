@@ -22,12 +22,15 @@
 extern "C" {
 #endif
 
-enum kn_epilogue { KN_EPI_NONE = 0, KN_EPI_GELU = 1 /* exact erf GELU */, KN_EPI_RELU = 2 };
+/* KN_EPI_ACC: Y += X . W^T (+ bias), one fp32 add into what Y holds: the
+ * residual stream's add, done where the projection's sum is still in fp32. */
+enum kn_epilogue { KN_EPI_NONE = 0, KN_EPI_GELU = 1 /* exact erf GELU */, KN_EPI_RELU = 2, KN_EPI_ACC = 3 };
 
 #define KN_HEAD_DIM 64
 #define KN_ROPE_HALF 32 /* head_dim / 2 frequencies */
 
-/* Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]); bias may be NULL. Any M, N, K >= 0. */
+/* Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]); bias may be NULL. Any M, N, K >= 0.
+ * With KN_EPI_ACC, Y[m,n] + (X . W^T + bias)[m,n]. */
 void kn_cpu_gemm(const float *X, const float *W, const float *bias, float *Y,
                  int M, int N, int K, int epi);
 

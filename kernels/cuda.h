@@ -89,8 +89,9 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  *        weights, e.g. the scorer: computed in fp32 on the CUDA cores);
  *   wdt: KN_F16 / KN_BF16;  ydt: KN_F16 / KN_BF16 / KN_F32;
  *   bias: fp32 [N] or NULL;  epi: KN_EPI_NONE / KN_EPI_GELU (exact erf) /
- *   KN_EPI_RELU. Any M, N, K >= 0 (M == 0 or N == 0: nothing happens;
- *   K == 0: Y = epi(bias)).
+ *   KN_EPI_RELU / KN_EPI_ACC (Y += X . W^T + bias: one fp32 add into what Y
+ *   holds, rounded to ydt; cuBLASLt's beta = 1). Any M, N, K >= 0 (M == 0 or
+ *   N == 0: nothing happens; K == 0: Y = epi(bias)).
  * Paths: cuBLASLt (epilogues DEFAULT/BIAS/RELU/RELU_BIAS) when xdt == wdt and
  * K, N and the pointers are 16-byte aligned; the erf GELU (cuBLASLt's GELU is
  * the tanh form) is then one in-place pass over Y after cuBLASLt with bias.
@@ -122,6 +123,8 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
  * keeps the fastest (kernels/gemm_lt.cu: gemm_tune). Set before the first GEMM.
  * Timing noise can make two processes pick different algorithms (last-bit
  * differences between processes); within a context the choice never changes. */
+/* on = 2: wide tuning: shapes of at most 2048 rows time up to 32 heuristic
+ * candidates and split-K variants (2..16 parts, fp32 sums) of the first 4. */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
 /*
@@ -164,7 +167,10 @@ void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejecte
  * capture). has_bias: whether calls will pass a bias. X, W, Y: the operands the
  * calls will use, or all NULL (then assumed 16-byte aligned); with operands and
  * tuning on, the shape's candidates are timed on them on stream s (the only
- * launches it makes, once per shape); without, nothing is launched. */
+ * launches it makes, once per shape); without, nothing is launched. Timing a
+ * KN_EPI_ACC shape leaves Y's contents undefined; it is the only way such a
+ * shape is tuned (its first kn_gemm takes the heuristic's first rather than
+ * clobber the Y it adds into). */
 int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt,
                     int M, int N, int K, int epi, int has_bias, kn_stream ks, const void *X,
                     const void *W, void *Y);

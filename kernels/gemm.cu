@@ -24,7 +24,8 @@
  *     specialization (kernels/gemm_cpu.c), K walked in chunks, predicated loads
  *     that fill zeros past M, N and K (zero products add nothing, so any M, N,
  *     K works and nothing is read out of bounds), epilogue after the last chunk:
- *     + bias, GELU/ReLU, rounding to the output dtype, predicated stores.
+ *     + bias, GELU/ReLU, rounding to the output dtype, predicated stores (or,
+ *     with KN_EPI_ACC, the fp32 add into what Y holds: cuBLASLt's beta = 1).
  *     16-bit X runs on the tensor cores (WMMA 16x16x16, four warps of 32 x 32);
  *     fp32 X runs on the CUDA cores in fp32 (a 4 x 4 register micro-tile per
  *     thread), W promoted exactly.
@@ -53,6 +54,13 @@ __device__ __forceinline__ float gemm_epi(float v, int epi)
     if (epi == KN_EPI_RELU)
         return v > 0.0f ? v : 0.0f;
     return v;
+}
+
+/* Stores one output (v has its bias): epi(v), or for KN_EPI_ACC *y + v in
+ * fp32 (Y read only then), as the CPU's epilogue. */
+template <typename TY> __device__ __forceinline__ void gemm_put(TY *y, float v, int epi)
+{
+    *y = kn_from<TY>(epi == KN_EPI_ACC ? kn_f(*y) + v : gemm_epi(v, epi));
 }
 
 /* ---- own kernel, 16-bit X: tensor cores ------------------------------------ */
@@ -143,7 +151,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
             float v = cs[r][c];
             if (bias)
                 v += gemm_bias<T>(bias, b16, n0 + c);
-            Y[(size_t)(m0 + r) * N + n0 + c] = kn_from<TY>(gemm_epi(v, epi));
+            gemm_put(&Y[(size_t)(m0 + r) * N + n0 + c], v, epi);
         }
     }
 }
@@ -197,7 +205,7 @@ __global__ void __launch_bounds__(256) gemm_f32_kernel(const float *__restrict__
                 float v = acc[i][j];
                 if (bias)
                     v += gemm_bias<TW>(bias, b16, c);
-                Y[(size_t)r * N + c] = kn_from<TY>(gemm_epi(v, epi));
+                gemm_put(&Y[(size_t)r * N + c], v, epi);
             }
         }
 }
@@ -286,7 +294,7 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
                 if (lane == i * ROWS_NC + j && m < M && n < N) {
                     if (bias)
                         a += gemm_bias<TW>(bias, b16, n);
-                    Y[(size_t)m * N + n] = kn_from<TY>(gemm_epi(a, epi));
+                    gemm_put(&Y[(size_t)m * N + n], a, epi);
                 }
             }
     }
@@ -329,7 +337,8 @@ static int gemm_args_ok(const void *X, kn_dtype xdt, const void *W, kn_dtype wdt
     KN_REQUIRE(M >= 0 && N >= 0 && K >= 0, "negative GEMM dimension");
     KN_REQUIRE(kn_isdt(xdt) && kn_is16(wdt) && kn_isdt(ydt), "GEMM dtypes: X any, W 16-bit, Y any");
     KN_REQUIRE(xdt == KN_F32 || xdt == wdt, "16-bit X must have W's dtype");
-    KN_REQUIRE(epi == KN_EPI_NONE || epi == KN_EPI_GELU || epi == KN_EPI_RELU, "unknown epilogue");
+    KN_REQUIRE(epi == KN_EPI_NONE || epi == KN_EPI_GELU || epi == KN_EPI_RELU || epi == KN_EPI_ACC,
+               "unknown epilogue");
     KN_REQUIRE((M == 0 || N == 0) || (Y && (K == 0 || (X && W))), "NULL GEMM operand");
     return 0;
 }

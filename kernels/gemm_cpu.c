@@ -19,7 +19,8 @@
  *     operand is read out of bounds and nothing outside Y is written. Any M, N,
  *     K >= 0; K == 0 gives epi(bias).
  *   - Epilogue per element, in fp32: + bias[n] (if any), then none / exact erf
- *     GELU 0.5 x (1 + erf(x / sqrt 2)) / ReLU, then the store.
+ *     GELU 0.5 x (1 + erf(x / sqrt 2)) / ReLU, then the store; or (ACC) the
+ *     store of y + v, one fp32 add into what Y held.
  * Measured on a 2-core Zen 3 (512 x 1024 x 1024): 3 x 4 micro-tiles with the
  * whole K per pass ran at ~80 GFLOP/s on 2 threads; 4 x 4 spilled registers
  * (14 GFLOP/s/thread) and chunking K by 256-512 cost 30-50% in lane reductions.
@@ -101,8 +102,12 @@ static void micro_tile(const float *const xr[GEMM_MR], const float *const wr[GEM
         }
 }
 
-static inline float epilogue(float v, int epi)
+/* The stored value of one output at y: v (+ bias already) through the
+ * epilogue, or *y + v for KN_EPI_ACC (Y read only then). */
+static inline float epilogue(const float *y, float v, int epi)
 {
+    if (epi == KN_EPI_ACC)
+        return *y + v;
     if (epi == KN_EPI_GELU)
         return 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2));
     if (epi == KN_EPI_RELU)
@@ -136,7 +141,7 @@ static void gemm_tile(const float *X, const float *W, const float *bias, float *
                     float v = part[i][j];
                     if (bias)
                         v += bias[n0 + j0 + j];
-                    y[j] = epilogue(v, epi);
+                    y[j] = epilogue(&y[j], v, epi);
                 }
             }
         }
@@ -233,7 +238,7 @@ void kn_cpu_gemm_packed(const float *X, const float *Wp, const float *bias, floa
                     float v = o[i][j];
                     if (bias)
                         v += bias[n0 + j];
-                    y[j] = epilogue(v, epi);
+                    y[j] = epilogue(&y[j], v, epi);
                 }
             }
         }

@@ -3,7 +3,12 @@
  * calls take it): per-shape plans, the heuristic, tuning, and the tuning file.
  *
  * Epilogues none, ReLU, bias, bias + ReLU (an erf-GELU GEMM is a plan with
- * bias followed by gemm.cu's GELU pass). Row-major Y is computed as the
+ * bias followed by gemm.cu's GELU pass), and the accumulating one (KN_EPI_ACC:
+ * beta = 1 with C = D = Y, cuBLASLt's in-place form, so the residual add
+ * rides in the GEMM's epilogue instead of one more pass over the stream).
+ * Timing an accumulating plan overwrites Y many times, so it is timed only
+ * by kn_gemm_prepare (warm-up, whose Y holds nothing yet); a first launch
+ * takes the heuristic's first, as no request's Y may be clobbered. Row-major Y is computed as the
  * column-major Y^T = W . X^T (W with op T, X with op N).
  * Each context owns its workspace; the algorithm of each shape is chosen once
  * and cached with its descriptors (a plan), so the forward allocates nothing,
@@ -12,6 +17,8 @@
  * (kn_gemm_ctx_set_tuning; the GPU backend's default) the fastest of up to 8
  * candidates, timed as CUDA graphs on the shape's first launch outside a
  * capture (gemm_tune; -4.5% at 64x512 on the H200, bench/results/experiments/).
+ * Wide tuning (set_tuning 2) also times, on skinny shapes, more of the
+ * heuristic's list and split-K variants of its first few (gemm_candidates).
  * cuBLASLt's bias must have the output's dtype when the output is 16-bit (an
  * fp32 bias with fp16/bf16 D is rejected as an invalid value on the H200's
  * cuBLAS 13, measured): a bias of another dtype is converted into the
@@ -45,6 +52,15 @@
     } while (0)
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
+/* Wide tuning (kn_gemm_ctx_set_tuning(ctx, 2)) on shapes of at most GEMM_WIDE_M
+ * rows: up to GEMM_WIDE_HEUR heuristic candidates, plus split-K variants of
+ * the first GEMM_WIDE_SPLIT of them. Skinny shapes are where the heuristic's
+ * tile choice leaves SMs idle; large ones stay at GEMM_TUNE_MAX (their timing
+ * dominates warm-up). */
+#define GEMM_WIDE_M 2048
+#define GEMM_WIDE_HEUR 32
+#define GEMM_WIDE_SPLIT 4
+#define GEMM_CAND_MAX 64
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
@@ -58,9 +74,7 @@ typedef struct gemm_plan {
     int ok; /* 0: the heuristic found nothing; the own kernel runs this shape */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t a, b, c;
-    cublasLtMatmulAlgo_t algo;  /* what every launch uses once chosen */
-    cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the heuristic's candidates, best first */
-    int n_cand;
+    cublasLtMatmulAlgo_t algo;  /* what every launch uses once chosen (the heuristic's first until timed) */
     int chosen; /* 1 once algo is final (timed, loaded, or the heuristic's first when tuning is off) */
 } gemm_plan;
 
@@ -73,7 +87,8 @@ struct kn_gemm_ctx {
     void *bias;         /* device bias scratch [GEMM_BIAS_MAX] fp32-sized, owned; stream-ordered use */
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
-    int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
+    int tune;           /* 1: time the heuristic's candidates at a shape's first launch; 2: wide */
+    cublasLtMatmulAlgo_t cand[GEMM_CAND_MAX]; /* the shape being tuned: its candidates */
     kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
     int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
 };
@@ -211,10 +226,11 @@ static int gemm_plan_descs(kn_gemm_ctx *ctx, gemm_plan *p)
     return 0;
 }
 
-/* Asks the heuristic for one algorithm (up to GEMM_TUNE_MAX candidates with
- * tuning on). Leaves p->ok = 0 (own kernel) when cuBLASLt supports nothing for
- * the shape; -1 on API errors. */
-static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
+/* Up to want of the heuristic's algorithms for p's descriptors, best first,
+ * into ctx->cand; returns how many (0 when cuBLASLt supports nothing for the
+ * shape), -1 on API errors. Deterministic: tuning asks again for what the
+ * plan was built from. */
+static int gemm_heuristic(kn_gemm_ctx *ctx, const gemm_plan *p, int want)
 {
     cublasLtMatmulPreference_t pref;
     KN_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
@@ -230,24 +246,93 @@ static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red,
                                                   sizeof red);
-    cublasLtMatmulHeuristicResult_t res[GEMM_TUNE_MAX];
+    cublasLtMatmulHeuristicResult_t res[GEMM_WIDE_HEUR];
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS) {
         cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->op, p->a, p->b, p->c, p->c, pref,
-                                                           ctx->tune ? GEMM_TUNE_MAX : 1, res, &found);
+                                                           want < GEMM_WIDE_HEUR ? want : GEMM_WIDE_HEUR,
+                                                           res, &found);
         if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED && hs != CUBLAS_STATUS_INVALID_VALUE)
             st = hs; /* not supported / refused combination: the own kernel runs it */
     }
     cublasLtMatmulPreferenceDestroy(pref);
     KN_CUBLAS(st);
-    p->n_cand = 0;
+    int n = 0;
     for (int i = 0; i < found; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS)
-            p->cand[p->n_cand++] = res[i].algo;
-    p->ok = p->n_cand > 0;
+            ctx->cand[n++] = res[i].algo;
+    return n;
+}
+
+/* Whether algo runs p's shape within the workspace, reducing split-K sums
+ * only as GEMM_REDUCTIONS allows. */
+static bool gemm_algo_fits(kn_gemm_ctx *ctx, const gemm_plan *p, const cublasLtMatmulAlgo_t *algo)
+{
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    uint32_t red = ~0u;
+    size_t got = 0;
+    return cublasLtMatmulAlgoCheck(ctx->lt, p->op, p->a, p->b, p->c, p->c, algo, &res) == CUBLAS_STATUS_SUCCESS &&
+           res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= ctx->ws_bytes &&
+           cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red,
+                                                &got) == CUBLAS_STATUS_SUCCESS &&
+           got == sizeof red && (red & ~(uint32_t)GEMM_REDUCTIONS) == 0;
+}
+
+/* Adds to ctx->cand[0..n) split-K variants of its first GEMM_WIDE_SPLIT
+ * entries that are not split already (K cut in 2..16 parts, fp32 sums in the
+ * workspace), each kept when cuBLASLt accepts it for p. Returns the new n. */
+static int gemm_split_variants(kn_gemm_ctx *ctx, const gemm_plan *p, int n)
+{
+    static const uint32_t parts[] = {2, 3, 4, 6, 8, 12, 16};
+    const int base = n < GEMM_WIDE_SPLIT ? n : GEMM_WIDE_SPLIT;
+    for (int i = 0; i < base; i++) {
+        int32_t sup = 0;
+        uint32_t cur = 0;
+        size_t got = 0;
+        if (cublasLtMatmulAlgoCapGetAttribute(&ctx->cand[i], CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &sup, sizeof sup,
+                                              &got) != CUBLAS_STATUS_SUCCESS || !sup ||
+            cublasLtMatmulAlgoConfigGetAttribute(&ctx->cand[i], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &cur, sizeof cur,
+                                                 &got) != CUBLAS_STATUS_SUCCESS || cur > 1)
+            continue;
+        for (size_t j = 0; j < sizeof parts / sizeof parts[0] && n < GEMM_CAND_MAX; j++) {
+            cublasLtMatmulAlgo_t a = ctx->cand[i];
+            const uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+            if ((uint32_t)p->K / parts[j] < 64 ||
+                cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts[j],
+                                                     sizeof parts[j]) != CUBLAS_STATUS_SUCCESS ||
+                cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red,
+                                                     sizeof red) != CUBLAS_STATUS_SUCCESS ||
+                !gemm_algo_fits(ctx, p, &a))
+                continue;
+            ctx->cand[n++] = a;
+        }
+    }
+    return n;
+}
+
+/* The candidates tuning times for p, into ctx->cand: the heuristic's first
+ * GEMM_TUNE_MAX, or with wide tuning on a skinny shape more of them and their
+ * split-K variants. Returns how many, -1 on API errors. */
+static int gemm_candidates(kn_gemm_ctx *ctx, const gemm_plan *p)
+{
+    const bool wide = ctx->tune == 2 && p->M <= GEMM_WIDE_M;
+    const int n = gemm_heuristic(ctx, p, wide ? GEMM_WIDE_HEUR : GEMM_TUNE_MAX);
+    return n > 0 && wide ? gemm_split_variants(ctx, p, n) : n;
+}
+
+/* The heuristic's first algorithm for p (final unless tuning is on and there
+ * is more than one candidate). Leaves p->ok = 0 (own kernel) when cuBLASLt
+ * supports nothing for the shape; -1 on API errors. */
+static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
+{
+    const int n = gemm_heuristic(ctx, p, ctx->tune ? GEMM_TUNE_MAX : 1);
+    if (n < 0)
+        return -1;
+    p->ok = n > 0;
     if (p->ok)
-        p->algo = p->cand[0];
-    p->chosen = p->n_cand <= 1;
+        p->algo = ctx->cand[0];
+    p->chosen = !ctx->tune || (n <= 1 && ctx->tune != 2);
     return 0;
 }
 
@@ -270,23 +355,12 @@ static int gemm_plan_seed(kn_gemm_ctx *ctx, gemm_plan *p)
         return 0;
     cublasLtMatmulAlgo_t algo;
     memcpy(algo.data, r->algo, sizeof algo.data);
-    cublasLtMatmulHeuristicResult_t res;
-    memset(&res, 0, sizeof res);
-    uint32_t red = ~0u;
-    size_t got = 0;
-    const bool ok =
-        cublasLtMatmulAlgoCheck(ctx->lt, p->op, p->a, p->b, p->c, p->c, &algo, &res) == CUBLAS_STATUS_SUCCESS &&
-        res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= ctx->ws_bytes &&
-        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red,
-                                             &got) == CUBLAS_STATUS_SUCCESS &&
-        got == sizeof red && (red & ~(uint32_t)GEMM_REDUCTIONS) == 0;
-    if (!ok) {
+    if (!gemm_algo_fits(ctx, p, &algo)) {
         kn_gemm_cache_remove(&ctx->tuned, &k);
         ctx->n_rejected++;
         return 0;
     }
-    p->algo = p->cand[0] = algo;
-    p->n_cand = 1;
+    p->algo = algo;
     p->ok = 1;
     p->chosen = 1;
     ctx->n_seeded++;
@@ -341,10 +415,10 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
  * capture (eager use). Inside a capture nothing can be timed: the
  * heuristic's first is kept for good, so a shape never changes algorithm once
  * launched and graph replay stays bit-identical to eager launches. */
-static float gemm_time_candidate(kn_gemm_ctx *ctx, gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
+static float gemm_time_candidate(kn_gemm_ctx *ctx, const gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
                                  cudaEvent_t e1, const void *W, const void *X, void *Y)
 {
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f, beta = p->epi == KN_EPI_ACC ? 1.0f : 0.0f;
     cudaGraph_t g = NULL;
     cudaGraphExec_t ge = NULL;
     float ms = -1.0f;
@@ -352,7 +426,7 @@ static float gemm_time_candidate(kn_gemm_ctx *ctx, gemm_plan *p, int i, cudaStre
         return -1.0f;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     for (int r = 0; r < GEMM_TUNE_REPS && st == CUBLAS_STATUS_SUCCESS; r++)
-        st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->cand[i],
+        st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &beta, Y, p->c, Y, p->c, &ctx->cand[i],
                             ctx->ws, ctx->ws_bytes, ts);
     const cudaError_t ce = cudaStreamEndCapture(ts, &g);
     if (st == CUBLAS_STATUS_SUCCESS && ce == cudaSuccess && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess &&
@@ -396,11 +470,14 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
         rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "cannot create the tuning stream or events");
     } else {
         float best = -1.0f;
-        for (int i = 0; i < p->n_cand; i++) {
+        const int n = gemm_candidates(ctx, p);
+        for (int i = 0; i < n; i++) {
             const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
-                best = ms, p->algo = p->cand[i];
+                best = ms, p->algo = ctx->cand[i];
         }
+        if (n < 0)
+            rc = -1;
         if (cudaStreamSynchronize(ts) != cudaSuccess)
             rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "tuning stream failed");
         else if (best >= 0.0f)
@@ -418,7 +495,7 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
 extern "C" void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on)
 {
     if (ctx)
-        ctx->tune = on != 0;
+        ctx->tune = on == 2 ? 2 : on != 0;
 }
 
 extern "C" int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len)
@@ -491,10 +568,14 @@ int kn_gemm_lt_run(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W,
     }
     if (b)
         KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
-    if (!p->chosen && gemm_tune(ctx, p, ks.s, W, X, Y))
-        return -1;
-    const float one = 1.0f, zero = 0.0f;
-    KN_CUBLAS(cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &zero, Y, p->c, Y, p->c, &p->algo,
+    if (!p->chosen) {
+        if (lt_epi == KN_EPI_ACC)
+            p->chosen = 1; /* timing would clobber the Y it accumulates into */
+        else if (gemm_tune(ctx, p, ks.s, W, X, Y))
+            return -1;
+    }
+    const float one = 1.0f, beta = lt_epi == KN_EPI_ACC ? 1.0f : 0.0f;
+    KN_CUBLAS(cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &beta, Y, p->c, Y, p->c, &p->algo,
                              ctx->ws, ctx->ws_bytes, ks.s));
     KN_LAUNCHED();
     return 0;

@@ -211,23 +211,48 @@ static uint64_t seed_of(int pass) { return pass == 0 ? 1234u : g_fresh_seed; }
 
 typedef struct gemm_case { int M, N, K, epi, bias; kn_dtype xdt, ydt; int want_lt, b16; } gemm_case;
 
+/* 1: run_gemm_case first prepares the shape on its own operands (with tuning
+ * on, the candidates are timed there, and an accumulating GEMM's Y is
+ * clobbered), then restores Y and runs it. */
+static int g_gemm_prepare_first;
+
+/* Y's starting contents for KN_EPI_ACC (y0, in ydt), else poison. */
+static void gemm_reset_y(void *dY, void *dY0, size_t n, kn_dtype ydt)
+{
+    if (dY0)
+        CU(cudaMemcpy(dY, dY0, n * kn_dtype_size(ydt), cudaMemcpyDeviceToDevice));
+    else
+        poison(dY, n, ydt);
+}
+
 static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng *r)
 {
     const kn_dtype xdt = c->xdt == KN_F32 ? KN_F32 : dt;
     const kn_dtype ydt = c->ydt == KN_F32 ? KN_F32 : dt;
+    const size_t MN = (size_t)c->M * c->N;
     float *X = hrand(r, (size_t)c->M * c->K, -1, 1), *W = hrand(r, (size_t)c->N * c->K, -1, 1);
     float *bias = hrand(r, (size_t)c->N, -0.5f, 0.5f);
     void *dX = xdt == KN_F32 ? upload_raw(X, sizeof(float) * c->M * c->K) : upload(X, (size_t)c->M * c->K, dt);
     void *dW = upload(W, (size_t)c->N * c->K, dt);
     /* b16: the bias in the weights' dtype through kn_gemm_ex (rounded here too); else fp32. */
     void *db = c->b16 ? upload(bias, (size_t)c->N, dt) : upload_raw(bias, sizeof(float) * c->N);
-    void *dY = dout((size_t)c->M * c->N, ydt);
+    /* ACC adds into a random Y0 (rounded to ydt here as on the device) */
+    float *Y0 = c->epi == KN_EPI_ACC ? hrand(r, MN, -4, 4) : NULL;
+    void *dY0 = !Y0 ? NULL : ydt == KN_F32 ? upload_raw(Y0, sizeof(float) * MN) : upload(Y0, MN, ydt);
+    void *dY = dout(MN, ydt);
+    gemm_reset_y(dY, dY0, MN, ydt);
     ck_assert_int_eq(kn_gemm_uses_cublaslt(xdt, dt, ydt, dX, dW, dY, c->N, c->K, c->epi), c->want_lt);
+    if (g_gemm_prepare_first) {
+        OK(kn_gemm_prepare(ctx, xdt, dt, ydt, c->M, c->N, c->K, c->epi, c->bias, KS0, dX, dW, dY));
+        gemm_reset_y(dY, dY0, MN, ydt);
+    }
     OK(kn_gemm_ex(ctx, KS0, dX, xdt, dW, dt, c->bias ? db : NULL, c->b16 ? dt : KN_F32, dY, ydt, c->M, c->N, c->K,
                   c->epi));
-    float *g = download(dY, (size_t)c->M * c->N, ydt);
+    float *g = download(dY, MN, ydt);
 
     float *ref = malloc(sizeof(float) * c->M * c->N + 1), *S = malloc(sizeof(float) * c->M * c->N + 1);
+    if (Y0)
+        memcpy(ref, Y0, sizeof(float) * MN);
     float *aX = malloc(sizeof(float) * c->M * c->K + 1), *aW = malloc(sizeof(float) * c->N * c->K + 1);
     for (size_t i = 0; i < (size_t)c->M * c->K; i++)
         aX[i] = fabsf(X[i]);
@@ -252,16 +277,16 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
              c->want_lt ? "cublasLt" : "own");
     expect_close(what, g, ref, (size_t)c->M * c->N, 2 * unit_roundoff(ydt), 0, S);
     if (c->b16) {
-        free(X), free(W), free(bias), free(g), free(ref), free(S), free(aX), free(aW);
+        free(X), free(W), free(bias), free(g), free(ref), free(S), free(aX), free(aW), free(Y0);
         return;
     }
     /* The own kernel on the same inputs agrees too (whatever path kn_gemm took). */
-    poison(dY, (size_t)c->M * c->N, ydt);
+    gemm_reset_y(dY, dY0, MN, ydt);
     OK(kn_gemm_own(KS0, dX, xdt, dW, dt, c->bias ? db : NULL, dY, ydt, c->M, c->N, c->K, c->epi));
     float *g2 = download(dY, (size_t)c->M * c->N, ydt);
     strncat(what, " [own]", sizeof what - strlen(what) - 1);
     expect_close(what, g2, ref, (size_t)c->M * c->N, 2 * unit_roundoff(ydt), 0, S);
-    free(X), free(W), free(bias), free(g), free(g2), free(ref), free(S), free(aX), free(aW);
+    free(X), free(W), free(bias), free(g), free(g2), free(ref), free(S), free(aX), free(aW), free(Y0);
 }
 
 START_TEST(test_gemm)
@@ -295,6 +320,14 @@ START_TEST(test_gemm)
         {64, 300, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* 64 rows, partial column block */
         {9, 1024, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* the scorer at 1 x (CLS + 8) */
         {200, 96, 64, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},   /* > 64 rows: tiled fp32 kernel */
+        /* accumulating (the residual add in the epilogue): cuBLASLt's beta = 1, each own kernel */
+        {130, 264, 520, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},  /* the encoder's branch GEMMs */
+        {83, 256, 1024, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},
+        {5, 200, 96, KN_EPI_ACC, 1, KN_F16, KN_F32, 1, 0},
+        {130, 264, 520, KN_EPI_ACC, 0, KN_F16, KN_F16, 1, 0},  /* 16-bit Y: the sum rounded once */
+        {77, 67, 131, KN_EPI_ACC, 1, KN_F16, KN_F32, 0, 0},    /* tiled tensor-core kernel */
+        {3, 33, 1028, KN_EPI_ACC, 0, KN_F16, KN_F16, 0, 0},    /* row-streaming kernel */
+        {33, 129, 257, KN_EPI_ACC, 1, KN_F32, KN_F32, 0, 0},   /* fp32 X kernel */
     };
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
@@ -305,16 +338,22 @@ START_TEST(test_gemm)
     /* Plans are cached: a warm-up call adds nothing for a known shape. */
     OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0, KS0, NULL, NULL, NULL));
     kn_gemm_ctx_destroy(ctx);
-    /* With tuning on, the timed choice is as accurate (same bounds) on every cuBLASLt case. */
-    kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
-    ck_assert_ptr_nonnull(tctx);
-    kn_gemm_ctx_set_tuning(tctx, 1);
-    rng r = {seed_of(1)};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (cases[i].want_lt)
-            run_gemm_case(tctx, dt, &cases[i], &r);
-    dfree_all();
-    kn_gemm_ctx_destroy(tctx);
+    /* With tuning on (first launch), and wide tuning at a prepare on the operands (more
+     * candidates, split-K variants; an accumulating GEMM is timed only there), the timed
+     * choice is as accurate (same bounds) on every cuBLASLt case. */
+    for (int mode = 1; mode <= 2; mode++) {
+        kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
+        ck_assert_ptr_nonnull(tctx);
+        kn_gemm_ctx_set_tuning(tctx, mode);
+        g_gemm_prepare_first = mode == 2;
+        rng r = {seed_of(1)};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (cases[i].want_lt)
+                run_gemm_case(tctx, dt, &cases[i], &r);
+        g_gemm_prepare_first = 0;
+        dfree_all();
+        kn_gemm_ctx_destroy(tctx);
+    }
 }
 END_TEST
 

@@ -149,6 +149,42 @@ START_TEST(test_gemm_epilogues)
 }
 END_TEST
 
+/* KN_EPI_ACC is the plain GEMM's result added into Y in one fp32 add: bitwise
+ * Y0 + (X W^T + bias), both kernels, with and without bias. */
+START_TEST(test_gemm_accumulate)
+{
+    FOR_SEEDS {
+        for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++) {
+            const int M = gemm_shapes[s][0], N = gemm_shapes[s][1], K = gemm_shapes[s][2];
+            const size_t MN = (size_t)M * N;
+            float *X = frand((size_t)M * K, -1, 1), *W = frand((size_t)N * K, -1, 1);
+            float *bias = frand((size_t)N, -1, 1), *Y0 = frand(MN, -4, 4);
+            float *Yn = falloc(MN), *Ya = falloc(MN), *Wp = falloc(kn_cpu_packed_size(N, K));
+            kn_cpu_pack_weights(W, Wp, N, K);
+            for (int hb = 0; hb < 2; hb++)
+                for (int packed = 0; packed < 2; packed++) {
+                    poison(Yn, MN);
+                    memcpy(Ya, Y0, sizeof(float) * MN);
+                    if (packed) {
+                        kn_cpu_gemm_packed(X, Wp, hb ? bias : NULL, Yn, M, N, K, KN_EPI_NONE);
+                        kn_cpu_gemm_packed(X, Wp, hb ? bias : NULL, Ya, M, N, K, KN_EPI_ACC);
+                    } else {
+                        kn_cpu_gemm(X, W, hb ? bias : NULL, Yn, M, N, K, KN_EPI_NONE);
+                        kn_cpu_gemm(X, W, hb ? bias : NULL, Ya, M, N, K, KN_EPI_ACC);
+                    }
+                    for (size_t i = 0; i < MN; i++) {
+                        const float want = Y0[i] + Yn[i];
+                        ck_assert_msg(memcmp(&Ya[i], &want, sizeof want) == 0,
+                                      "gemm%s acc M=%d N=%d K=%d bias=%d [%zu]: %a vs %a",
+                                      packed ? "_packed" : "", M, N, K, hb, i, Ya[i], want);
+                    }
+                }
+            free(X), free(W), free(Wp), free(bias), free(Y0), free(Yn), free(Ya);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_gemm_k0_and_empty)
 {
     float X[6] = {1, 2, 3, 4, 5, 6}, W[6] = {1, 1, 1, 1, 1, 1}, bias[3] = {-1.5f, 0.25f, 2.0f};
@@ -719,6 +755,7 @@ static Suite *kernels_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_gemm_epilogues);
+    tcase_add_test(tc, test_gemm_accumulate);
     tcase_add_test(tc, test_gemm_k0_and_empty);
     tcase_add_test(tc, test_gemm_thread_independent);
     tcase_add_test(tc, test_geglu);

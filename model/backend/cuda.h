@@ -61,6 +61,11 @@ typedef struct cuda_backend_opts {
                            MLP out, head out_proj/linear2) write fp32 for the fp32 add;
                            1: they write the serving dtype (half the traffic of those
                            tensors, one more rounding per residual update) */
+    int residual_epilogue; /* 1 (default): the encoder's attention-out and MLP-out GEMMs add
+                              into the fp32 residual stream in their epilogue (KN_EPI_ACC), and
+                              the next LayerNorm reads only the stream; 0: they write the branch
+                              and the LayerNorm adds it (one more pass over it). With branch16
+                              the branch is 16-bit and the LayerNorm always adds it. */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

@@ -12,7 +12,9 @@
  *                   each row (global / |i-j|<=64, over the tile list)
  *                   o = att Wo; res += o; xn = LN_mlp(res)
  *                   u = xn Wi; g = GeGLU(u); o = g Wo2
- *                   res += o; xn = LN_attn(next)(res)   (fused in one kernel)
+ *                   res += o; xn = LN_attn(next)(res)
+ *                   (res += o in the GEMM's epilogue by default, else fused
+ *                   into the LayerNorm kernel: residual_epilogue)
  *        res = LN_final(res) (fp32, in place); res += type_emb[slot type]
  *   head layers 0..n-2 over all T slots (biased LN, in_proj with bias,
  *        attention within each row, ReLU FFN), residual fp32;
@@ -70,6 +72,19 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
+/* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
+ * (b->acc), or written to a->o for the next LayerNorm to add. *pending gets
+ * what that LayerNorm must still add: NULL, or a->o. */
+static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, const void **pending,
+                  layad_error *err)
+{
+    dev_acts *a = &b->a;
+    *pending = b->acc ? NULL : a->o;
+    GEMM(X, b->dt, W, b->dt, NULL, b->dt, b->acc ? (void *)a->res : a->o, b->br_dt, T, b->D, K,
+         b->acc ? KN_EPI_ACC : KN_EPI_NONE);
+    return 0;
+}
+
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
@@ -89,18 +104,20 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
-        GEMM(a->att, dt, L->wo, dt, NULL, dt, a->o, br, T, D, D, KN_EPI_NONE);
-        LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D,
-                            eps));
+        const void *o;
+        if (branch(b, a->att, L->wo, T, D, &o, err))
+            return -1;
+        LAUNCH(kn_layernorm(b->ks, a->res, o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-        GEMM(a->g, dt, L->wo2, dt, NULL, dt, a->o, br, T, D, F, KN_EPI_NONE);
+        if (branch(b, a->g, L->wo2, T, F, &o, err))
+            return -1;
         if (i + 1 < b->n_layers)
-            LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn,
-                                dt, NULL, T, D, eps));
+            LAUNCH(kn_layernorm(b->ks, a->res, o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn, dt,
+                                NULL, T, D, eps));
         else /* h_enc = final_norm(res), fp32, in place */
-            LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, b->w.final_norm, NULL, NULL, dt,
-                                a->res, T, D, eps));
+            LAUNCH(kn_layernorm(b->ks, a->res, o, br, b->w.final_norm, NULL, NULL, dt, a->res, T,
+                                D, eps));
     }
     return 0;
 }

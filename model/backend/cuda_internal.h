@@ -103,6 +103,7 @@ typedef struct cuda_backend {
     kn_dtype dt;      /* encoder / head-layer weights and 16-bit activations */
     kn_dtype tail_dt; /* scorer / act-head weights */
     kn_dtype br_dt;   /* residual-branch projection outputs: fp32, or dt with branch16 */
+    int acc;          /* encoder branches added into res by their GEMMs (residual_epilogue) */
     int D, F, H, Dh4, n_layers, n_head_layers, window;
     int Rmax, Tmax;   /* rows per pack, largest bucket */
     kn_gemm_ctx *gemm;

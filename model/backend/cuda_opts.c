@@ -15,6 +15,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->max_batch_rows = 64;
     o->use_graphs = 1;
     o->gemm_tune = 1;
+    o->residual_epilogue = 1;
     o->pdl = 1;
     o->copy_timing = 1;
 }

@@ -46,6 +46,8 @@ static void usage(FILE *f)
             "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
 
             "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
+            "  --gemm-tune-wide    time more candidates and split-K variants on skinny shapes\n"
+            "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --device N          CUDA device (default 0)\n"
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 /* The tool's own options (the common ones are in tool). */
 typedef struct bench_opts {
     const char *shapes, *label, *commit;
-    int groups, per_group, branch16, tune, pdl, copy_timing;
+    int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -71,6 +73,8 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'T': b->tune = 0; return 0;
     case 'N': b->pdl = 0; return 0;
     case 'E': b->copy_timing = 0; return 0;
+    case 'W': b->tune = 2; return 0;
+    case 'R': b->residual_epilogue = 0; return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -110,6 +114,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.gemm_tune = bo->tune;
     o.pdl = bo->pdl;
     o.copy_timing = bo->copy_timing;
+    o.residual_epilogue = bo->residual_epilogue;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -180,7 +185,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "tool", "layad",
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b}", "tool", "layad",
                      "label", bo->label ? bo->label : cfg->encoder_name, "command", tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
                      info->name, "dtype", cuda_dtype_name(t->dtype), "sm_count", info->sm_count, "peak_flops",
@@ -188,8 +193,11 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "host clock around the whole forward (staging + graph replay + copy back + "
                      "sync); median of group means, 3 rotating input sets", "residual_branch",
                      bo->branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
-                     bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
-                     "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing);
+                     bo->tune == 2   ? "fastest of up to 32 heuristic candidates + split-K variants up to "
+                                       "2048 rows (else 8), timed at warm-up"
+                     : bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
+                     "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
+                     "residual_add_in_gemm_epilogue", bo->residual_epilogue);
 }
 
 /* Runs every shape into t->rep. 0, or -1 with t->err set. */
@@ -232,12 +240,13 @@ int cmd_bench(int argc, char **argv)
         TOOL_OUT,    TOOL_HELP,
         {"branch16", no_argument, 0, 'B'},
         {"no-gemm-tune", no_argument, 0, 'T'}, {"no-pdl", no_argument, 0, 'N'},
-        {"no-copy-timing", no_argument, 0, 'E'},
+        {"no-copy-timing", no_argument, 0, 'E'}, {"gemm-tune-wide", no_argument, 0, 'W'},
+        {"no-residual-epilogue", no_argument, 0, 'R'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1};
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
