@@ -138,6 +138,9 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
     b->dt = o->dtype == CUDA_DT_BF16 ? KN_BF16 : KN_F16;
     b->br_dt = o->branch16 ? b->dt : KN_F32;
     b->acc = o->residual_epilogue && !o->branch16;
+    /* the token embeddings as stored (16-bit): a lookup is exact there, as in PyTorch,
+     * whose autocast never casts an embedding table */
+    b->emb_dt = ck->w.tok_emb->dtype == ST_BF16 ? KN_BF16 : ck->w.tok_emb->dtype == ST_F16 ? KN_F16 : b->dt;
     b->tail_dt = ck->w.sc1_w->dtype == ST_BF16 ? KN_BF16
                  : ck->w.sc1_w->dtype == ST_F16 ? KN_F16 : b->dt;
     b->D = c->hidden;

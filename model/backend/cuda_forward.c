@@ -33,7 +33,9 @@
  * writes the serving dtype, what bf16 autocast does upstream). The head
  * layers' biases are stored in the serving dtype: cuBLASLt applies a bias in
  * the output's dtype. The scorer/act-head weights keep the checkpoint's own
- * 16-bit dtype even when the encoder serves in bf16 (fp32 activations there).
+ * 16-bit dtype even when the encoder serves in bf16 (fp32 activations there),
+ * and so does the token embedding table (a lookup, exact in its own dtype;
+ * PyTorch's autocast never casts an embedding either).
  */
 #include <string.h>
 
@@ -94,7 +96,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
-    LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, dt, b->cfg.vocab, b->w.emb_norm, NULL,
+    LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];

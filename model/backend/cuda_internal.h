@@ -49,7 +49,7 @@ typedef struct dev_head_layer {
 } dev_head_layer;
 
 typedef struct dev_weights {
-    const void *tok_emb;
+    const void *tok_emb; /* emb_dt */
     const float *emb_norm, *final_norm, *type_emb;
     dev_layer enc[LAYA_MAX_LAYERS];
     dev_head_layer head[LAYA_MAX_HEAD_LAYERS];
@@ -102,6 +102,7 @@ typedef struct cuda_backend {
     kn_stream ks;     /* the backend's stream and PDL choice */
     kn_dtype dt;      /* encoder / head-layer weights and 16-bit activations */
     kn_dtype tail_dt; /* scorer / act-head weights */
+    kn_dtype emb_dt;  /* token embedding table: the checkpoint's 16-bit dtype, else dt */
     kn_dtype br_dt;   /* residual-branch projection outputs: fp32, or dt with branch16 */
     int acc;          /* encoder branches added into res by their GEMMs (residual_epilogue) */
     int D, F, H, Dh4, n_layers, n_head_layers, window;

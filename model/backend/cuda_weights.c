@@ -76,7 +76,7 @@ static void plan_weights(cuda_backend *b, const laya_weights *w, upload_plan *p)
     dev_weights *d = &b->w;
     const kn_dtype dt = b->dt, f32 = KN_F32;
     memset(p, 0, sizeof *p);
-    plan_add(p, w->tok_emb, dt, &d->tok_emb);
+    plan_add(p, w->tok_emb, b->emb_dt, &d->tok_emb);
     plan_add(p, w->emb_norm, f32, (const void **)&d->emb_norm);
     plan_add(p, w->final_norm, f32, (const void **)&d->final_norm);
     plan_add(p, w->type_emb, f32, (const void **)&d->type_emb);
