@@ -39,6 +39,25 @@ static int make_dir(const char *d, layad_error *err)
     return 0;
 }
 
+/* Whether the CUDA backend serving bf16 holds t in bf16 (model/backend/cuda_weights.c):
+ * the encoder's and head layers' projections and the head's in_proj / linear1 biases.
+ * Embeddings, norms, the other biases and the scorer / act head keep their own values. */
+static int served_in_bf16(const laya_checkpoint *ck, const st_tensor *t)
+{
+    const laya_weights *w = &ck->w;
+    for (int i = 0; i < ck->cfg.n_layers; i++) {
+        const laya_enc_layer *l = &w->enc[i];
+        if (t == l->wqkv || t == l->wo || t == l->wi || t == l->mlp_wo)
+            return 1;
+    }
+    for (int j = 0; j < ck->cfg.head_layers; j++) {
+        const laya_head_layer *l = &w->head[j];
+        if (t == l->in_w || t == l->in_b || t == l->out_w || t == l->l1_w || t == l->l1_b || t == l->l2_w)
+            return 1;
+    }
+    return 0;
+}
+
 int checkpoint_write_bf16_rounded(const laya_checkpoint *ck, const char *out_dir,
                                   layad_error *err)
 {
@@ -59,14 +78,14 @@ int checkpoint_write_bf16_rounded(const laya_checkpoint *ck, const char *out_dir
         if (copy_file(from, to, err))
             return -1;
     }
-    /* the whole file, then every F16 tensor rounded in place in the copy */
+    /* the whole file, then every F16 tensor served in bf16 rounded in place in the copy */
     uint8_t *buf = malloc(ck->st.size);
     if (!buf)
         return layad_fail(err, 500, "out of memory (%zu bytes)", ck->st.size);
     memcpy(buf, ck->st.map, ck->st.size);
     for (int i = 0; i < ck->st.count; i++) {
         const st_tensor *t = &ck->st.tensors[i];
-        if (t->dtype != ST_F16)
+        if (t->dtype != ST_F16 || !served_in_bf16(ck, t))
             continue;
         uint8_t *p = buf + (t->data - ck->st.map);
         for (int64_t e = 0; e < t->numel; e++) {

@@ -1,8 +1,11 @@
 /*
  * ckpt_round.h - a copy of a checkpoint with its 16-bit weights rounded to bfloat16.
  *
- * Why: serving in bf16 rounds every F16 weight to 8 mantissa bits, which
- * changes the model itself, not only the arithmetic. Running the exact CPU fp32
+ * Why: serving in bf16 rounds the F16 projection weights (the encoder's and
+ * the head layers', and two of the head's biases: the tensors the CUDA backend
+ * holds in bf16) to 8 mantissa bits, which changes the model itself, not only
+ * the arithmetic. Embeddings, norms and the scorer keep their values, as
+ * they do on the GPU. Running the exact CPU fp32
  * forward on such a copy separates the two effects in the parity sweep:
  *   CPU fp32 (rounded weights) vs CPU fp32        = what bf16 weights alone cost;
  *   GPU bf16 vs CPU fp32 (rounded weights)        = what the GPU arithmetic costs.
