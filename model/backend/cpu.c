@@ -299,8 +299,8 @@ static void encoder(cpu_backend *cb, int M)
     for (int i = 0; i < cb->NL; i++) {
         const cpu_enc_layer *ly = &cb->enc[i];
         const float *a_in = cb->h;
-        if (i > 0) { /* h += previous MLP output, a = LN_attn(h) */
-            kn_cpu_layernorm(cb->h, cb->tmp, ly->attn_norm, NULL, cb->a, M, D, cb->eps);
+        if (i > 0) { /* a = LN_attn(h); the branch GEMMs add into h (KN_EPI_ACC), as on the GPU */
+            kn_cpu_layernorm(cb->h, NULL, ly->attn_norm, NULL, cb->a, M, D, cb->eps);
             a_in = cb->a;
         }
         const int t = ly->global ? 0 : 1;
@@ -308,13 +308,13 @@ static void encoder(cpu_backend *cb, int M)
         kn_cpu_rope(cb->qkv, M, D, l->pos, cb->rope_cos[t], cb->rope_sin[t]);
         kn_cpu_attention(cb->qkv, cb->ctx, M, D, l->cu, l->tiles, l->n_tiles,
                          ly->global ? -1 : cb->window);
-        kn_cpu_gemm_packed(cb->ctx, ly->wo, NULL, cb->tmp, M, D, D, KN_EPI_NONE);
-        kn_cpu_layernorm(cb->h, cb->tmp, ly->mlp_norm, NULL, cb->a, M, D, cb->eps);
+        kn_cpu_gemm_packed(cb->ctx, ly->wo, NULL, cb->h, M, D, D, KN_EPI_ACC);
+        kn_cpu_layernorm(cb->h, NULL, ly->mlp_norm, NULL, cb->a, M, D, cb->eps);
         kn_cpu_gemm_packed(cb->a, ly->wi, NULL, cb->u, M, 2 * F, D, KN_EPI_NONE);
         kn_cpu_geglu(cb->u, cb->g, M, F);
-        kn_cpu_gemm_packed(cb->g, ly->mlp_wo, NULL, cb->tmp, M, D, F, KN_EPI_NONE);
+        kn_cpu_gemm_packed(cb->g, ly->mlp_wo, NULL, cb->h, M, D, F, KN_EPI_ACC);
     }
-    kn_cpu_layernorm(cb->h, cb->NL > 0 ? cb->tmp : NULL, cb->final_norm, NULL, cb->h, M, D, cb->eps);
+    kn_cpu_layernorm(cb->h, NULL, cb->final_norm, NULL, cb->h, M, D, cb->eps);
 }
 
 /* Head layers 0..HL-2 over all M slots; returns 1 when an FFN output is still
