@@ -90,7 +90,8 @@ size_t kn_gemm_ctx_workspace_bytes(const kn_gemm_ctx *ctx);
  *   wdt: KN_F16 / KN_BF16;  ydt: KN_F16 / KN_BF16 / KN_F32;
  *   bias: fp32 [N] or NULL;  epi: KN_EPI_NONE / KN_EPI_GELU (exact erf) /
  *   KN_EPI_RELU / KN_EPI_ACC (Y += X . W^T + bias: one fp32 add into what Y
- *   holds, rounded to ydt; cuBLASLt's beta = 1). Any M, N, K >= 0 (M == 0 or
+ *   holds, rounded to ydt; cuBLASLt's beta = 1, which with a 16-bit Y rounds
+ *   the product to ydt first: accumulate into fp32). Any M, N, K >= 0 (M == 0 or
  *   N == 0: nothing happens; K == 0: Y = epi(bias)).
  * Paths: cuBLASLt (epilogues DEFAULT/BIAS/RELU/RELU_BIAS) when xdt == wdt and
  * K, N and the pointers are 16-byte aligned; the erf GELU (cuBLASLt's GELU is
