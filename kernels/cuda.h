@@ -124,8 +124,6 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
  * keeps the fastest (kernels/gemm_lt.cu: gemm_tune). Set before the first GEMM.
  * Timing noise can make two processes pick different algorithms (last-bit
  * differences between processes); within a context the choice never changes. */
-/* on = 2: wide tuning: shapes of at most 2048 rows time up to 32 heuristic
- * candidates and split-K variants (2..16 parts, fp32 sums) of the first 4. */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
 /*

@@ -17,8 +17,6 @@
  * (kn_gemm_ctx_set_tuning; the GPU backend's default) the fastest of up to 8
  * candidates, timed as CUDA graphs on the shape's first launch outside a
  * capture (gemm_tune; -4.5% at 64x512 on the H200, bench/results/experiments/).
- * Wide tuning (set_tuning 2) also times, on skinny shapes, more of the
- * heuristic's list and split-K variants of its first few (gemm_candidates).
  * cuBLASLt's bias must have the output's dtype when the output is 16-bit (an
  * fp32 bias with fp16/bf16 D is rejected as an invalid value on the H200's
  * cuBLAS 13, measured): a bias of another dtype is converted into the
@@ -52,15 +50,7 @@
     } while (0)
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
-/* Wide tuning (kn_gemm_ctx_set_tuning(ctx, 2)) on shapes of at most GEMM_WIDE_M
- * rows: up to GEMM_WIDE_HEUR heuristic candidates, plus split-K variants of
- * the first GEMM_WIDE_SPLIT of them. Skinny shapes are where the heuristic's
- * tile choice leaves SMs idle; large ones stay at GEMM_TUNE_MAX (their timing
- * dominates warm-up). */
-#define GEMM_WIDE_M 2048
-#define GEMM_WIDE_HEUR 32
-#define GEMM_WIDE_SPLIT 4
-#define GEMM_CAND_MAX 64
+
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
@@ -87,8 +77,8 @@ struct kn_gemm_ctx {
     void *bias;         /* device bias scratch [GEMM_BIAS_MAX] fp32-sized, owned; stream-ordered use */
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
-    int tune;           /* 1: time the heuristic's candidates at a shape's first launch; 2: wide */
-    cublasLtMatmulAlgo_t cand[GEMM_CAND_MAX]; /* the shape being tuned: its candidates */
+    int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
+    cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the shape being built or tuned: its candidates */
     kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
     int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
 };
@@ -246,11 +236,11 @@ static int gemm_heuristic(kn_gemm_ctx *ctx, const gemm_plan *p, int want)
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red,
                                                   sizeof red);
-    cublasLtMatmulHeuristicResult_t res[GEMM_WIDE_HEUR];
+    cublasLtMatmulHeuristicResult_t res[GEMM_TUNE_MAX];
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS) {
         cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->op, p->a, p->b, p->c, p->c, pref,
-                                                           want < GEMM_WIDE_HEUR ? want : GEMM_WIDE_HEUR,
+                                                           want < GEMM_TUNE_MAX ? want : GEMM_TUNE_MAX,
                                                            res, &found);
         if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED && hs != CUBLAS_STATUS_INVALID_VALUE)
             st = hs; /* not supported / refused combination: the own kernel runs it */
@@ -279,48 +269,6 @@ static bool gemm_algo_fits(kn_gemm_ctx *ctx, const gemm_plan *p, const cublasLtM
            got == sizeof red && (red & ~(uint32_t)GEMM_REDUCTIONS) == 0;
 }
 
-/* Adds to ctx->cand[0..n) split-K variants of its first GEMM_WIDE_SPLIT
- * entries that are not split already (K cut in 2..16 parts, fp32 sums in the
- * workspace), each kept when cuBLASLt accepts it for p. Returns the new n. */
-static int gemm_split_variants(kn_gemm_ctx *ctx, const gemm_plan *p, int n)
-{
-    static const uint32_t parts[] = {2, 3, 4, 6, 8, 12, 16};
-    const int base = n < GEMM_WIDE_SPLIT ? n : GEMM_WIDE_SPLIT;
-    for (int i = 0; i < base; i++) {
-        int32_t sup = 0;
-        uint32_t cur = 0;
-        size_t got = 0;
-        if (cublasLtMatmulAlgoCapGetAttribute(&ctx->cand[i], CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &sup, sizeof sup,
-                                              &got) != CUBLAS_STATUS_SUCCESS || !sup ||
-            cublasLtMatmulAlgoConfigGetAttribute(&ctx->cand[i], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &cur, sizeof cur,
-                                                 &got) != CUBLAS_STATUS_SUCCESS || cur > 1)
-            continue;
-        for (size_t j = 0; j < sizeof parts / sizeof parts[0] && n < GEMM_CAND_MAX; j++) {
-            cublasLtMatmulAlgo_t a = ctx->cand[i];
-            const uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-            if ((uint32_t)p->K / parts[j] < 64 ||
-                cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts[j],
-                                                     sizeof parts[j]) != CUBLAS_STATUS_SUCCESS ||
-                cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red,
-                                                     sizeof red) != CUBLAS_STATUS_SUCCESS ||
-                !gemm_algo_fits(ctx, p, &a))
-                continue;
-            ctx->cand[n++] = a;
-        }
-    }
-    return n;
-}
-
-/* The candidates tuning times for p, into ctx->cand: the heuristic's first
- * GEMM_TUNE_MAX, or with wide tuning on a skinny shape more of them and their
- * split-K variants. Returns how many, -1 on API errors. */
-static int gemm_candidates(kn_gemm_ctx *ctx, const gemm_plan *p)
-{
-    const bool wide = ctx->tune == 2 && p->M <= GEMM_WIDE_M;
-    const int n = gemm_heuristic(ctx, p, wide ? GEMM_WIDE_HEUR : GEMM_TUNE_MAX);
-    return n > 0 && wide ? gemm_split_variants(ctx, p, n) : n;
-}
-
 /* The heuristic's first algorithm for p (final unless tuning is on and there
  * is more than one candidate). Leaves p->ok = 0 (own kernel) when cuBLASLt
  * supports nothing for the shape; -1 on API errors. */
@@ -332,7 +280,7 @@ static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
     p->ok = n > 0;
     if (p->ok)
         p->algo = ctx->cand[0];
-    p->chosen = !ctx->tune || (n <= 1 && ctx->tune != 2);
+    p->chosen = !ctx->tune || n <= 1;
     return 0;
 }
 
@@ -470,7 +418,7 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
         rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "cannot create the tuning stream or events");
     } else {
         float best = -1.0f;
-        const int n = gemm_candidates(ctx, p);
+        const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
         for (int i = 0; i < n; i++) {
             const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
@@ -495,7 +443,7 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
 extern "C" void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on)
 {
     if (ctx)
-        ctx->tune = on == 2 ? 2 : on != 0;
+        ctx->tune = on != 0;
 }
 
 extern "C" int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len)

@@ -340,14 +340,14 @@ START_TEST(test_gemm)
     /* Plans are cached: a warm-up call adds nothing for a known shape. */
     OK(kn_gemm_prepare(ctx, dt, dt, dt, 130, 264, 520, KN_EPI_NONE, 0, KS0, NULL, NULL, NULL));
     kn_gemm_ctx_destroy(ctx);
-    /* With tuning on (first launch), and wide tuning at a prepare on the operands (more
-     * candidates, split-K variants; an accumulating GEMM is timed only there), the timed
-     * choice is as accurate (same bounds) on every cuBLASLt case. */
-    for (int mode = 1; mode <= 2; mode++) {
+    /* With tuning on, timed at the first launch or at a prepare on the operands (an
+     * accumulating GEMM is timed only there), the timed choice is as accurate (same bounds)
+     * on every cuBLASLt case. */
+    for (int at_prepare = 0; at_prepare < 2; at_prepare++) {
         kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
         ck_assert_ptr_nonnull(tctx);
-        kn_gemm_ctx_set_tuning(tctx, mode);
-        g_gemm_prepare_first = mode == 2;
+        kn_gemm_ctx_set_tuning(tctx, 1);
+        g_gemm_prepare_first = at_prepare;
         rng r = {seed_of(1)};
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (cases[i].want_lt)

@@ -46,7 +46,6 @@ static void usage(FILE *f)
             "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
 
             "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
-            "  --gemm-tune-wide    time more candidates and split-K variants on skinny shapes\n"
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
@@ -73,7 +72,6 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'T': b->tune = 0; return 0;
     case 'N': b->pdl = 0; return 0;
     case 'E': b->copy_timing = 0; return 0;
-    case 'W': b->tune = 2; return 0;
     case 'R': b->residual_epilogue = 0; return 0;
     default: usage(stderr); return 2;
     }
@@ -193,9 +191,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "host clock around the whole forward (staging + graph replay + copy back + "
                      "sync); median of group means, 3 rotating input sets", "residual_branch",
                      bo->branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
-                     bo->tune == 2   ? "fastest of up to 32 heuristic candidates + split-K variants up to "
-                                       "2048 rows (else 8), timed at warm-up"
-                     : bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
+                     bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue);
 }
@@ -240,7 +236,7 @@ int cmd_bench(int argc, char **argv)
         TOOL_OUT,    TOOL_HELP,
         {"branch16", no_argument, 0, 'B'},
         {"no-gemm-tune", no_argument, 0, 'T'}, {"no-pdl", no_argument, 0, 'N'},
-        {"no-copy-timing", no_argument, 0, 'E'}, {"gemm-tune-wide", no_argument, 0, 'W'},
+        {"no-copy-timing", no_argument, 0, 'E'},
         {"no-residual-epilogue", no_argument, 0, 'R'},
         {0, 0, 0, 0}};
     tool t;
