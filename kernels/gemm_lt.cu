@@ -8,8 +8,9 @@
  * rides in the GEMM's epilogue instead of one more pass over the stream).
  * Timing an accumulating plan overwrites Y many times, so it is timed only
  * by kn_gemm_prepare (warm-up, whose Y holds nothing yet); a first launch
- * takes the heuristic's first, as no request's Y may be clobbered. Row-major Y is computed as the
- * column-major Y^T = W . X^T (W with op T, X with op N).
+ * takes the heuristic's first, as no request's Y may be clobbered.
+ * Row-major Y is computed as the column-major Y^T = W . X^T (W with op T, X
+ * with op N).
  * Each context owns its workspace; the algorithm of each shape is chosen once
  * and cached with its descriptors (a plan), so the forward allocates nothing,
  * graph capture never queries heuristics and results are bit-identical run to
@@ -50,7 +51,6 @@
     } while (0)
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
-
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
@@ -349,8 +349,8 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
     return p;
 }
 
-/* Times each candidate of p on the call's real operands and keeps the fastest;
- * the heuristic's first is among them, so tuning never keeps a slower choice
+/* Times each candidate of p (the heuristic asked again, into ctx->cand) on the
+ * call's real operands and keeps the fastest; the heuristic's first is among them, so tuning never keeps a slower choice
  * than the heuristic's beyond timing noise. Each candidate runs as a CUDA graph
  * of GEMM_TUNE_REPS launches (replayed once to warm up, then timed between
  * events), as the forward runs: back-to-back eager launches would time the host
