@@ -211,11 +211,6 @@ static uint64_t seed_of(int pass) { return pass == 0 ? 1234u : g_fresh_seed; }
 
 typedef struct gemm_case { int M, N, K, epi, bias; kn_dtype xdt, ydt; int want_lt, b16; } gemm_case;
 
-/* 1: run_gemm_case first prepares the shape on its own operands (with tuning
- * on, the candidates are timed there, and an accumulating GEMM's Y is
- * clobbered), then restores Y and runs it. */
-static int g_gemm_prepare_first;
-
 /* Y's starting contents for KN_EPI_ACC (y0, in ydt), else poison. */
 static void gemm_reset_y(void *dY, void *dY0, size_t n, kn_dtype ydt)
 {
@@ -225,7 +220,10 @@ static void gemm_reset_y(void *dY, void *dY0, size_t n, kn_dtype ydt)
         poison(dY, n, ydt);
 }
 
-static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng *r)
+/* One case against the CPU. prepare_first: the shape is first prepared on its own
+ * operands (with tuning on its candidates are timed there, and an accumulating
+ * GEMM's Y is clobbered), then Y is restored and the GEMM runs. */
+static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, int prepare_first, rng *r)
 {
     const kn_dtype xdt = c->xdt == KN_F32 ? KN_F32 : dt;
     const kn_dtype ydt = c->ydt == KN_F32 ? KN_F32 : dt;
@@ -242,7 +240,7 @@ static void run_gemm_case(kn_gemm_ctx *ctx, kn_dtype dt, const gemm_case *c, rng
     void *dY = dout(MN, ydt);
     gemm_reset_y(dY, dY0, MN, ydt);
     ck_assert_int_eq(kn_gemm_uses_cublaslt(xdt, dt, ydt, dX, dW, dY, c->N, c->K, c->epi), c->want_lt);
-    if (g_gemm_prepare_first) {
+    if (prepare_first) {
         OK(kn_gemm_prepare(ctx, xdt, dt, ydt, c->M, c->N, c->K, c->epi, c->bias, KS0, dX, dW, dY));
         gemm_reset_y(dY, dY0, MN, ydt);
     }
@@ -334,7 +332,7 @@ START_TEST(test_gemm)
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            run_gemm_case(ctx, dt, &cases[i], &r);
+            run_gemm_case(ctx, dt, &cases[i], 0, &r);
         dfree_all();
     }
     /* Plans are cached: a warm-up call adds nothing for a known shape. */
@@ -347,12 +345,10 @@ START_TEST(test_gemm)
         kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
         ck_assert_ptr_nonnull(tctx);
         kn_gemm_ctx_set_tuning(tctx, 1);
-        g_gemm_prepare_first = at_prepare;
         rng r = {seed_of(1)};
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (cases[i].want_lt)
-                run_gemm_case(tctx, dt, &cases[i], &r);
-        g_gemm_prepare_first = 0;
+                run_gemm_case(tctx, dt, &cases[i], at_prepare, &r);
         dfree_all();
         kn_gemm_ctx_destroy(tctx);
     }

@@ -576,6 +576,17 @@ START_TEST(jev_confidence_formula)
 }
 END_TEST
 
+/* A test case of s whose tests run against the CPU backend on the loaded checkpoint. */
+static TCase *backend_tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, load, unload);
+    tcase_add_checked_fixture(tc, cpu_up, cpu_down);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 int main(void)
 {
     Suite *s = suite_create("request");
@@ -589,19 +600,11 @@ int main(void)
     tcase_add_test(tc, response_shapes);
     tcase_add_test(tc, jev_confidence_formula);
     suite_add_tcase(s, tc);
-    TCase *serve = tcase_create("laya_serve");
-    tcase_add_unchecked_fixture(serve, load, unload);
-    tcase_add_checked_fixture(serve, cpu_up, cpu_down);
-    tcase_set_timeout(serve, 60);
+    TCase *serve = backend_tcase(s, "laya_serve");
     tcase_add_test(serve, laya_serve_controls);
     tcase_add_test(serve, gate_and_jev_fields);
-    suite_add_tcase(s, serve);
-    TCase *empty = tcase_create("empty_strings");
-    tcase_add_unchecked_fixture(empty, load, unload);
-    tcase_add_checked_fixture(empty, cpu_up, cpu_down);
-    tcase_set_timeout(empty, 60);
+    TCase *empty = backend_tcase(s, "empty_strings");
     tcase_add_test(empty, empty_state_is_a_state_of_no_tokens);
     tcase_add_test(empty, empty_strings_everywhere_are_answered_or_refused);
-    suite_add_tcase(s, empty);
     return tu_run(s);
 }
