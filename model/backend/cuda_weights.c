@@ -71,6 +71,9 @@ static void plan_add(upload_plan *p, const st_tensor *t, kn_dtype want, const vo
         p->max_convert = t->nbytes;
 }
 
+/* Which tensors take the serving dtype here is restated by the bf16-weights
+ * reference of the parity tools (tests/tools/ckpt_round.c, served_in_bf16):
+ * change both together. */
 static void plan_weights(cuda_backend *b, const laya_weights *w, upload_plan *p)
 {
     dev_weights *d = &b->w;
