@@ -384,6 +384,181 @@ START_TEST(test_geglu)
 }
 END_TEST
 
+/* ---- weight-streaming GEMM ------------------------------------------------------ */
+
+typedef struct ws_case { int M, N, K, layout, acc, y32; } ws_case;
+
+/* The fp32 reference of a ws case: u = X W^T (+ Y0 when acc) then RoPE or
+ * GeGLU; tol[i] = 1e-5 (S + 1) carried through the epilogue (S = sum |x||w| of
+ * the products that reach element i). Returns the output width. */
+static int ws_reference(const ws_case *c, const float *X, const float *W, const float *Y0, const int32_t *pos,
+                        const float *ct, const float *st, float *ref, float *tol)
+{
+    const int M = c->M, N = c->N, K = c->K;
+    float *u = malloc(sizeof(float) * M * N + 1), *S = malloc(sizeof(float) * M * N + 1);
+    float *aX = malloc(sizeof(float) * M * K + 1), *aW = malloc(sizeof(float) * N * K + 1);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        aX[i] = fabsf(X[i]);
+    for (size_t i = 0; i < (size_t)N * K; i++)
+        aW[i] = fabsf(W[i]);
+    kn_cpu_gemm(X, W, NULL, u, M, N, K, KN_EPI_NONE);
+    kn_cpu_gemm(aX, aW, NULL, S, M, N, K, KN_EPI_NONE);
+    int W_out = N;
+    if (c->layout == KN_WS_GEGLU) {
+        W_out = N / 2;
+        kn_cpu_geglu(u, ref, M, W_out);
+        for (int m = 0; m < M; m++)
+            for (int f = 0; f < W_out; f++) {
+                const size_t a = (size_t)m * N + f, b = a + W_out;
+                tol[(size_t)m * W_out + f] = 1e-5f * (1.13f * fabsf(u[b]) * (S[a] + 1) + (fabsf(u[a]) + 1) * (S[b] + 1));
+            }
+    } else {
+        if (c->layout == KN_WS_ROPE)
+            kn_cpu_rope(u, M, N / 3, pos, ct, st);
+        for (size_t i = 0; i < (size_t)M * N; i++)
+            ref[i] = c->acc ? Y0[i] + u[i] : u[i];
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                const int partner = c->layout == KN_WS_ROPE && n < 2 * (N / 3) ? (n % KN_HEAD_DIM < KN_ROPE_HALF ? n + KN_ROPE_HALF : n - KN_ROPE_HALF) : n;
+                tol[(size_t)m * N + n] = 1e-5f * (S[(size_t)m * N + n] + S[(size_t)m * N + partner] + 1);
+            }
+    }
+    free(u), free(S), free(aX), free(aW);
+    return W_out;
+}
+
+/* Runs c under cfg on a freshly poisoned (or, accumulating, freshly reset) Y
+ * and returns Y as fp32. */
+static float *ws_run(kn_dtype dt, const ws_case *c, const void *dX, const void *dWp, const kn_ws_epi *e,
+                     const kn_ws_cfg *cfg, void *dY, const float *Y0, int Wo)
+{
+    const kn_dtype ydt = c->y32 ? KN_F32 : dt;
+    if (c->acc)
+        CU(cudaMemcpy(dY, Y0, sizeof(float) * c->M * Wo, cudaMemcpyHostToDevice));
+    else
+        poison(dY, (size_t)c->M * Wo, ydt);
+    OK(kn_gemm_ws(KS0, dt, dX, dWp, dY, ydt, c->M, c->N, c->K, e, cfg));
+    return download(dY, (size_t)c->M * Wo, ydt);
+}
+
+static void run_ws_case(kn_dtype dt, const ws_case *c, rng *r)
+{
+    const int M = c->M, N = c->N, K = c->K, max_pos = 4096;
+    float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)N * K, -1, 1);
+    float *Y0 = hrand(r, (size_t)M * N, -4, 4);
+    void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)N * K, dt);
+    void *dWp = dalloc(kn_ws_packed_bytes(N, K));
+    OK(kn_ws_pack(KS0, dt, dW, dWp, N, K, c->layout));
+    float *ct = malloc(sizeof(float) * max_pos * KN_ROPE_HALF), *st = malloc(sizeof(float) * max_pos * KN_ROPE_HALF);
+    kn_rope_tables(ct, st, max_pos, 160000.0);
+    int32_t *pos = malloc(sizeof(int32_t) * M);
+    for (int m = 0; m < M; m++)
+        pos[m] = m % 2 ? rng_int(r, max_pos) : m;
+    const kn_ws_epi e = {c->layout, c->acc ? KN_EPI_ACC : KN_EPI_NONE, upload_raw(pos, sizeof(int32_t) * M),
+                         upload_raw(ct, sizeof(float) * max_pos * KN_ROPE_HALF),
+                         upload_raw(st, sizeof(float) * max_pos * KN_ROPE_HALF)};
+    float *ref = malloc(sizeof(float) * M * N + 1), *tol = malloc(sizeof(float) * M * N + 1);
+    const int Wo = ws_reference(c, X, W, Y0, pos, ct, st, ref, tol);
+    void *dY = dout((size_t)M * Wo, c->y32 ? KN_F32 : dt);
+    /* the automatic choice, then every tile width, split and ring depth the shape
+     * allows; each configuration twice: bit-identical */
+    const kn_ws_cfg cfgs[] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 2}, {2, 3, 0}, {1, 5, 3}, {2, 8, 2}, {1, 8, 0}};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+        const kn_ws_cfg *cf = &cfgs[ci];
+        if (cf->split > K / 64 || (cf->wgs && N % (64 * cf->wgs)) || (c->layout == KN_WS_GEGLU && cf->wgs == 1))
+            continue; /* refused by the launcher (tested below) */
+        char what[128];
+        snprintf(what, sizeof what, "gemm_ws %s M%d N%d K%d L%d acc%d y32 %d wgs%d S%d st%d", kn_dtype_name(dt), M,
+                 N, K, c->layout, c->acc, c->y32, cf->wgs, cf->split, cf->stages);
+        float *g = ws_run(dt, c, dX, dWp, &e, cf, dY, Y0, Wo);
+        expect_close(what, g, ref, (size_t)M * Wo, 2 * unit_roundoff(c->y32 ? KN_F32 : dt), 0, tol);
+        float *g2 = ws_run(dt, c, dX, dWp, &e, cf, dY, Y0, Wo);
+        ck_assert_msg(memcmp(g, g2, sizeof(float) * M * Wo) == 0, "%s: second run differs", what);
+        free(g), free(g2);
+    }
+    free(X), free(W), free(Y0), free(ct), free(st), free(pos), free(ref), free(tol);
+}
+
+START_TEST(test_gemm_ws)
+{
+    const kn_dtype dt = DTS[_i];
+    if (!kn_ws_supported())
+        return; /* Hopper only: the forward keeps cuBLASLt elsewhere */
+    /* odd token counts (partial 64-token blocks, every token-slot instance), one
+     * and several k-blocks, the tiny checkpoint's shapes; then Laya's at 83 tokens */
+    const ws_case cases[] = {
+        {1, 64, 64, KN_WS_PLAIN, 0, 0},        {45, 128, 320, KN_WS_PLAIN, 0, 0},
+        {65, 256, 192, KN_WS_PLAIN, 1, 1},     {128, 128, 512, KN_WS_PLAIN, 0, 1},
+        {200, 192, 256, KN_WS_PLAIN, 1, 1},    {256, 128, 128, KN_WS_PLAIN, 0, 0},
+        {17, 384, 128, KN_WS_ROPE, 0, 0},      {130, 384, 192, KN_WS_ROPE, 0, 0},
+        {33, 384, 128, KN_WS_GEGLU, 0, 0},     {250, 256, 448, KN_WS_GEGLU, 0, 0},
+        {83, 3072, 1024, KN_WS_ROPE, 0, 0},    {83, 5248, 1024, KN_WS_GEGLU, 0, 0},
+        {83, 1024, 2624, KN_WS_PLAIN, 1, 1},   {64, 1024, 1024, KN_WS_PLAIN, 0, 1},
+    };
+    for (int pass = 0; pass < 2; pass++) {
+        rng r = {seed_of(pass)};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            run_ws_case(dt, &cases[i], &r);
+            dfree_all();
+        }
+    }
+}
+END_TEST
+
+/* A row's result does not depend on how many rows share the call (the split
+ * is chosen from N and K only): rows 0..M1 of an M2-row call equal an
+ * M1-row call's, bit for bit, at every token-slot instance. */
+START_TEST(test_gemm_ws_rows_invariant)
+{
+    const kn_dtype dt = DTS[_i];
+    if (!kn_ws_supported())
+        return;
+    rng r = {seed_of(7)};
+    const int N = 1024, K = 2624, Ms[] = {1, 60, 64, 100, 192, 256};
+    float *X = hrand(&r, (size_t)256 * K, -1, 1), *W = hrand(&r, (size_t)N * K, -1, 1);
+    void *dX = upload(X, (size_t)256 * K, dt), *dW = upload(W, (size_t)N * K, dt);
+    void *dWp = dalloc(kn_ws_packed_bytes(N, K)), *dY = dout((size_t)256 * N, dt);
+    OK(kn_ws_pack(KS0, dt, dW, dWp, N, K, KN_WS_PLAIN));
+    const kn_ws_epi e = {KN_WS_PLAIN, KN_EPI_NONE, NULL, NULL, NULL};
+    float *prev = NULL;
+    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++) {
+        poison(dY, (size_t)256 * N, dt);
+        OK(kn_gemm_ws(KS0, dt, dX, dWp, dY, dt, Ms[i], N, K, &e, NULL));
+        float *g = download(dY, (size_t)Ms[i] * N, dt);
+        if (prev)
+            ck_assert_msg(!memcmp(g, prev, sizeof(float) * N * Ms[i - 1]), "M %d: rows differ from M %d", Ms[i],
+                          Ms[i - 1]);
+        free(prev);
+        prev = g;
+    }
+    free(prev), free(X), free(W);
+}
+END_TEST
+
+/* What the launcher refuses, launching nothing. */
+START_TEST(test_gemm_ws_refuses)
+{
+    if (!kn_ws_supported())
+        return;
+    void *d = dalloc(1 << 20);
+    const kn_ws_epi plain = {KN_WS_PLAIN, KN_EPI_NONE, NULL, NULL, NULL};
+    const kn_ws_epi acc16 = {KN_WS_PLAIN, KN_EPI_ACC, NULL, NULL, NULL};
+    const kn_ws_epi rope = {KN_WS_ROPE, KN_EPI_NONE, NULL, NULL, NULL};
+    const kn_ws_cfg big = {1, 9, 0}, gg1 = {1, 1, 0}, deep = {1, 1, 9};
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 257, 64, 64, &plain, NULL), 0);  /* M */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 96, 64, &plain, NULL), 0);   /* N % 64 */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 96, &plain, NULL), 0);   /* K % 64 */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 64, &acc16, NULL), 0);   /* acc into 16 bits */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 192, 64, &rope, NULL), 0);   /* no tables */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F32, d, d, d, KN_F32, 8, 64, 64, &plain, NULL), 0);   /* fp32 X */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &big), 0); /* split 9 */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &deep), 0); /* 9 stages */
+    const kn_ws_epi gg = {KN_WS_GEGLU, KN_EPI_NONE, NULL, NULL, NULL};
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 128, 64, &gg, &gg1), 0);    /* GeGLU on 1 warpgroup */
+    CU(cudaDeviceSynchronize());
+}
+END_TEST
+
 /* ---- LayerNorm ---------------------------------------------------------------- */
 
 static void run_ln_case(kn_dtype dt, int M, int D, int xmode /* 0 none, 1 dt, 2 f32 */, int has_b,
@@ -1130,6 +1305,9 @@ int main(void)
     tcase_add_checked_fixture(tc, NULL, dfree_all); /* a failed test leaves no buffers behind */
     tcase_add_loop_test(tc, test_gemm, 0, 2);
     tcase_add_loop_test(tc, test_geglu, 0, 2);
+    tcase_add_loop_test(tc, test_gemm_ws, 0, 2);
+    tcase_add_loop_test(tc, test_gemm_ws_rows_invariant, 0, 2);
+    tcase_add_test(tc, test_gemm_ws_refuses);
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
