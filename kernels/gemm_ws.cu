@@ -160,6 +160,12 @@ __device__ void ws_consume(const ws_params &p, unsigned char *ring, uint64_t *fu
                 kn_wg_mma64<T>(acc[c], da, kn_wg_desc(x + (k * 2 * NT + c * 64) * 16, NT * 16, 128));
         }
         kn_wg_commit();
+        if (ST == 1) { /* one slot: it is refilled only once its MMAs are done */
+            kn_wg_wait<0>();
+            if (leader)
+                kn_mbar_arrive(&empty[s]);
+            continue;
+        }
         kn_wg_wait<1>(); /* stage i - 1's MMAs are done: its slot may be refilled */
         if (leader && i > 0)
             kn_mbar_arrive(&empty[(i - 1) % ST]);
