@@ -271,9 +271,14 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
  * (+ kn_rope or kn_geglu as a second launch), both on rotating operand sets; rate in
  * bytes of W per second (the quantity a small-M GEMM is bound by). cfg all zero: the
  * launcher's own choice; sweep: every tile width x split x ring depth the shape allows. */
+static kn_ws_cfg g_ws_cfg;    /* --ws-cfg: this configuration only (profiling) */
+static std::string g_ws_op;   /* --ws-op: this op only */
+
 static void bench_ws(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N, int K, int layout, kn_dtype ydt,
                      bool sweep)
 {
+    if (!g_ws_op.empty() && g_ws_op != op)
+        return;
     const int D = N / 3, F = N / 2, max_pos = 8192;
     const size_t xs = (size_t)M * K, ws = (size_t)N * K, ys = (size_t)M * N;
     const int S = nsets(xs * 2 + ws * 2 + ys * kn_dtype_size(ydt));
@@ -311,8 +316,8 @@ static void bench_ws(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N
     });
     snprintf(extra, sizeof extra, ", \"path\": \"cublaslt%s\", \"ydt\": \"%s\"", fused, kn_dtype_name(ydt));
     record("gemm_ws_ref", op, dt, shape, ref, 0, (double)ws * 2, extra);
-    std::vector<kn_ws_cfg> cfgs = {{0, 0, 0}};
-    if (sweep)
+    std::vector<kn_ws_cfg> cfgs = {g_ws_cfg};
+    if (sweep && !g_ws_cfg.wgs && !g_ws_cfg.split && !g_ws_cfg.stages)
         for (int w : {1, 2})
             for (int sp : {1, 2, 3, 4, 5, 6, 8})
                 for (int st : {2, 4, 0})
@@ -468,16 +473,25 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,ws,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,ws,geglu,layernorm,rope,attention] "
+                        "[--ws-op=OP] [--ws-m=M] [--ws-cfg=WGS,SPLIT,STAGES]\n", argv[0]);
         return 2;
     }
     bool quick = false;
     std::string only;
+    int ws_m = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
         else if (!strncmp(argv[i], "--only=", 7))
             only = std::string(",") + (argv[i] + 7) + ",";
+        else if (!strncmp(argv[i], "--ws-op=", 8))
+            g_ws_op = argv[i] + 8;
+        else if (!strncmp(argv[i], "--ws-m=", 7))
+            ws_m = atoi(argv[i] + 7);
+        else if (!strncmp(argv[i], "--ws-cfg=", 9) &&
+                 sscanf(argv[i] + 9, "%d,%d,%d", &g_ws_cfg.wgs, &g_ws_cfg.split, &g_ws_cfg.stages) == 3)
+            ;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;
@@ -561,6 +575,8 @@ int main(int argc, char **argv)
                 wsm[] = {{"mm.Wqkv+rope", 2304, 768, KN_WS_ROPE, dt}, {"mm.attn.Wo", 768, 768, KN_WS_PLAIN, f32},
                          {"mm.mlp.Wi+geglu", 2304, 768, KN_WS_GEGLU, dt}, {"mm.mlp.Wo", 768, 1152, KN_WS_PLAIN, f32}};
             for (int m : {64, 83, 128, 192, 256}) {
+                if (ws_m && m != ws_m)
+                    continue;
                 for (auto &p : wse)
                     bench_ws(ctx, p.op, dt, m, p.N, p.K, p.layout, p.y, m == 128 && dt == KN_F16);
                 for (auto &p : wsm)

@@ -357,7 +357,9 @@ static void ws_auto(int N, int K, int layout, int *wgs, int *split)
             continue;
         const int tiles = N / (WS_ROWS * w);
         int S = sms / tiles;
-        S = S < 1 ? 1 : S > WS_MAX_SPLIT ? WS_MAX_SPLIT : S > KB ? KB : S;
+        S = S > WS_MAX_SPLIT ? WS_MAX_SPLIT : S;
+        S = S > KB ? KB : S;
+        S = S < 1 ? 1 : S;
         if (tiles * S > best) {
             best = tiles * S;
             *wgs = w;
