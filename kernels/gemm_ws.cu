@@ -15,10 +15,12 @@
  *   - W is packed once at load (kn_ws_pack) so that each 64-row x 64-k block
  *     is 8 KB, contiguous, already in the core-matrix order wgmma reads: one
  *     bulk copy (the TMA engine, no thread involved) moves it into the ring;
- *   - a producer warp keeps a ring of up to 8 stages in flight (each stage one
- *     8 KB block per warpgroup plus X's 64-wide k slice by cp.async, both
- *     completing one mbarrier); its first stages' W is requested before the
- *     programmatic-launch wait, so W streams while the previous kernel ends;
+ *   - a producer thread keeps a ring of up to 8 stages in flight (each stage
+ *     one 8 KB block per warpgroup plus X's 64-wide k slice by a TMA tensor
+ *     load, both completing one mbarrier); its first stages' W is requested
+ *     before the programmatic-launch wait, so W streams while the previous
+ *     kernel ends. (X by cp.async from one warp was the first version: its
+ *     scattered 16-byte loads took ~1.5 us per stage, 6 GB/s per SM.)
  *   - K is split over a thread-block cluster of S CTAs (S and the tile chosen
  *     from N and K only, so every SM streams: ~120-128 CTAs at Laya shapes).
  *     Each CTA leaves its fp32 partial tile in shared memory; after a cluster
@@ -39,9 +41,10 @@
  * kn_cpu_rope or kn_cpu_geglu, in fp32 (tests/gpu_kernels.c compares them).
  */
 #include <cooperative_groups.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "kernels/hopper.cuh"
-#include "kernels/mma.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -51,6 +54,7 @@ namespace cg = cooperative_groups;
 #define WS_MAX_STAGES 8
 #define WS_MAX_SPLIT 8  /* CTAs per cluster (the portable limit) */
 #define WS_BARS 256   /* bytes ahead of the ring: full[8], empty[8] */
+#define WS_ALIGN 1024 /* the ring's alignment (TMA's 128-byte swizzle) */
 #define WS_SMEM_MAX (227 * 1024)
 #define WS_RING_BUDGET (200 * 1024)
 
@@ -63,7 +67,8 @@ struct ws_params {
 };
 
 /* A CTA of WGS consumer warpgroups and one producer warp over NT token slots:
- * a ring stage is WGS W blocks then X's slice as [k-chunk 8][token NT][16 B];
+ * a ring stage is WGS W blocks then X's slice as [token NT][64 k, 128-byte
+ * swizzle] (what the tensor map's TMA load writes);
  * after the main loop the ring holds the fp32 partial tile [NT][BN + 4]. */
 template <int NT, int WGS> struct ws_geom {
     static constexpr int BN = WS_ROWS * WGS;
@@ -72,6 +77,9 @@ template <int NT, int WGS> struct ws_geom {
     static constexpr int PBYTES = NT * PSTRIDE * 4;
     static constexpr int THREADS = 128 * WGS + 32;
 };
+
+template <typename T> static constexpr bool ws_is_bf16 = false;
+template <> constexpr bool ws_is_bf16<__nv_bfloat16> = true;
 
 /* Original row of W behind row r of packed 64-row group g. */
 __host__ __device__ static inline int ws_orig_row(int layout, int g, int r, int N)
@@ -97,43 +105,35 @@ __global__ void ws_pack_kernel(const T *__restrict__ W, T *__restrict__ Wp, int 
 
 #if KN_HOPPER
 
-/* The producer warp: stage i of this CTA's nkb k-blocks into ring slot i % ST. */
+/* The producer (one thread): stage i of this CTA's nkb k-blocks into ring slot
+ * i % ST: W by bulk copies, X by the tensor map; one barrier completes both. */
 template <typename T, int NT, int WGS>
-__device__ void ws_produce(const ws_params &p, unsigned char *ring, uint64_t *full, uint64_t *empty, int tile,
-                           int kb0, int nkb)
+__device__ void ws_produce(const ws_params &p, const CUtensorMap *xmap, unsigned char *ring, uint64_t *full,
+                           uint64_t *empty, int tile, int kb0, int nkb)
 {
     using G = ws_geom<NT, WGS>;
-    const int lane = threadIdx.x % 32, ST = p.stages, KB = p.K / WS_KB;
-    const T *Wp = static_cast<const T *>(p.Wp), *X = static_cast<const T *>(p.X);
+    const int ST = p.stages, KB = p.K / WS_KB;
+    const T *Wp = static_cast<const T *>(p.Wp);
     auto load_w = [&](int i) {
         unsigned char *st = ring + (i % ST) * G::STAGE;
-        kn_mbar_arrive_tx(&full[i % ST], WGS * WS_WBYTES);
+        kn_mbar_arrive_tx(&full[i % ST], WGS * WS_WBYTES + NT * WS_KB * 2);
         for (int g = 0; g < WGS; g++)
             kn_bulk_load(st + g * WS_WBYTES, Wp + ((size_t)(tile * WGS + g) * KB + kb0 + i) * (WS_ROWS * WS_KB),
                          WS_WBYTES, &full[i % ST]);
     };
-    if (lane == 0) /* W does not depend on the previous kernel: request it first */
-        for (int i = 0; i < nkb && i < ST; i++)
-            load_w(i);
+    auto load_x = [&](int i) {
+        kn_tma_load_2d(ring + (i % ST) * G::STAGE + WGS * WS_WBYTES, xmap, (kb0 + i) * WS_KB, 0, &full[i % ST]);
+    };
+    const int pre = nkb < ST ? nkb : ST;
+    for (int i = 0; i < pre; i++) /* W does not depend on the previous kernel: request it first */
+        load_w(i);
     kn_pdl_wait();
-    for (int i = 0; i < nkb; i++) {
-        const int s = i % ST, k0 = (kb0 + i) * WS_KB;
-        if (i >= ST) {
-            kn_mbar_wait(&empty[s], (i / ST - 1) & 1);
-            if (lane == 0)
-                load_w(i);
-        }
-        unsigned char *xs = ring + s * G::STAGE + WGS * WS_WBYTES;
-        /* two lanes per token: each step reads whole 32-byte sectors of X */
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int c8 = 2 * j + (lane & 1);
-            for (int t = lane >> 1; t < NT; t += 16) {
-                const bool ok = t < p.M;
-                cp_async16(xs + (c8 * NT + t) * 16, X + (size_t)(ok ? t : 0) * p.K + k0 + c8 * 8, ok);
-            }
-        }
-        kn_cp_async_arrive(&full[s]);
+    for (int i = 0; i < pre; i++)
+        load_x(i);
+    for (int i = pre; i < nkb; i++) {
+        kn_mbar_wait(&empty[i % ST], (i / ST - 1) & 1);
+        load_w(i);
+        load_x(i);
     }
 }
 
@@ -148,7 +148,6 @@ __device__ void ws_consume(const ws_params &p, unsigned char *ring, uint64_t *fu
     for (int i = 0; i < nkb; i++) {
         const int s = i % ST;
         kn_mbar_wait(&full[s], (i / ST) & 1);
-        kn_fence_async_smem(); /* X landed through cp.async (generic proxy) */
         const unsigned char *w = ring + s * G::STAGE + wg * WS_WBYTES;
         const unsigned char *x = ring + s * G::STAGE + WGS * WS_WBYTES;
         kn_wg_fence();
@@ -157,7 +156,7 @@ __device__ void ws_consume(const ws_params &p, unsigned char *ring, uint64_t *fu
             const uint64_t da = kn_wg_desc(w + k * 2 * WS_ROWS * 16, WS_ROWS * 16, 128);
 #pragma unroll
             for (int c = 0; c < NT / 64; c++)
-                kn_wg_mma64<T>(acc[c], da, kn_wg_desc(x + (k * 2 * NT + c * 64) * 16, NT * 16, 128));
+                kn_wg_mma64<T>(acc[c], da, kn_wg_desc_sw128(x + c * 64 * 128 + k * 32));
         }
         kn_wg_commit();
         if (ST == 1) { /* one slot: it is refilled only once its MMAs are done */
@@ -293,18 +292,20 @@ __device__ void ws_reduce(const ws_params &p, cg::cluster_group &cl, float *P, i
 /* Grid (N / BN) x S CTAs, clusters of S along x: cluster c computes tile c,
  * its rank r the k-blocks [r KB / S, (r + 1) KB / S). */
 template <typename T, int NT, int WGS>
-__global__ void __launch_bounds__(ws_geom<NT, WGS>::THREADS, 1) ws_kernel(ws_params p)
+__global__ void __launch_bounds__(ws_geom<NT, WGS>::THREADS, 1)
+    ws_kernel(ws_params p, const __grid_constant__ CUtensorMap xmap)
 {
 #if KN_HOPPER
     extern __shared__ __align__(128) unsigned char ws_smem[];
     uint64_t *full = reinterpret_cast<uint64_t *>(ws_smem), *empty = full + WS_MAX_STAGES;
-    unsigned char *ring = ws_smem + WS_BARS;
+    const uint32_t base = kn_smem_addr(ws_smem);
+    unsigned char *ring = ws_smem + ((base + WS_BARS + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN - base);
     cg::cluster_group cl = cg::this_cluster();
     const int S = (int)cl.num_blocks(), rank = (int)cl.block_rank(), tile = blockIdx.x / S, KB = p.K / WS_KB;
     const int kb0 = rank * KB / S, nkb = (rank + 1) * KB / S - kb0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < p.stages; s++) {
-            kn_mbar_init(&full[s], 33); /* the producer's expect_tx arrival + 32 cp.async arrivals */
+            kn_mbar_init(&full[s], 1); /* the producer's expect_tx arrival; the copies complete the bytes */
             kn_mbar_init(&empty[s], WGS);
         }
         kn_mbar_init_fence();
@@ -316,9 +317,9 @@ __global__ void __launch_bounds__(ws_geom<NT, WGS>::THREADS, 1) ws_kernel(ws_par
 #pragma unroll
         for (int i = 0; i < 32; i++)
             acc[c][i] = 0.0f;
-    if (threadIdx.x >= 128 * WGS) {
-        ws_produce<T, NT, WGS>(p, ring, full, empty, tile, kb0, nkb);
-    } else {
+    if (threadIdx.x == 128 * WGS) {
+        ws_produce<T, NT, WGS>(p, &xmap, ring, full, empty, tile, kb0, nkb);
+    } else if (threadIdx.x < 128 * WGS) {
         kn_pdl_wait();
         ws_consume<T, NT, WGS>(p, ring, full, empty, nkb, acc);
     }
@@ -372,7 +373,37 @@ template <int NT, int WGS> static size_t ws_smem_bytes(int stages)
 {
     using G = ws_geom<NT, WGS>;
     const size_t ring = (size_t)stages * G::STAGE;
-    return WS_BARS + (ring > (size_t)G::PBYTES ? ring : (size_t)G::PBYTES);
+    return WS_BARS + WS_ALIGN + (ring > (size_t)G::PBYTES ? ring : (size_t)G::PBYTES);
+}
+
+/* cuTensorMapEncodeTiled from the driver (through the runtime: no -lcuda). */
+static PFN_cuTensorMapEncodeTiled_v12000 ws_encode_fn(void)
+{
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return (PFN_cuTensorMapEncodeTiled_v12000)fn;
+}
+
+/* X [M, K] as boxes of 64 k x NT tokens in the 128-byte swizzle (rows past M
+ * read as zeros). */
+template <typename T, int NT> static int ws_xmap(const ws_params &p, CUtensorMap *m)
+{
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = ws_encode_fn();
+    KN_REQUIRE(encode != NULL, "kn_gemm_ws: the driver has no cuTensorMapEncodeTiled");
+    const cuuint64_t dims[2] = {(cuuint64_t)p.K, (cuuint64_t)p.M}, strides[1] = {(cuuint64_t)p.K * sizeof(T)};
+    const cuuint32_t box[2] = {WS_KB, NT}, estr[2] = {1, 1};
+    const CUtensorMapDataType dt = ws_is_bf16<T> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUresult rc = encode(m, dt, 2, const_cast<void *>(p.X), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    KN_REQUIRE(rc == CUDA_SUCCESS, "kn_gemm_ws: cuTensorMapEncodeTiled refused X");
+    return 0;
 }
 
 template <typename T, int NT, int WGS> static int ws_launch(kn_stream ks, ws_params p, int S)
@@ -386,6 +417,9 @@ template <typename T, int NT, int WGS> static int ws_launch(kn_stream ks, ws_par
     p.stages = p.stages > max_nkb ? max_nkb : p.stages;
     const size_t smem = ws_smem_bytes<NT, WGS>(p.stages);
     KN_REQUIRE(smem <= WS_SMEM_MAX, "kn_gemm_ws: stages do not fit in shared memory");
+    CUtensorMap xmap;
+    if (ws_xmap<T, NT>(p, &xmap))
+        return -1;
     auto kern = ws_kernel<T, NT, WGS>;
     KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
@@ -402,7 +436,7 @@ template <typename T, int NT, int WGS> static int ws_launch(kn_stream ks, ws_par
     at[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
     cfg.numAttrs = ks.s && ks.pdl ? 2 : 1;
-    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, p));
+    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, p, xmap));
     return 0;
 }
 

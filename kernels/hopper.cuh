@@ -1,9 +1,9 @@
 /*
  * hopper.cuh - the sm_90a primitives of the weight-streaming GEMM, kept apart
  * from it: shared-memory barriers (mbarrier) with transaction counts, the bulk
- * (TMA engine) copy of a contiguous block into shared memory, cp.async copies
- * that arrive on a barrier, and the warpgroup MMA (wgmma) with its
- * shared-memory matrix descriptors.
+ * (TMA engine) copy of a contiguous block and the TMA load of a 2-D tensor-map
+ * box into shared memory, and the warpgroup MMA (wgmma) with its shared-memory
+ * matrix descriptors.
  *
  * Only the sm_90a pass compiles them (wgmma does not exist in the portable
  * compute_90 PTX the build also embeds): KN_HOPPER is 1 there, 0 elsewhere,
@@ -76,17 +76,16 @@ __device__ __forceinline__ void kn_bulk_load(void *dst, const void *src, uint32_
                  : "memory");
 }
 
-/* An arrival on bar once every cp.async this thread issued so far has landed
- * (the barrier's count includes it: .noinc). */
-__device__ __forceinline__ void kn_cp_async_arrive(uint64_t *bar)
+/* The box at (c0, c1) of a 2-D tensor map into shared dst (1024-byte aligned
+ * for the 128-byte swizzle); completes the box's bytes on the barrier (rows
+ * past the tensor's end arrive as zeros). */
+__device__ __forceinline__ void kn_tma_load_2d(void *dst, const void *tmap, int c0, int c1, uint64_t *bar)
 {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(kn_smem_addr(bar)) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                 "[%4];\n" ::"r"(kn_smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(kn_smem_addr(bar))
+                 : "memory");
 }
-
-/* Orders this thread's view of shared memory written through the generic
- * proxy (cp.async, st.shared) before what it next reads through the async
- * proxy (wgmma operands). */
-__device__ __forceinline__ void kn_fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 /* ---- warpgroup MMA ---- */
 
@@ -97,6 +96,15 @@ __device__ __forceinline__ uint64_t kn_wg_desc(const void *smem, uint32_t lbo, u
 {
     const uint64_t a = kn_smem_addr(smem);
     return ((a & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) | ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32);
+}
+
+/* Descriptor of a K-major operand in the 128-byte swizzle TMA writes: rows of
+ * 64 16-bit elements, 8-row atoms 1024 bytes apart; smem may point inside an
+ * atom's row (k16 step j at + 32 j bytes). */
+__device__ __forceinline__ uint64_t kn_wg_desc_sw128(const void *smem)
+{
+    const uint64_t a = kn_smem_addr(smem);
+    return ((a & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
 __device__ __forceinline__ void kn_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
