@@ -319,7 +319,7 @@ static void bench_ws(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N
     std::vector<kn_ws_cfg> cfgs = {g_ws_cfg};
     if (sweep && !g_ws_cfg.wgs && !g_ws_cfg.split && !g_ws_cfg.stages)
         for (int w : {1, 2})
-            for (int sp : {1, 2, 3, 4, 5, 6, 8})
+            for (int sp : {1, 2, 4, 8})
                 for (int st : {2, 4, 0})
                     if (N % (64 * w) == 0 && sp <= K / 64 && (layout != KN_WS_GEGLU || w == 2))
                         cfgs.push_back({w, sp, st});

@@ -204,7 +204,8 @@ typedef struct kn_ws_epi {
     const float *cos_tab, *sin_tab;
 } kn_ws_epi;
 /* wgs: consumer warpgroups per CTA (64 output features each), 1 or 2;
- * split: CTAs per cluster sharing one tile's K, 1..8; stages: ring depth 2..8 */
+ * split: CTAs per cluster sharing one tile's K, 1, 2, 4 or 8; stages: ring
+ * depth 1..8 */
 typedef struct kn_ws_cfg { int wgs, split, stages; } kn_ws_cfg;
 int kn_ws_supported(void); /* 1 on an sm_90 device (the current one) */
 size_t kn_ws_packed_bytes(int N, int K);

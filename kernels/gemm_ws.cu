@@ -105,7 +105,7 @@ __global__ void ws_pack_kernel(const T *__restrict__ W, T *__restrict__ Wp, int 
 
 #if KN_HOPPER
 
-/* The producer (one thread): stage i of this CTA's nkb k-blocks into ring slot
+/* The producer (one thread): k-block i of this CTA's nkb into ring slot
  * i % ST: W by bulk copies, X by the tensor map; one barrier completes both. */
 template <typename T, int NT, int WGS>
 __device__ void ws_produce(const ws_params &p, const CUtensorMap *xmap, unsigned char *ring, uint64_t *full,
@@ -114,26 +114,28 @@ __device__ void ws_produce(const ws_params &p, const CUtensorMap *xmap, unsigned
     using G = ws_geom<NT, WGS>;
     const int ST = p.stages, KB = p.K / WS_KB;
     const T *Wp = static_cast<const T *>(p.Wp);
-    auto load_w = [&](int i) {
-        unsigned char *st = ring + (i % ST) * G::STAGE;
-        kn_mbar_arrive_tx(&full[i % ST], WGS * WS_WBYTES + NT * WS_KB * 2);
+    auto load_w = [&](int i, int s) {
+        kn_mbar_arrive_tx(&full[s], WGS * WS_WBYTES + NT * WS_KB * 2);
         for (int g = 0; g < WGS; g++)
-            kn_bulk_load(st + g * WS_WBYTES, Wp + ((size_t)(tile * WGS + g) * KB + kb0 + i) * (WS_ROWS * WS_KB),
-                         WS_WBYTES, &full[i % ST]);
+            kn_bulk_load(ring + s * G::STAGE + g * WS_WBYTES,
+                         Wp + ((size_t)(tile * WGS + g) * KB + kb0 + i) * (WS_ROWS * WS_KB), WS_WBYTES, &full[s]);
     };
-    auto load_x = [&](int i) {
-        kn_tma_load_2d(ring + (i % ST) * G::STAGE + WGS * WS_WBYTES, xmap, (kb0 + i) * WS_KB, 0, &full[i % ST]);
+    auto load_x = [&](int i, int s) {
+        kn_tma_load_2d(ring + s * G::STAGE + WGS * WS_WBYTES, xmap, (kb0 + i) * WS_KB, 0, &full[s]);
     };
     const int pre = nkb < ST ? nkb : ST;
     for (int i = 0; i < pre; i++) /* W does not depend on the previous kernel: request it first */
-        load_w(i);
+        load_w(i, i);
     kn_pdl_wait();
     for (int i = 0; i < pre; i++)
-        load_x(i);
-    for (int i = pre; i < nkb; i++) {
-        kn_mbar_wait(&empty[i % ST], (i / ST - 1) & 1);
-        load_w(i);
-        load_x(i);
+        load_x(i, i);
+    uint32_t phase = 0;
+    for (int i = pre, s = 0; i < nkb; i++) {
+        kn_mbar_wait(&empty[s], phase);
+        load_w(i, s);
+        load_x(i, s);
+        if (++s == ST)
+            s = 0, phase ^= 1;
     }
 }
 
@@ -145,9 +147,9 @@ __device__ void ws_consume(const ws_params &p, unsigned char *ring, uint64_t *fu
     using G = ws_geom<NT, WGS>;
     const int wg = threadIdx.x / 128, ST = p.stages;
     const bool leader = threadIdx.x % 128 == 0;
-    for (int i = 0; i < nkb; i++) {
-        const int s = i % ST;
-        kn_mbar_wait(&full[s], (i / ST) & 1);
+    uint32_t phase = 0;
+    for (int i = 0, s = 0, prev = 0; i < nkb; i++) {
+        kn_mbar_wait(&full[s], phase);
         const unsigned char *w = ring + s * G::STAGE + wg * WS_WBYTES;
         const unsigned char *x = ring + s * G::STAGE + WGS * WS_WBYTES;
         kn_wg_fence();
@@ -163,11 +165,14 @@ __device__ void ws_consume(const ws_params &p, unsigned char *ring, uint64_t *fu
             kn_wg_wait<0>();
             if (leader)
                 kn_mbar_arrive(&empty[s]);
-            continue;
+        } else {
+            kn_wg_wait<1>(); /* stage i - 1's MMAs are done: its slot may be refilled */
+            if (leader && i > 0)
+                kn_mbar_arrive(&empty[prev]);
         }
-        kn_wg_wait<1>(); /* stage i - 1's MMAs are done: its slot may be refilled */
-        if (leader && i > 0)
-            kn_mbar_arrive(&empty[(i - 1) % ST]);
+        prev = s;
+        if (++s == ST)
+            s = 0, phase ^= 1;
     }
     kn_wg_wait<0>();
 }
@@ -190,22 +195,6 @@ template <int NT, int WGS> __device__ void ws_store_partial(float *P, const floa
         }
 }
 
-/* v = sum over ranks 0..S-1 of their P[at .. at + 4), in rank order (all loads
- * issued before the adds: distributed shared memory is far). */
-__device__ __forceinline__ void ws_sum_ranks(cg::cluster_group &cl, float *P, int at, int S, float v[4])
-{
-    float4 x[WS_MAX_SPLIT];
-#pragma unroll
-    for (int r = 0; r < WS_MAX_SPLIT; r++)
-        if (r < S)
-            x[r] = *reinterpret_cast<const float4 *>(cl.map_shared_rank(P, r) + at);
-    v[0] = v[1] = v[2] = v[3] = 0.0f;
-#pragma unroll
-    for (int r = 0; r < WS_MAX_SPLIT; r++)
-        if (r < S)
-            v[0] += x[r].x, v[1] += x[r].y, v[2] += x[r].z, v[3] += x[r].w;
-}
-
 template <typename T> __device__ __forceinline__ void ws_store4(void *Y, size_t at, const float v[4], int y32)
 {
     if (y32) {
@@ -220,28 +209,56 @@ template <typename T> __device__ __forceinline__ void ws_store4(void *Y, size_t 
     *reinterpret_cast<uint2 *>(static_cast<T *>(Y) + at) = u;
 }
 
-/* The epilogue of 4 features from f (a) and, for RoPE and GeGLU, their
- * partners (b: f + 32 in the head, or the gates at f + 64) at token t. */
-template <typename T, int WGS>
-__device__ void ws_epilogue(const ws_params &p, int tile, int t, int f, float a[4], float b[4])
+/* One reduction item: token t, 4 features from f and, for RoPE and GeGLU, their
+ * partners at f + partner (f + 32 in the head; the gates at f + 64). */
+struct ws_item {
+    int t, f, partner, ok;
+};
+
+template <int WGS> __device__ __forceinline__ ws_item ws_item_at(const ws_params &p, int e, int per_tok, int t0, int n)
 {
-    const int n = tile * WS_ROWS * WGS + f;
+    ws_item it = {t0 + e / per_tok, 4 * (e % per_tok), 0, e < n};
+    const int q = e % per_tok;
+    if (p.layout == KN_WS_ROPE)
+        it.f = 64 * (q / 8) + 4 * (q % 8), it.partner = KN_ROPE_HALF;
+    else if (p.layout == KN_WS_GEGLU)
+        it.f = 128 * (q / 16) + 4 * (q % 16), it.partner = WS_ROWS;
+    return it;
+}
+
+/* What the epilogue of an item reads from global memory, fetched with the
+ * partials: RoPE's cos / sin at the token's position (Q and K only), or the
+ * accumulated Y. */
+template <int WGS> __device__ __forceinline__ void ws_aux(const ws_params &p, int tile, const ws_item &it, float4 aux[2])
+{
+    const int n = tile * WS_ROWS * WGS + it.f;
+    if (p.layout == KN_WS_ROPE && n < 2 * (p.N / 3)) {
+        const size_t at = (size_t)p.pos[it.t] * KN_ROPE_HALF + it.f % KN_HEAD_DIM;
+        aux[0] = *reinterpret_cast<const float4 *>(p.cos_tab + at);
+        aux[1] = *reinterpret_cast<const float4 *>(p.sin_tab + at);
+    } else if (p.layout == KN_WS_PLAIN && p.epi == KN_EPI_ACC) {
+        aux[0] = *reinterpret_cast<const float4 *>(static_cast<const float *>(p.Y) + (size_t)it.t * p.N + n);
+    }
+}
+
+/* The epilogue of an item: a, b the reduced sums of its features and partners. */
+template <typename T, int WGS>
+__device__ void ws_epilogue(const ws_params &p, int tile, const ws_item &it, float a[4], float b[4], const float4 aux[2])
+{
+    const int n = tile * WS_ROWS * WGS + it.f, t = it.t;
     if (p.layout == KN_WS_GEGLU) {
         float g[4];
 #pragma unroll
         for (int q = 0; q < 4; q++)
             g[q] = kn_gelu_erf(a[q]) * b[q];
-        const int col = (tile * WGS / 2 + f / 128) * WS_ROWS + f % 128;
+        const int col = (tile * WGS / 2 + it.f / 128) * WS_ROWS + it.f % 128;
         ws_store4<T>(p.Y, (size_t)t * (p.N / 2) + col, g, 0);
         return;
     }
     if (p.layout == KN_WS_ROPE) {
         if (n < 2 * (p.N / 3)) {
-            const int j = f % KN_HEAD_DIM;
-            const size_t at = (size_t)p.pos[t] * KN_ROPE_HALF + j;
-            const float4 c = *reinterpret_cast<const float4 *>(p.cos_tab + at);
-            const float4 s = *reinterpret_cast<const float4 *>(p.sin_tab + at);
-            const float cc[4] = {c.x, c.y, c.z, c.w}, ss[4] = {s.x, s.y, s.z, s.w};
+            const float cc[4] = {aux[0].x, aux[0].y, aux[0].z, aux[0].w};
+            const float ss[4] = {aux[1].x, aux[1].y, aux[1].z, aux[1].w};
             float o1[4], o2[4];
 #pragma unroll
             for (int q = 0; q < 4; q++) {
@@ -257,33 +274,58 @@ __device__ void ws_epilogue(const ws_params &p, int tile, int t, int f, float a[
         return;
     }
     if (p.epi == KN_EPI_ACC) {
-        const float4 y = *reinterpret_cast<const float4 *>(static_cast<const float *>(p.Y) + (size_t)t * p.N + n);
-        a[0] = __fadd_rn(y.x, a[0]), a[1] = __fadd_rn(y.y, a[1]);
-        a[2] = __fadd_rn(y.z, a[2]), a[3] = __fadd_rn(y.w, a[3]);
+        a[0] = __fadd_rn(aux[0].x, a[0]), a[1] = __fadd_rn(aux[0].y, a[1]);
+        a[2] = __fadd_rn(aux[0].z, a[2]), a[3] = __fadd_rn(aux[0].w, a[3]);
     }
     ws_store4<T>(p.Y, (size_t)t * p.N + n, a, p.y32);
 }
 
-/* This rank's slice of tokens, summed over the cluster's partials. An item is
- * 4 features (plain) or 4 features and their partners (RoPE, GeGLU). */
-template <typename T, int NT, int WGS>
-__device__ void ws_reduce(const ws_params &p, cg::cluster_group &cl, float *P, int tile, int rank, int S)
+/* This rank's slice of tokens, summed over the cluster's S partials in rank
+ * order. Every load of a batch of B items (the partials of all ranks, and
+ * what the epilogue reads) is issued before any is used: distributed shared
+ * memory and global memory are far, and a loop that waited per item was a
+ * third of the kernel's time. */
+template <typename T, int NT, int WGS, int S>
+__device__ void ws_reduce(const ws_params &p, cg::cluster_group &cl, float *P, int tile, int rank)
 {
     using G = ws_geom<NT, WGS>;
+    constexpr int B = S >= 4 ? 1 : 4 / S;
     const int paired = p.layout != KN_WS_PLAIN, per_tok = paired ? G::BN / 8 : G::BN / 4;
-    const int t0 = rank * NT / S, t1 = min((rank + 1) * NT / S, p.M);
-    for (int e = threadIdx.x; e < (t1 - t0) * per_tok; e += blockDim.x) {
-        const int t = t0 + e / per_tok, q = e % per_tok;
-        int f = 4 * q, partner = 0;
-        if (p.layout == KN_WS_ROPE)
-            f = 64 * (q / 8) + 4 * (q % 8), partner = KN_ROPE_HALF;
-        else if (p.layout == KN_WS_GEGLU)
-            f = 128 * (q / 16) + 4 * (q % 16), partner = WS_ROWS;
-        float a[4], b[4];
-        ws_sum_ranks(cl, P, t * G::PSTRIDE + f, S, a);
-        if (paired)
-            ws_sum_ranks(cl, P, t * G::PSTRIDE + f + partner, S, b);
-        ws_epilogue<T, WGS>(p, tile, t, f, a, b);
+    const int t0 = rank * NT / S, t1 = min((rank + 1) * NT / S, p.M), n = max(t1 - t0, 0) * per_tok;
+    const float *src[S];
+#pragma unroll
+    for (int r = 0; r < S; r++)
+        src[r] = r == rank ? P : cl.map_shared_rank(P, r);
+    for (int base = threadIdx.x; base < n; base += B * blockDim.x) {
+        ws_item it[B];
+        float4 xa[B][S], xb[B][S], aux[B][2];
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            it[i] = ws_item_at<WGS>(p, base + i * blockDim.x, per_tok, t0, n);
+            if (!it[i].ok)
+                continue;
+            const int at = it[i].t * G::PSTRIDE + it[i].f;
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                xa[i][r] = *reinterpret_cast<const float4 *>(src[r] + at);
+                if (paired)
+                    xb[i][r] = *reinterpret_cast<const float4 *>(src[r] + at + it[i].partner);
+            }
+            ws_aux<WGS>(p, tile, it[i], aux[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            if (!it[i].ok)
+                continue;
+            float a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int r = 0; r < S; r++) {
+                a[0] += xa[i][r].x, a[1] += xa[i][r].y, a[2] += xa[i][r].z, a[3] += xa[i][r].w;
+                if (paired)
+                    b[0] += xb[i][r].x, b[1] += xb[i][r].y, b[2] += xb[i][r].z, b[3] += xb[i][r].w;
+            }
+            ws_epilogue<T, WGS>(p, tile, it[i], a, b, aux[i]);
+        }
     }
 }
 
@@ -328,7 +370,14 @@ __global__ void __launch_bounds__(ws_geom<NT, WGS>::THREADS, 1)
     if (threadIdx.x < 128 * WGS)
         ws_store_partial<NT, WGS>(P, acc);
     cl.sync();
-    ws_reduce<T, NT, WGS>(p, cl, P, tile, rank, S);
+    if (S == 1)
+        ws_reduce<T, NT, WGS, 1>(p, cl, P, tile, rank);
+    else if (S == 2)
+        ws_reduce<T, NT, WGS, 2>(p, cl, P, tile, rank);
+    else if (S == 4)
+        ws_reduce<T, NT, WGS, 4>(p, cl, P, tile, rank);
+    else
+        ws_reduce<T, NT, WGS, 8>(p, cl, P, tile, rank);
     cl.sync(); /* no CTA leaves while another still reads its partial */
 #else
     __trap();
@@ -346,27 +395,19 @@ static int ws_sms(void)
 }
 
 /* The tile (warpgroups) and split from N, K and the layout only (never M, so
- * a row's sums do not depend on its pack): the pair that streams on the most
- * SMs, at most one CTA per SM, two warpgroups on a tie (X is read once per
- * tile, so wider tiles read less of it). */
+ * a row's sums do not depend on its pack): two warpgroups where N allows (X is
+ * read once per tile: wider tiles read less of it), and the largest power-of-
+ * two split that keeps one CTA per SM (clusters of 3, 5 or 6 left SMs idle on
+ * the H200: bench/results/experiments/README.md). */
 static void ws_auto(int N, int K, int layout, int *wgs, int *split)
 {
     const int sms = ws_sms(), KB = K / WS_KB;
-    int best = 0;
-    for (int w = 2; w >= 1; w--) {
-        if (N % (WS_ROWS * w) || (layout == KN_WS_GEGLU && w != 2))
-            continue;
-        const int tiles = N / (WS_ROWS * w);
-        int S = sms / tiles;
-        S = S > WS_MAX_SPLIT ? WS_MAX_SPLIT : S;
-        S = S > KB ? KB : S;
-        S = S < 1 ? 1 : S;
-        if (tiles * S > best) {
-            best = tiles * S;
-            *wgs = w;
-            *split = S;
-        }
-    }
+    *wgs = N % (2 * WS_ROWS) == 0 || layout == KN_WS_GEGLU ? 2 : 1;
+    const int tiles = N / (WS_ROWS * *wgs);
+    int S = 1;
+    while (S * 2 <= WS_MAX_SPLIT && S * 2 <= KB && tiles * S * 2 <= sms)
+        S *= 2;
+    *split = S;
 }
 
 template <int NT, int WGS> static size_t ws_smem_bytes(int stages)
@@ -510,7 +551,7 @@ extern "C" int kn_gemm_ws(kn_stream ks, kn_dtype dt, const void *X, const void *
     S = cfg && cfg->split ? cfg->split : S;
     KN_REQUIRE((wgs == 1 || wgs == 2) && N % (WS_ROWS * wgs) == 0 && (e->layout != KN_WS_GEGLU || wgs == 2),
                "kn_gemm_ws: 1 or 2 warpgroups dividing N (2 for GeGLU)");
-    KN_REQUIRE(S >= 1 && S <= WS_MAX_SPLIT && S <= K / WS_KB, "kn_gemm_ws: split 1..8, at most K / 64");
+    KN_REQUIRE((S == 1 || S == 2 || S == 4 || S == 8) && S <= K / WS_KB, "kn_gemm_ws: split 1, 2, 4 or 8, at most K / 64");
     const int stages = cfg ? cfg->stages : 0;
     KN_REQUIRE(stages >= 0 && stages <= WS_MAX_STAGES, "kn_gemm_ws: stages 1..8 (0: chosen)");
     const ws_params p = {X, Wp, Y, e->pos, e->cos_tab, e->sin_tab, M, N, K, e->layout, e->epi, ydt == KN_F32, stages};

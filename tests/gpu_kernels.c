@@ -462,7 +462,7 @@ static void run_ws_case(kn_dtype dt, const ws_case *c, rng *r)
     void *dY = dout((size_t)M * Wo, c->y32 ? KN_F32 : dt);
     /* the automatic choice, then every tile width, split and ring depth the shape
      * allows; each configuration twice: bit-identical */
-    const kn_ws_cfg cfgs[] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 2}, {2, 3, 0}, {1, 5, 3}, {2, 8, 2}, {1, 8, 0}};
+    const kn_ws_cfg cfgs[] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 2}, {2, 4, 0}, {1, 4, 3}, {2, 8, 2}, {1, 8, 0}};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
         const kn_ws_cfg *cf = &cfgs[ci];
         if (cf->split > K / 64 || (cf->wgs && N % (64 * cf->wgs)) || (c->layout == KN_WS_GEGLU && cf->wgs == 1))
@@ -544,14 +544,15 @@ START_TEST(test_gemm_ws_refuses)
     const kn_ws_epi plain = {KN_WS_PLAIN, KN_EPI_NONE, NULL, NULL, NULL};
     const kn_ws_epi acc16 = {KN_WS_PLAIN, KN_EPI_ACC, NULL, NULL, NULL};
     const kn_ws_epi rope = {KN_WS_ROPE, KN_EPI_NONE, NULL, NULL, NULL};
-    const kn_ws_cfg big = {1, 9, 0}, gg1 = {1, 1, 0}, deep = {1, 1, 9};
+    const kn_ws_cfg big = {1, 16, 0}, three = {1, 3, 0}, gg1 = {1, 1, 0}, deep = {1, 1, 9};
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 257, 64, 64, &plain, NULL), 0);  /* M */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 96, 64, &plain, NULL), 0);   /* N % 64 */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 96, &plain, NULL), 0);   /* K % 64 */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 64, &acc16, NULL), 0);   /* acc into 16 bits */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 192, 64, &rope, NULL), 0);   /* no tables */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F32, d, d, d, KN_F32, 8, 64, 64, &plain, NULL), 0);   /* fp32 X */
-    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &big), 0); /* split 9 */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &big), 0); /* split 16 */
+    ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &three), 0); /* split 3 */
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 64, 1024, &plain, &deep), 0); /* 9 stages */
     const kn_ws_epi gg = {KN_WS_GEGLU, KN_EPI_NONE, NULL, NULL, NULL};
     ck_assert_int_ne(kn_gemm_ws(KS0, KN_F16, d, d, d, KN_F16, 8, 128, 64, &gg, &gg1), 0);    /* GeGLU on 1 warpgroup */
