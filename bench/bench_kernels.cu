@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,ws,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -265,86 +265,6 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
         CK(cudaFree(b));
 }
 
-/* ---- weight-streaming GEMM ------------------------------------------------------------ */
-
-/* kn_gemm_ws at one shape and layout, against what it replaces in the forward: cuBLASLt
- * (+ kn_rope or kn_geglu as a second launch), both on rotating operand sets; rate in
- * bytes of W per second (the quantity a small-M GEMM is bound by). cfg all zero: the
- * launcher's own choice; sweep: every tile width x split x ring depth the shape allows. */
-static kn_ws_cfg g_ws_cfg;    /* --ws-cfg: this configuration only (profiling) */
-static std::string g_ws_op;   /* --ws-op: this op only */
-
-static void bench_ws(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N, int K, int layout, kn_dtype ydt,
-                     bool sweep)
-{
-    if (!g_ws_op.empty() && g_ws_op != op)
-        return;
-    const int D = N / 3, F = N / 2, max_pos = 8192;
-    const size_t xs = (size_t)M * K, ws = (size_t)N * K, ys = (size_t)M * N;
-    const int S = nsets(xs * 2 + ws * 2 + ys * kn_dtype_size(ydt));
-    std::vector<void *> X(S), W(S), Wp(S), Y(S), U(S);
-    for (int i = 0; i < S; i++) {
-        X[i] = rand_buf(xs, dt);
-        W[i] = rand_buf(ws, dt, -0.05f, 0.05f);
-        CK(cudaMalloc(&Wp[i], kn_ws_packed_bytes(N, K)));
-        KOK(kn_ws_pack(KS0, dt, W[i], Wp[i], N, K, layout));
-        CK(cudaMalloc(&Y[i], ys * kn_dtype_size(ydt)));
-        CK(cudaMalloc(&U[i], ys * kn_dtype_size(ydt)));
-    }
-    float *ct, *st;
-    int32_t *pos;
-    CK(cudaMalloc((void **)&ct, sizeof(float) * max_pos * KN_ROPE_HALF));
-    CK(cudaMalloc((void **)&st, sizeof(float) * max_pos * KN_ROPE_HALF));
-    CK(cudaMalloc((void **)&pos, sizeof(int32_t) * M));
-    CK(cudaMemset(pos, 0, sizeof(int32_t) * M));
-    KOK(kn_rope_tables_gpu(KS0, ct, st, max_pos, 160000.0));
-    CK(cudaDeviceSynchronize());
-    /* a plain GEMM with an fp32 Y adds into it, as the forward's residual branches do */
-    const int epi = layout == KN_WS_PLAIN && ydt == KN_F32 ? KN_EPI_ACC : KN_EPI_NONE;
-    const kn_ws_epi e = {layout, epi, pos, ct, st};
-    char shape[96], extra[160];
-    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
-    const char *fused = layout == KN_WS_ROPE ? "+rope" : layout == KN_WS_GEGLU ? "+geglu" : "";
-    KOK(kn_gemm_prepare(ctx, dt, dt, ydt, M, N, K, epi, 0, g_ks, X[0], W[0], U[0])); /* as the forward's warm-up */
-    timing ref = time_it([&](int i) {
-        const int k = i % S;
-        KOK(kn_gemm_ex(ctx, g_ks, X[k], dt, W[k], dt, NULL, dt, U[k], ydt, M, N, K, epi));
-        if (layout == KN_WS_ROPE)
-            KOK(kn_rope(g_ks, dt, U[k], M, D, pos, ct, st));
-        if (layout == KN_WS_GEGLU)
-            KOK(kn_geglu(g_ks, dt, U[k], Y[k], M, F));
-    });
-    snprintf(extra, sizeof extra, ", \"path\": \"cublaslt%s\", \"ydt\": \"%s\"", fused, kn_dtype_name(ydt));
-    record("gemm_ws_ref", op, dt, shape, ref, 0, (double)ws * 2, extra);
-    std::vector<kn_ws_cfg> cfgs = {g_ws_cfg};
-    if (sweep && !g_ws_cfg.wgs && !g_ws_cfg.split && !g_ws_cfg.stages)
-        for (int w : {1, 2})
-            for (int sp : {1, 2, 4, 8})
-                for (int st : {2, 4, 0})
-                    if (N % (64 * w) == 0 && sp <= K / 64 && (layout != KN_WS_GEGLU || w == 2))
-                        cfgs.push_back({w, sp, st});
-    for (const kn_ws_cfg &c : cfgs) {
-        timing t = time_it([&](int i) {
-            const int k = i % S;
-            KOK(kn_gemm_ws(g_ks, dt, X[k], Wp[k], Y[k], ydt, M, N, K, &e, &c));
-        });
-        snprintf(extra, sizeof extra, ", \"path\": \"ws%s\", \"ydt\": \"%s\", \"wgs\": %d, \"split\": %d, "
-                 "\"stages\": %d, \"vs_ref\": %.3f", fused, kn_dtype_name(ydt), c.wgs, c.split, c.stages,
-                 ref.med_us / t.med_us);
-        record("gemm_ws", op, dt, shape, t, 0, (double)ws * 2, extra);
-    }
-    for (int i = 0; i < S; i++) {
-        CK(cudaFree(X[i]));
-        CK(cudaFree(W[i]));
-        CK(cudaFree(Wp[i]));
-        CK(cudaFree(Y[i]));
-        CK(cudaFree(U[i]));
-    }
-    CK(cudaFree(ct));
-    CK(cudaFree(st));
-    CK(cudaFree(pos));
-}
-
 /* ---- memory-bound kernels ------------------------------------------------------------ */
 
 static void bench_geglu(kn_dtype dt, int M, int F)
@@ -473,25 +393,16 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,ws,geglu,layernorm,rope,attention] "
-                        "[--ws-op=OP] [--ws-m=M] [--ws-cfg=WGS,SPLIT,STAGES]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
     std::string only;
-    int ws_m = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
         else if (!strncmp(argv[i], "--only=", 7))
             only = std::string(",") + (argv[i] + 7) + ",";
-        else if (!strncmp(argv[i], "--ws-op=", 8))
-            g_ws_op = argv[i] + 8;
-        else if (!strncmp(argv[i], "--ws-m=", 7))
-            ws_m = atoi(argv[i] + 7);
-        else if (!strncmp(argv[i], "--ws-cfg=", 9) &&
-                 sscanf(argv[i] + 9, "%d,%d,%d", &g_ws_cfg.wgs, &g_ws_cfg.split, &g_ws_cfg.stages) == 3)
-            ;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;
@@ -564,24 +475,6 @@ int main(int argc, char **argv)
             bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, true);
             bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, false);
             bench_gemm(ctx, "head.in_proj", dt, 83, 3072, 1024, KN_EPI_NONE, true, false, true);
-        }
-        if (want("ws")) {
-            /* the encoder's four GEMMs as the forward runs them at small buckets (Wo / Wo2 add
-             * into the fp32 residual stream); the full sweep at the 1x83 bucket (128 slots) */
-            const kn_dtype f32 = KN_F32;
-            struct wsp { const char *op; int N, K, layout; kn_dtype y; } wse[] = {
-                {"en.Wqkv+rope", 3072, 1024, KN_WS_ROPE, dt}, {"en.attn.Wo", 1024, 1024, KN_WS_PLAIN, f32},
-                {"en.mlp.Wi+geglu", 5248, 1024, KN_WS_GEGLU, dt}, {"en.mlp.Wo", 1024, 2624, KN_WS_PLAIN, f32}},
-                wsm[] = {{"mm.Wqkv+rope", 2304, 768, KN_WS_ROPE, dt}, {"mm.attn.Wo", 768, 768, KN_WS_PLAIN, f32},
-                         {"mm.mlp.Wi+geglu", 2304, 768, KN_WS_GEGLU, dt}, {"mm.mlp.Wo", 768, 1152, KN_WS_PLAIN, f32}};
-            for (int m : {64, 83, 128, 192, 256}) {
-                if (ws_m && m != ws_m)
-                    continue;
-                for (auto &p : wse)
-                    bench_ws(ctx, p.op, dt, m, p.N, p.K, p.layout, p.y, m == 128 && dt == KN_F16);
-                for (auto &p : wsm)
-                    bench_ws(ctx, p.op, dt, m, p.N, p.K, p.layout, p.y, false);
-            }
         }
         for (int m : Ms) {
             if (want("geglu"))

@@ -183,37 +183,6 @@ int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *
 int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                 const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi);
 
-/* ---- weight-streaming GEMM for few rows (kernels/gemm_ws.cu) ----------------
- *
- * Y = X[M, K] . W^T for M <= KN_WS_MAX_M, with W packed once by kn_ws_pack
- * (64-row groups in the order the tensor cores read them; N * K * 2 bytes) and,
- * in the layout's epilogue, RoPE on Q/K (KN_WS_ROPE: N = 3D, Y [M, 3D] as
- * kn_rope would leave it) or GeGLU (KN_WS_GEGLU: N = 2F, Y [M, F] as kn_geglu
- * would produce), computed on the fp32 sums and rounded once. KN_WS_PLAIN
- * takes epi KN_EPI_NONE (Y in dt or fp32) or KN_EPI_ACC (Y fp32, Y += X W^T).
- * Hopper only (sm_90a wgmma). K is split over a thread-block cluster and
- * reduced in a fixed order that depends on N, K and the layout only: results
- * are bit-identical run to run and for any M. cfg may be NULL (chosen from
- * the shape); a field of 0 means the same.
- */
-#define KN_WS_MAX_M 256
-enum { KN_WS_PLAIN = 0, KN_WS_ROPE = 1, KN_WS_GEGLU = 2 };
-typedef struct kn_ws_epi {
-    int layout, epi;
-    const int32_t *pos; /* RoPE: positions [M] and the fp32 tables */
-    const float *cos_tab, *sin_tab;
-} kn_ws_epi;
-/* wgs: consumer warpgroups per CTA (64 output features each), 1 or 2;
- * split: CTAs per cluster sharing one tile's K, 1, 2, 4 or 8; stages: ring
- * depth 1..8 */
-typedef struct kn_ws_cfg { int wgs, split, stages; } kn_ws_cfg;
-int kn_ws_supported(void); /* 1 on an sm_90 device (the current one) */
-size_t kn_ws_packed_bytes(int N, int K);
-int kn_ws_shape_ok(int M, int N, int K, int layout);
-int kn_ws_pack(kn_stream ks, kn_dtype dt, const void *W, void *Wp, int N, int K, int layout);
-int kn_gemm_ws(kn_stream ks, kn_dtype dt, const void *X, const void *Wp, void *Y, kn_dtype ydt,
-               int M, int N, int K, const kn_ws_epi *e, const kn_ws_cfg *cfg);
-
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F]; U [M, 2F] and out in dt (16-bit),

@@ -53,14 +53,11 @@ static void teardown(void)
 }
 
 /* A backend warming every bucket (warm NULL) or only those of the given shapes. */
-/* ws_tokens < 0: the default (buckets of <= 256 slots on the weight-streaming GEMM) */
-static laya_backend *make_ws(int dtype, const cuda_bucket *warm, int n_warm, int ws_tokens)
+static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     o.dtype = dtype;
-    if (ws_tokens >= 0)
-        o.ws_tokens = ws_tokens;
     o.warm = warm;
     o.n_warm = n_warm;
     layad_error err = {0};
@@ -68,8 +65,6 @@ static laya_backend *make_ws(int dtype, const cuda_bucket *warm, int n_warm, int
     ck_assert_msg(b != NULL, "create: %s", err.msg);
     return b;
 }
-
-static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm) { return make_ws(dtype, warm, n_warm, -1); }
 
 static void fwd(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
 {
@@ -164,8 +159,7 @@ START_TEST(packing_order_and_k)
     if (!g_have)
         return;
     layad_error err = {0};
-    /* cuBLASLt everywhere: its algorithm for a shape does not depend on where a row sits */
-    laya_backend *b = make_ws(CUDA_DT_FP16, NULL, 0, 0);
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
     /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
@@ -213,58 +207,6 @@ START_TEST(packing_order_and_k)
     cuda_backend_stats_get(b, &st);
     ck_assert_int_eq(st.graph_misses, 0); /* every bucket was warmed */
     b->ops->destroy(b);
-}
-END_TEST
-
-/* The default: packs of <= 256 token slots run the weight-streaming GEMM, whose
- * sums depend on N and K only, so a row alone and in any such pack has the
- * same bits; a larger pack runs cuBLASLt, within the fp16 gates of it. */
-START_TEST(packing_streaming_route)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *lt = make_ws(CUDA_DT_FP16, NULL, 0, 0);
-    synth_set p;
-    ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
-    laya_row few[8];
-    int n = 0, tokens = 0;
-    for (int i = 0; i < p.n && n < 8; i++)
-        if (p.rows[i].len <= 40 && tokens + p.rows[i].len <= 200) {
-            few[n++] = p.rows[i];
-            tokens += p.rows[i].len;
-        }
-    ck_assert_int_ge(n, 4);
-    fwd_out pack, one, all_ws, all_lt;
-    ck_assert(!fwd_out_alloc(&pack, n, 40, &err) && !fwd_out_alloc(&one, 1, 40, &err) &&
-              !fwd_out_alloc(&all_ws, p.n, p.max_markers, &err) && !fwd_out_alloc(&all_lt, p.n, p.max_markers, &err));
-    fwd(b, few, n, &pack, 1);
-    for (int i = 0; i < n; i++) {
-        fwd(b, &few[i], 1, &one, 1);
-        ck_assert_msg(same_row(&pack, i, &one, 0, few[i].n_markers), "row %d alone != packed (streaming)", i);
-    }
-    /* every row alone (the streaming GEMM where it fits) against all in large packs on cuBLASLt */
-    for (int i = 0; i < p.n; i++) {
-        fwd(b, &p.rows[i], 1, &one, 1);
-        memcpy(all_ws.logits + (size_t)i * all_ws.K, one.logits, sizeof(float) * p.rows[i].n_markers);
-        memcpy(all_ws.act + (size_t)i * 2, one.act, 2 * sizeof(float));
-        for (int k = p.rows[i].n_markers; k < all_ws.K; k++)
-            all_ws.logits[(size_t)i * all_ws.K + k] = LAYA_MASK_FILL;
-    }
-    fwd(lt, p.rows, p.n, &all_lt, 1);
-    delta_stats st[3] = {{0}}, all = {0};
-    delta_accum(st, &all, &g_ck.cfg, p.rows, &all_lt, &all_ws, 1e-2);
-    printf("streaming rows alone vs cuBLASLt packs: max|dp| %.3e max|dlogit| %.3e gated argmax %d/%d\n",
-           all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
-    ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g", all.max_dp);
-    ck_assert_int_eq(all.n_gated_agree, all.n_gated);
-    fwd_out_free(&pack);
-    fwd_out_free(&one);
-    fwd_out_free(&all_ws);
-    fwd_out_free(&all_lt);
-    synth_free(&p);
-    b->ops->destroy(b);
-    lt->ops->destroy(lt);
 }
 END_TEST
 
@@ -366,7 +308,6 @@ int main(void)
     tcase_add_test(t, parity_fp16);
     tcase_add_test(t, parity_bf16);
     tcase_add_test(t, packing_order_and_k);
-    tcase_add_test(t, packing_streaming_route);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

@@ -72,12 +72,6 @@ typedef struct cuda_backend_opts {
                            in every process */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
-    int ws_tokens;      /* buckets of at most this many token slots (<= KN_WS_MAX_M, 256)
-                           run the encoder's GEMMs through the weight-streaming GEMM with
-                           RoPE and GeGLU fused (kernels/gemm_ws.cu; the encoder's weights
-                           packed once more at load); 0: cuBLASLt everywhere, where a row's
-                           bits are the same in every pack. Default 256; Hopper only
-                           (elsewhere 0) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */
@@ -140,7 +134,7 @@ typedef struct cuda_backend_info {
     int sm_major, sm_minor, sm_count;
     size_t mem_total, mem_free; /* at the time of the call (cudaMemGetInfo) */
     int dtype;
-    size_t weight_bytes;       /* device weight arena, with the packed copy (ws_tokens) */
+    size_t weight_bytes;       /* device weight arena */
     size_t act_bytes;          /* device activation arena (largest bucket) */
     size_t workspace_bytes;    /* cuBLASLt workspace */
     size_t pinned_bytes;       /* host staging */

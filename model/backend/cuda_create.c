@@ -93,8 +93,6 @@ static void cuda_destroy(laya_backend *base)
     for (int i = 0; i < 4; i++)
         if (b->ev[i])
             cudaEventDestroy(b->ev[i]);
-    if (b->wsarena)
-        cudaFree(b->wsarena);
     if (b->ks.s)
         cudaStreamDestroy(b->ks.s);
     free(b);
@@ -164,7 +162,6 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
         return -1;
     b->Rmax = b->o.max_batch_rows;
     b->Tmax = b->policy.bucket[b->policy.n_buckets - 1];
-    b->ws_tokens = b->o.ws_tokens < 0 ? 0 : b->o.ws_tokens > KN_WS_MAX_M ? KN_WS_MAX_M : b->o.ws_tokens;
     return 0;
 }
 
@@ -180,7 +177,7 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     if (cuda_upload_weights(b, ck, err))
         return -1;
     b->info.upload_ms = cuda_now_ms() - tu;
-    if (cuda_alloc_acts(b, err) || cuda_pack_ws_weights(b, err))
+    if (cuda_alloc_acts(b, err))
         return -1;
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)
@@ -245,7 +242,7 @@ int cuda_backend_info_get(laya_backend *base, cuda_backend_info *info, layad_err
     *info = b->info;
     info->device = b->dev;
     info->dtype = b->o.dtype;
-    info->weight_bytes = b->wbytes + b->wsbytes;
+    info->weight_bytes = b->wbytes;
     info->act_bytes = b->abytes;
     info->workspace_bytes = kn_gemm_ctx_workspace_bytes(b->gemm);
     info->pinned_bytes = b->pin_bytes;

@@ -15,8 +15,6 @@
  *                   res += o; xn = LN_attn(next)(res)
  *                   (res += o in the GEMM's epilogue by default, else fused
  *                   into the LayerNorm kernel: residual_epilogue)
- *        (buckets of <= ws_tokens slots: the four GEMMs through kn_gemm_ws on
- *        packed weights, RoPE in Wqkv's epilogue and GeGLU in Wi's: no u)
  *        res = LN_final(res) (fp32, in place); res += type_emb[slot type]
  *   head layers 0..n-2 over all T slots (biased LN, in_proj with bias,
  *        attention within each row, ReLU FFN), residual fp32;
@@ -76,63 +74,22 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
-/* A residual branch o = X W^T ([T, D]) through cuBLASLt (Wp NULL) or the
- * weight-streaming GEMM on the packed Wp: added into res by the GEMM's
- * epilogue (b->acc), or written to a->o for the next LayerNorm to add.
- * *pending gets what that LayerNorm must still add: NULL, or a->o. */
-static int branch(cuda_backend *b, const void *X, const void *W, const void *Wp, int T, int K,
-                  const void **pending, layad_error *err)
+/* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
+ * (b->acc), or written to a->o for the next LayerNorm to add. *pending gets
+ * what that LayerNorm must still add: NULL, or a->o. */
+static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, const void **pending,
+                  layad_error *err)
 {
     dev_acts *a = &b->a;
-    void *Y = b->acc ? (void *)a->res : a->o;
-    const int epi = b->acc ? KN_EPI_ACC : KN_EPI_NONE;
     *pending = b->acc ? NULL : a->o;
-    if (!Wp) {
-        GEMM(X, b->dt, W, b->dt, NULL, b->dt, Y, b->br_dt, T, b->D, K, epi);
-        return 0;
-    }
-    const kn_ws_epi plain = {KN_WS_PLAIN, epi, NULL, NULL, NULL};
-    LAUNCH(kn_gemm_ws(b->ks, b->dt, X, Wp, Y, b->br_dt, T, b->D, K, &plain, NULL));
+    GEMM(X, b->dt, W, b->dt, NULL, b->dt, b->acc ? (void *)a->res : a->o, b->br_dt, T, b->D, K,
+         b->acc ? KN_EPI_ACC : KN_EPI_NONE);
     return 0;
-}
-
-/* One encoder layer up to its MLP branch; *o: what the next LayerNorm still
- * adds. Buckets of <= ws_tokens slots run the four GEMMs through kn_gemm_ws
- * (RoPE in Wqkv's epilogue, GeGLU in Wi's: 7 launches instead of 9), larger
- * ones through cuBLASLt with RoPE and GeGLU as kernels of their own. */
-static int enqueue_layer(cuda_backend *b, int i, int T, const int32_t *pos, const int32_t *cu,
-                         const int32_t *tiles, int n_tiles, const void **o, layad_error *err)
-{
-    const int D = b->D, F = b->F, global = b->cfg.layer_global[i], ws = T <= b->ws_tokens;
-    const kn_dtype dt = b->dt, br = b->br_dt;
-    const float eps = (float)b->cfg.norm_eps;
-    const dev_layer *L = &b->w.enc[i];
-    dev_acts *a = &b->a;
-    const float *ct = global ? a->cos_g : a->cos_l, *st = global ? a->sin_g : a->sin_l;
-    const kn_ws_epi rope = {KN_WS_ROPE, KN_EPI_NONE, pos, ct, st};
-    const kn_ws_epi geglu = {KN_WS_GEGLU, KN_EPI_NONE, NULL, NULL, NULL};
-    if (ws) {
-        LAUNCH(kn_gemm_ws(b->ks, dt, a->xn, L->pqkv, a->qkv, dt, T, 3 * D, D, &rope, NULL));
-    } else {
-        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, ct, st));
-    }
-    LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, global ? -1 : b->window));
-    if (branch(b, a->att, L->wo, ws ? L->pwo : NULL, T, D, o, err))
-        return -1;
-    LAUNCH(kn_layernorm(b->ks, a->res, *o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
-    if (ws) {
-        LAUNCH(kn_gemm_ws(b->ks, dt, a->xn, L->pwi, a->g, dt, T, 2 * F, D, &geglu, NULL));
-    } else {
-        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
-        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-    }
-    return branch(b, a->g, L->wo2, ws ? L->pwo2 : NULL, T, F, o, err);
 }
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
+    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt, br = b->br_dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
@@ -142,8 +99,20 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
+        const dev_layer *L = &b->w.enc[i];
+        const int global = b->cfg.layer_global[i];
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
         const void *o;
-        if (enqueue_layer(b, i, T, pos, cu, tiles, n_tiles, &o, err))
+        if (branch(b, a->att, L->wo, T, D, &o, err))
+            return -1;
+        LAUNCH(kn_layernorm(b->ks, a->res, o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
+        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
+        if (branch(b, a->g, L->wo2, T, F, &o, err))
             return -1;
         if (i + 1 < b->n_layers)
             LAUNCH(kn_layernorm(b->ks, a->res, o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn, dt,

@@ -38,7 +38,6 @@
 typedef struct dev_layer {
     const float *attn_norm; /* NULL on layer 0 */
     const void *wqkv, *wo, *wi, *wo2;
-    const void *pqkv, *pwo, *pwi, *pwo2; /* packed for kn_gemm_ws; NULL when ws_tokens is 0 */
     const float *mlp_norm;
 } dev_layer;
 
@@ -112,9 +111,6 @@ typedef struct cuda_backend {
     int prepare_only; /* 1: gemm() prepares plans, nothing is launched */
     void *warena;
     size_t wbytes;
-    void *wsarena;    /* the encoder's weights packed for kn_gemm_ws (ws_tokens > 0) */
-    size_t wsbytes;
-    int ws_tokens;    /* buckets up to this many slots use kn_gemm_ws; 0: none */
     dev_weights w;
     void *aarena;
     size_t abytes;
@@ -134,7 +130,6 @@ size_t cuda_align_up(size_t x);
 stage_layout cuda_stage_layout(int cap, int rows_cap, int gcap);
 int cuda_upload_weights(cuda_backend *b, const laya_checkpoint *ck, layad_error *err);
 int cuda_alloc_acts(cuda_backend *b, layad_error *err);
-int cuda_pack_ws_weights(cuda_backend *b, layad_error *err);
 
 /* cuda_forward.c */
 int cuda_enqueue(cuda_backend *b, int cap, int gcap, layad_error *err);

@@ -183,52 +183,6 @@ out:
     return rc;
 }
 
-/* ---- weights packed for the weight-streaming GEMM ---------------------------------
- *
- * Small buckets run the encoder's four GEMMs through kn_gemm_ws, which reads W in
- * the tensor cores' order (kernels/gemm_ws.cu); large ones keep cuBLASLt on the plain
- * copies, so both layouts stay resident (the packed copy is the encoder's
- * matrices once more: ~0.7 GB for English-large in 16 bits). Packing runs on the
- * device from the plain copies, once, at create. */
-int cuda_pack_ws_weights(cuda_backend *b, layad_error *err)
-{
-    const int D = b->D, F = b->F;
-    const size_t sizes[4] = {kn_ws_packed_bytes(3 * D, D), kn_ws_packed_bytes(D, D),
-                             kn_ws_packed_bytes(2 * F, D), kn_ws_packed_bytes(D, F)};
-    if (!b->ws_tokens)
-        return 0;
-    if (!kn_ws_shape_ok(1, 3 * D, D, KN_WS_ROPE) || !kn_ws_shape_ok(1, D, D, KN_WS_PLAIN) ||
-        !kn_ws_shape_ok(1, 2 * F, D, KN_WS_GEGLU) || !kn_ws_shape_ok(1, D, F, KN_WS_PLAIN) ||
-        D / b->H != KN_HEAD_DIM || !kn_ws_supported()) {
-        b->ws_tokens = 0; /* a geometry or GPU the kernel does not serve: cuBLASLt everywhere */
-        return 0;
-    }
-    size_t per_layer = 0;
-    for (int k = 0; k < 4; k++)
-        per_layer += cuda_align_up(sizes[k]);
-    b->wsbytes = per_layer * (size_t)b->n_layers;
-    if (cudaMalloc(&b->wsarena, b->wsbytes) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return layad_fail(err, 500, "cuda backend: cannot allocate %zu bytes of packed weights "
-                                    "(set ws_tokens 0)", b->wsbytes);
-    }
-    char *p = b->wsarena;
-    for (int i = 0; i < b->n_layers; i++) {
-        dev_layer *L = &b->w.enc[i];
-        const void *src[4] = {L->wqkv, L->wo, L->wi, L->wo2};
-        const void **dst[4] = {&L->pqkv, &L->pwo, &L->pwi, &L->pwo2};
-        const int N[4] = {3 * D, D, 2 * F, D}, K[4] = {D, D, D, F};
-        const int layout[4] = {KN_WS_ROPE, KN_WS_PLAIN, KN_WS_GEGLU, KN_WS_PLAIN};
-        for (int k = 0; k < 4; k++) {
-            KN(kn_ws_pack(b->ks, b->dt, src[k], p, N[k], K[k], layout[k]));
-            *dst[k] = p;
-            p += cuda_align_up(sizes[k]);
-        }
-    }
-    CU(cudaStreamSynchronize(b->ks.s));
-    return 0;
-}
-
 /* ---- activation arena ------------------------------------------------------------ */
 
 int cuda_alloc_acts(cuda_backend *b, layad_error *err)
