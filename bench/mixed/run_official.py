@@ -13,6 +13,10 @@ numpy and huggingface_hub; the wheel itself installs with --no-deps. Runs offlin
 Precision (--precision): fp32 (default: autocast off, the closest the package gets to its exact
 CPU answers, so disagreements measure the other system), fp16 (LAYA_CUDA_AMP=fp16, the dtype
 layad and laya-cuda run), or bf16 (the package's own CUDA default for these checkpoints).
+--accelerate: the package's TileLang fast path (`Agent.accelerate(strict=True)`: fused kernels,
+flash attention, CUDA graphs per shape bucket, in the autocast dtype; needs tilelang 0.1.15 and
+its dependencies, and fp16 or bf16), built before the first request; its kernels and graphs are
+made on first use of a shape, which the first requests pay, as a user would.
 
   run_official.py --model CHECKPOINT_DIR --requests requests.jsonl --out-dir DIR [--precision fp32]
 
@@ -34,6 +38,7 @@ def main():
     ap.add_argument("--requests", required=True)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32")
+    ap.add_argument("--accelerate", action="store_true", help="the TileLang fast path (Agent.accelerate)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--seq-budget", type=float, default=900)
     ap.add_argument("--out-dir", required=True)
@@ -52,8 +57,11 @@ def main():
     import torch
     import laya
 
-    out = {"system": "official laya %s Agent.system_one (PyTorch %s, %s, %s)" % (
-        md.version("laya"), torch.__version__, a.device, a.precision), "label": a.label}
+    if a.accelerate and a.precision == "fp32":
+        sys.exit("run_official: --accelerate runs in fp16 or bf16")
+    out = {"system": "official laya %s Agent.system_one%s (PyTorch %s, %s, %s)" % (
+        md.version("laya"), ", TileLang fast path" if a.accelerate else "", torch.__version__, a.device,
+        a.precision), "label": a.label}
     out.update(mixedlib.provenance(a.requests, sha, len(reqs), a.commit))
     out["checkpoint"] = os.path.abspath(a.model)
     out["versions"] = {"laya": md.version("laya"), "torch": torch.__version__,
@@ -68,6 +76,12 @@ def main():
     out["agent"] = {"load_s": round(time.perf_counter() - t0, 3), "device": str(agent.device),
                     "compute": "autocast %s" % agent.dtype if agent.amp_enabled else "fp32 (autocast off)",
                     "gpu": torch.cuda.get_device_name(agent.device) if agent.device.type == "cuda" else None}
+    if a.accelerate:
+        t1 = time.perf_counter()
+        agent.accelerate(strict=True)
+        out["agent"]["accelerate_s"] = round(time.perf_counter() - t1, 3)
+        out["versions"]["tilelang"] = md.version("tilelang")
+        print("run_official: TileLang fast path built in %.2f s" % out["agent"]["accelerate_s"], flush=True)
     print("run_official: Agent loaded in %.2f s (%s, %s); sequential over %d requests" % (
         out["agent"]["load_s"], agent.device, out["agent"]["compute"], len(reqs)), flush=True)
 

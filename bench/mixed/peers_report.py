@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""peers_report.py - per-request-kind latency of every system of a peers.sh run, side by side.
+
+Reads RUN_DIR/NAME.json and NAME-answers.jsonl for each system present (layad, laya-cuda,
+official-stock, official-fast), the request set's meta (gen_fixed.py: kind of request i is
+kinds[i % 3]) and compare-stock.json / compare-fast.json (compare.py with the official package's
+stock and fast-path answers as "official"), and writes one JSON: per system and kind, the first call (which
+pays any first-use cost: graph capture, kernel builds), and p50 / p95 / max over the repeats
+after it; plus each system's own JSON (versions, load times) and the answer comparison.
+
+  peers_report.py --dir RUN_DIR --meta requests.jsonl.meta.json --out peers-h200.json [--note T]
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mixedlib  # noqa: E402
+
+SYSTEMS = ("layad", "laya-cuda", "official-stock", "official-fast")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def by_kind(rows, kinds):
+    out = {}
+    for k, kind in enumerate(kinds):
+        mine = [r for r in rows if r["i"] % len(kinds) == k]
+        ok = [r["ms"] for r in mine if r["ok"]]
+        out[kind] = {"first_ms": round(mine[0]["ms"], 3) if mine else None,
+                     "after_first": mixedlib.latency(ok[1:]),
+                     "rejected": sum(1 for r in mine if not r["ok"])}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--note", default="")
+    a = ap.parse_args()
+    meta = load(a.meta)
+    kinds = meta["kinds"]
+    rep = {"note": a.note, "requests": meta, "systems": {}, "table_p50_ms": {}}
+    for name in SYSTEMS:
+        res = load(os.path.join(a.dir, name + ".json"))
+        path = os.path.join(a.dir, name + "-answers.jsonl")
+        if res is None or not os.path.exists(path):
+            continue
+        kinds_stats = by_kind(mixedlib.read_jsonl(path), kinds)
+        rep["systems"][name] = {"result": res, "by_kind": kinds_stats}
+        rep["table_p50_ms"][name] = {k: v["after_first"].get("p50_ms") for k, v in kinds_stats.items()}
+    rep["compare"] = {"official_stock": load(os.path.join(a.dir, "compare-stock.json")),
+                      "official_fast": load(os.path.join(a.dir, "compare-fast.json"))}
+    mixedlib.write_json(a.out, rep)
+    w = max(len(k) for k in kinds)
+    print("p50 after the first call, ms:")
+    print("  %-16s %s" % ("system", " ".join("%*s" % (w, k) for k in kinds)))
+    for name, row in rep["table_p50_ms"].items():
+        print("  %-16s %s" % (name, " ".join("%*s" % (w, row[k]) for k in kinds)))
+
+
+if __name__ == "__main__":
+    main()
