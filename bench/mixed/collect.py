@@ -14,13 +14,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mixedlib  # noqa: E402
 
 
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
 
 def headline(name, r):
     seq = r.get("sequential", {})
@@ -43,14 +36,14 @@ def main():
     ap.add_argument("--note", default="")
     a = ap.parse_args()
     out = {"what": "bench/mixed: mixed-traffic benchmark (README.md there)", "note": a.note,
-           "requests": load(os.path.join(a.dir, "requests.meta.json")) or
-           load(os.path.join(a.dir, "requests.jsonl.meta.json")), "headline": []}
+           "requests": mixedlib.read_json(os.path.join(a.dir, "requests.meta.json")) or
+           mixedlib.read_json(os.path.join(a.dir, "requests.jsonl.meta.json")), "headline": []}
     for name in ("layad", "laya-cuda", "official"):
-        r = load(os.path.join(a.dir, name + ".json"))
+        r = mixedlib.read_json(os.path.join(a.dir, name + ".json"))
         if r is not None:
             out[name] = r
             out["headline"].append(headline(name, r))
-    cmp_ = load(os.path.join(a.dir, "compare.json"))
+    cmp_ = mixedlib.read_json(os.path.join(a.dir, "compare.json"))
     if cmp_ is not None:
         for pair in cmp_.get("pairs", {}).values():
             pair["examples"] = pair["examples"][:10]

@@ -115,6 +115,15 @@ def write_json(path, obj):
     os.replace(tmp, path)
 
 
+def read_json(path):
+    """The JSON document at path, or None when it is missing or not JSON (a system that did not run)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def write_jsonl(path, rows):
     """Rows as JSON lines; gzip-compressed when the path ends in .gz."""
     opener = gzip.open if path.endswith(".gz") else open

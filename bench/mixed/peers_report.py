@@ -11,7 +11,6 @@ after it; plus each system's own JSON (versions, load times) and the answer comp
   peers_report.py --dir RUN_DIR --meta requests.jsonl.meta.json --out peers-h200.json [--note T]
 """
 import argparse
-import json
 import os
 import sys
 
@@ -20,13 +19,6 @@ import mixedlib  # noqa: E402
 
 SYSTEMS = ("layad", "laya-cuda", "official-stock", "official-fast")
 
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def by_kind(rows, kinds):
@@ -47,19 +39,19 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--note", default="")
     a = ap.parse_args()
-    meta = load(a.meta)
+    meta = mixedlib.read_json(a.meta)
     kinds = meta["kinds"]
     rep = {"note": a.note, "requests": meta, "systems": {}, "table_p50_ms": {}}
     for name in SYSTEMS:
-        res = load(os.path.join(a.dir, name + ".json"))
+        res = mixedlib.read_json(os.path.join(a.dir, name + ".json"))
         path = os.path.join(a.dir, name + "-answers.jsonl")
         if res is None or not os.path.exists(path):
             continue
         kinds_stats = by_kind(mixedlib.read_jsonl(path), kinds)
         rep["systems"][name] = {"result": res, "by_kind": kinds_stats}
         rep["table_p50_ms"][name] = {k: v["after_first"].get("p50_ms") for k, v in kinds_stats.items()}
-    rep["compare"] = {"official_stock": load(os.path.join(a.dir, "compare-stock.json")),
-                      "official_fast": load(os.path.join(a.dir, "compare-fast.json"))}
+    rep["compare"] = {"official_stock": mixedlib.read_json(os.path.join(a.dir, "compare-stock.json")),
+                      "official_fast": mixedlib.read_json(os.path.join(a.dir, "compare-fast.json"))}
     mixedlib.write_json(a.out, rep)
     w = max(len(k) for k in kinds)
     print("p50 after the first call, ms:")
