@@ -78,9 +78,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert list(r["systems"]) == ["layad"], list(r["systems"])
 by = r["systems"]["layad"]["by_kind"]
+toks = [by[k]["input_tokens"] for k in ("short_1q", "long_1q", "three_q")]
+assert toks[1] > toks[0] and toks[2] > toks[0], toks
 assert list(by) == ["short_1q", "long_1q", "three_q"]
 for k, v in by.items():
     assert v["first_ms"] > 0 and v["after_first"]["n"] == 2 and v["rejected"] == 0, (k, v)
+    assert v["input_tokens"] > 0, (k, v)
     assert r["table_p50_ms"]["layad"][k] == v["after_first"]["p50_ms"]
 assert r["compare"]["official_stock"]["pairs"]["official vs layad"]["requests_disagree"] == 0
 print("per kind: first call, p50 after it; compare carried")

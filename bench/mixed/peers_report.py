@@ -5,8 +5,8 @@ Reads RUN_DIR/NAME.json and NAME-answers.jsonl for each system present (layad, l
 official-stock, official-fast), the request set's meta (gen_fixed.py: kind of request i is
 kinds[i % 3]) and compare-stock.json / compare-fast.json (compare.py with the official package's
 stock and fast-path answers as "official"), and writes one JSON: per system and kind, the first call (which
-pays any first-use cost: graph capture, kernel builds), and p50 / p95 / max over the repeats
-after it; plus each system's own JSON (versions, load times) and the answer comparison.
+pays any first-use cost: graph capture, kernel builds), p50 / p95 / max over the repeats after
+it, and the input tokens the system reports for the kind (layad and laya-cuda report them); plus each system's own JSON (versions, load times) and the answer comparison.
 
   peers_report.py --dir RUN_DIR --meta requests.jsonl.meta.json --out peers-h200.json [--note T]
 """
@@ -26,7 +26,9 @@ def by_kind(rows, kinds):
     for k, kind in enumerate(kinds):
         mine = [r for r in rows if r["i"] % len(kinds) == k]
         ok = [r["ms"] for r in mine if r["ok"]]
-        out[kind] = {"first_ms": round(mine[0]["ms"], 3) if mine else None,
+        usage = next((r["body"].get("usage") for r in mine if r["ok"] and isinstance(r.get("body"), dict)), None)
+        out[kind] = {"input_tokens": (usage or {}).get("input_tokens"),
+                     "first_ms": round(mine[0]["ms"], 3) if mine else None,
                      "after_first": mixedlib.latency(ok[1:]),
                      "rejected": sum(1 for r in mine if not r["ok"])}
     return out
