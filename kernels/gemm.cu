@@ -15,20 +15,21 @@
  *     refuses falls back to the own kernel.
  *   - our own kernels for the rest (fp32 X for the head's scorer and act head,
  *     K not a multiple of 8 such as the act head's d + 4, shapes cuBLASLt
- *     refuses). Up to 64 rows (the head's gathered rows at small batch) a
- *     row-streaming kernel: each warp owns 2 output columns and streams their
- *     weight rows once per 8 rows of X with 16-byte loads (4- or 2-byte when K
- *     is not a multiple of 8), lanes split K and a fixed xor tree sums them;
- *     this keeps all SMs streaming weights where 64 x 64 tiles would leave most
- *     idle. Beyond 64 rows, output tiles of 64 x 64 like the CPU
- *     specialization (kernels/gemm_cpu.c), K walked in chunks, predicated loads
- *     that fill zeros past M, N and K (zero products add nothing, so any M, N,
- *     K works and nothing is read out of bounds), epilogue after the last chunk:
- *     + bias, GELU/ReLU, rounding to the output dtype, predicated stores (or,
- *     with KN_EPI_ACC, the fp32 add into what Y holds: cuBLASLt's beta = 1).
- *     16-bit X runs on the tensor cores (WMMA 16x16x16, four warps of 32 x 32);
- *     fp32 X runs on the CUDA cores in fp32 (a 4 x 4 register micro-tile per
- *     thread), W promoted exactly.
+ *     refuses). Every fp32-X product, and 16-bit X up to 64 rows (the head's
+ *     gathered rows at small batch), runs a row-streaming kernel: each warp
+ *     owns 2 output columns and streams their weight rows once per 8 rows of X
+ *     with 16-byte loads (4- or 2-byte when K is not a multiple of 8), lanes
+ *     split K and a fixed xor tree sums them, and blocks along y take separate
+ *     groups of 8 rows; this keeps all SMs streaming weights where 64 x 64
+ *     tiles would leave most idle, and a row's bits do not depend on M. 16-bit
+ *     X beyond 64 rows: output tiles of 64 x 64 like the CPU specialization
+ *     (kernels/gemm_cpu.c) on the tensor cores (WMMA 16x16x16, four warps of
+ *     32 x 32), K walked in chunks, predicated loads that fill zeros past M, N
+ *     and K (zero products add nothing, so any M, N, K works and nothing is
+ *     read out of bounds), epilogue after the last chunk: + bias, GELU/ReLU,
+ *     rounding to the output dtype, predicated stores (or, with KN_EPI_ACC,
+ *     the fp32 add into what Y holds: cuBLASLt's beta = 1). W is promoted to
+ *     fp32 exactly.
  * The own kernels serve the head's small GEMMs; they are not meant to replace
  * cuBLASLt on the encoder's large GEMMs (bench/bench_kernels.cu measures both:
  * the tiled tensor-core kernel reaches ~14% of the bf16 ceiling, measured).
@@ -44,7 +45,6 @@
 #define GEMM_TM 64 /* block tile rows (M), as the CPU */
 #define GEMM_TN 64 /* block tile columns (N), as the CPU */
 #define GEMM_TK 32 /* K chunk staged in shared memory (tensor-core kernel) */
-#define GEMM_SK 16 /* K chunk of the fp32 kernel */
 #define GEMM_PAD 8 /* 16-bit elements of row padding (keeps 32-byte WMMA alignment) */
 
 __device__ __forceinline__ float gemm_epi(float v, int epi)
@@ -156,63 +156,16 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
     }
 }
 
-/* ---- own kernel, fp32 X: CUDA cores ------------------------------------------ */
+/* ---- own kernel: weight streaming, every fp32-X product and 16-bit X up to 64 rows ---- */
 
-/* 256 threads as 16 x 16; thread (tx, ty) owns rows ty + 16i and columns
- * tx + 16j (i, j < 4) of the 64 x 64 tile; K in chunks of 16, summed in k order. */
-template <typename TW, typename TY>
-__global__ void __launch_bounds__(256) gemm_f32_kernel(const float *__restrict__ X, const TW *__restrict__ W,
-                                                       const void *__restrict__ bias, int b16, TY *__restrict__ Y,
-                                                       int M, int N, int K, int epi)
-{
-    kn_pdl_wait();
-    __shared__ float xs[GEMM_SK][GEMM_TM + 1];
-    __shared__ float ws[GEMM_SK][GEMM_TN + 1];
-    const int m0 = blockIdx.y * GEMM_TM, n0 = blockIdx.x * GEMM_TN;
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    float acc[4][4] = {};
-    for (int k0 = 0; k0 < K; k0 += GEMM_SK) {
-        for (int e = threadIdx.x; e < GEMM_TM * GEMM_SK; e += 256) {
-            const int r = e / GEMM_SK, c = e % GEMM_SK;
-            const bool kin = k0 + c < K;
-            xs[c][r] = (m0 + r < M && kin) ? X[(size_t)(m0 + r) * K + k0 + c] : 0.0f;
-            ws[c][r] = (n0 + r < N && kin) ? kn_f(W[(size_t)(n0 + r) * K + k0 + c]) : 0.0f;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < GEMM_SK; k++) {
-            float a[4], b[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                a[i] = xs[k][ty + 16 * i];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                b[j] = ws[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-        __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int r = m0 + ty + 16 * i, c = n0 + tx + 16 * j;
-            if (r < M && c < N) {
-                float v = acc[i][j];
-                if (bias)
-                    v += gemm_bias<TW>(bias, b16, c);
-                gemm_put(&Y[(size_t)r * N + c], v, epi);
-            }
-        }
-}
-
-/* ---- own kernel, up to 64 rows: weight streaming ----------------------------------- */
-
-#define ROWS_MAXM 64 /* rows served by the streaming kernel */
+/* Each warp owns ROWS_NC output columns; each lane sums its strided share of K
+ * for ROWS_MG rows at a time, and the warp's butterfly adds the lanes. A row's
+ * bits depend on K and V only, never on M or on which block ran it, so a row
+ * scored alone and the same row in any pack agree. Blocks along y take
+ * separate groups of rows (the weights come from L2 after the first group), so
+ * a few hundred rows still fill the GPU: the scorer's 80 x 1024 x 1024 fp32-X
+ * product ran 142 us on a tiled CUDA-core kernel with 32 blocks. */
+#define ROWS_MAXM 64 /* 16-bit X: rows served by the streaming kernel (cuBLASLt or the tiled one above) */
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block */
@@ -254,7 +207,7 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
 #pragma unroll
     for (int j = 0; j < ROWS_NC; j++) /* predicate: clamp past N, discard at the store */
         wr[j] = W + (size_t)(n0 + j < N ? n0 + j : N - 1) * K;
-    for (int m0 = 0; m0 < M; m0 += ROWS_MG) {
+    for (int m0 = blockIdx.y * ROWS_MG; m0 < M; m0 += ROWS_MG * gridDim.y) {
         const TX *xr[ROWS_MG];
 #pragma unroll
         for (int i = 0; i < ROWS_MG; i++)
@@ -353,23 +306,24 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
     const int b16 = bias && bdt != KN_F32;
     if (M == 0 || N == 0)
         return 0;
-    KN_REQUIRE((N + GEMM_TN - 1) / GEMM_TN <= 0x7fffffff && (M + GEMM_TM - 1) / GEMM_TM <= 65535,
-               "GEMM grid too large (M > 4194240)");
-    if (M <= ROWS_MAXM) {
+    KN_REQUIRE((M + GEMM_TM - 1) / GEMM_TM <= 65535, "GEMM grid too large (M > 4194240)");
+    if (M <= ROWS_MAXM || xdt == KN_F32) {
         const size_t xs = kn_dtype_size(xdt);
         const int V = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W) ? 8
                       : K % 2 == 0 && ((uintptr_t)X % (2 * xs)) == 0 && ((uintptr_t)W % 4) == 0 ? 2 : 1;
-        const unsigned blocks = (unsigned)((N + ROWS_WARPS * ROWS_NC - 1) / (ROWS_WARPS * ROWS_NC));
+        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG);
+        const dim3 blocks((unsigned)((N + ROWS_WARPS * ROWS_NC - 1) / (ROWS_WARPS * ROWS_NC)),
+                          groups < 65535 ? groups : 65535);
 #define ROWS_LAUNCH(TX)                                                                            \
         KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
             if (V == 8)                                                                            \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else if (V == 2)                                                                       \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
             else                                                                                   \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, dim3(blocks), dim3(32 * ROWS_WARPS), 0, ks,                \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
                     (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi))))
         if (xdt == KN_F32) {
             ROWS_LAUNCH(float);
@@ -383,20 +337,14 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
         return 0;
     }
     const dim3 grid((N + GEMM_TN - 1) / GEMM_TN, (M + GEMM_TM - 1) / GEMM_TM);
-    if (xdt == KN_F32) {
-        KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-            KN_CUDA(kn_launch(gemm_f32_kernel<TW, TY>, dim3(grid), dim3(256), 0, ks, (const float *)X, (const TW *)W, bias, b16,
-                                                         (TY *)Y, M, N, K, epi))));
-    } else {
-        const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
-        KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,
-            if (vec)
-                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, true>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
-                                                                 (TY *)Y, M, N, K, epi));
-            else
-                KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, false>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
-                                                                  (TY *)Y, M, N, K, epi))));
-    }
+    const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
+    KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,
+        if (vec)
+            KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, true>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
+                                                             (TY *)Y, M, N, K, epi));
+        else
+            KN_CUDA(kn_launch(gemm_tc_kernel<T, TY, false>, dim3(grid), dim3(128), 0, ks, (const T *)X, (const T *)W, bias, b16,
+                                                              (TY *)Y, M, N, K, epi))));
     KN_LAUNCHED();
     return 0;
 }

@@ -313,13 +313,15 @@ START_TEST(test_gemm)
         {3, 33, 1028, KN_EPI_GELU, 1, KN_F16, KN_F32, 0, 0},
         {1, 1, 1, KN_EPI_RELU, 1, KN_F16, KN_F16, 0, 0},
         {9, 17, 0, KN_EPI_GELU, 1, KN_F16, KN_F32, 0, 0}, /* K = 0: epi(bias) */
-        /* own fp32 kernel: fp32 X (the scorer) */
+        /* own row-streaming kernel with fp32 X (the scorer, the act head), any M */
         {33, 129, 257, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},
         {33, 129, 257, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 1},
         {16, 64, 1024, KN_EPI_NONE, 0, KN_F32, KN_F16, 0, 0},
         {64, 300, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* 64 rows, partial column block */
         {9, 1024, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* the scorer at 1 x (CLS + 8) */
-        {200, 96, 64, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},   /* > 64 rows: tiled fp32 kernel */
+        {200, 96, 64, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},   /* 25 row groups */
+        {80, 1024, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* the scorer at a small bucket */
+        {2053, 70, 1028, KN_EPI_NONE, 1, KN_F32, KN_F16, 0, 0}, /* many groups, 4-byte loads */
         /* accumulating (the residual add in the epilogue): cuBLASLt's beta = 1, each own kernel */
         {130, 264, 520, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},  /* the encoder's branch GEMMs */
         {83, 256, 1024, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},
@@ -1091,6 +1093,35 @@ END_TEST
 
 /* ---- argument validation --------------------------------------------------------------- */
 
+/* A row of an fp32-X product (the scorer, the act head) has the same bits
+ * whatever M is and wherever the row sits: a row scored alone equals the same
+ * row in any pack, on every path of the row-streaming kernel (V = 8, 2, 1). */
+START_TEST(test_gemm_f32_rows_invariant)
+{
+    const kn_dtype dt = DTS[_i];
+    const int N = 300, Ks[3] = {1024, 1028, 1027}, M = 2100, at = 1337, n = 9;
+    rng r = {seed_of(1)};
+    for (int v = 0; v < 3; v++) {
+        const int K = Ks[v];
+        float *X = hrand(&r, (size_t)M * K, -1, 1), *W = hrand(&r, (size_t)N * K, -1, 1);
+        float *bias = hrand(&r, (size_t)N, -0.5f, 0.5f);
+        float *dX = upload_raw(X, sizeof(float) * (size_t)M * K);
+        void *dW = upload(W, (size_t)N * K, dt);
+        float *db = upload_raw(bias, sizeof(float) * N);
+        float *all = dout((size_t)M * N, KN_F32), *few = dout((size_t)n * N, KN_F32);
+        OK(kn_gemm_own(KS0, dX, KN_F32, dW, dt, db, all, KN_F32, M, N, K, KN_EPI_GELU));
+        OK(kn_gemm_own(KS0, dX + (size_t)at * K, KN_F32, dW, dt, db, few, KN_F32, n, N, K, KN_EPI_GELU));
+        float *ga = download(all + (size_t)at * N, (size_t)n * N, KN_F32);
+        float *gf = download(few, (size_t)n * N, KN_F32);
+        ck_assert_msg(!memcmp(ga, gf, sizeof(float) * n * N), "fp32-X GEMM K %d: rows %d..%d of %d differ "
+                      "from the same rows alone", K, at, at + n, M);
+        printf("  %-48s ok  (K %d: rows of 2100 == the same 9 alone)\n", "gemm fp32 X row invariance", K);
+        free(X), free(W), free(bias), free(ga), free(gf);
+        dfree_all();
+    }
+}
+END_TEST
+
 START_TEST(test_rejects_bad_shapes)
 {
     int32_t *p = (int32_t *)256;
@@ -1129,6 +1160,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_checked_fixture(tc, NULL, dfree_all); /* a failed test leaves no buffers behind */
     tcase_add_loop_test(tc, test_gemm, 0, 2);
+    tcase_add_loop_test(tc, test_gemm_f32_rows_invariant, 0, 2);
     tcase_add_loop_test(tc, test_geglu, 0, 2);
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
