@@ -20,8 +20,8 @@ START_TEST(bucket_set)
     batch_policy p;
     layad_error err = {0};
     ck_assert_int_eq(batch_policy_init(&p, 32768, 64, 0, &err), 0);
-    ck_assert_int_le(p.n_buckets, 60); /* a few dozen graphs */
-    ck_assert_int_eq(p.bucket[0], 64);
+    ck_assert_int_eq(p.n_buckets, 64); /* a few dozen graphs */
+    ck_assert_int_eq(p.bucket[0], 16);
     ck_assert_int_ge(p.bucket[p.n_buckets - 1], 32768);
     for (int i = 1; i < p.n_buckets; i++) {
         const int step = p.bucket[i] - p.bucket[i - 1];
@@ -30,8 +30,11 @@ START_TEST(bucket_set)
         if (p.bucket[i - 1] >= 512)
             ck_assert_msg(step <= p.bucket[i - 1] / 8, "step %d after %d", step, p.bucket[i - 1]);
     }
-    ck_assert_int_eq(batch_capacity(&p, 1, 1), 64);
-    ck_assert_int_eq(batch_capacity(&p, 83, 1), 128);
+    ck_assert_int_eq(batch_capacity(&p, 1, 1), 16);
+    ck_assert_int_eq(batch_capacity(&p, 40, 1), 48);
+    ck_assert_int_eq(batch_capacity(&p, 83, 1), 96);
+    ck_assert_int_eq(batch_capacity(&p, 129, 1), 160);
+    ck_assert_int_eq(batch_capacity(&p, 257, 1), 320);
     ck_assert_int_eq(batch_capacity(&p, 1024, 1), 1024);
     ck_assert_int_eq(batch_capacity(&p, 1025, 1), 1152);
     ck_assert_int_eq(batch_capacity(&p, 2049, 1), 2304);
@@ -45,13 +48,13 @@ START_TEST(bucket_set)
         for (int i = 0; i < p.n_buckets; i++)
             ck_assert(!(p.bucket[i] >= t && p.bucket[i] < c));
     }
-    ck_assert_int_eq(batch_cost(&p, 83, 1), 128 + BATCH_OVERHEAD_TOKENS);
+    ck_assert_int_eq(batch_cost(&p, 83, 1), 96 + BATCH_OVERHEAD_TOKENS);
     /* row slots: a sixteenth of the bucket, 8 to max_rows; more rows take a larger bucket */
     ck_assert_int_eq(batch_rows_cap(&p, 128), 8);
     ck_assert_int_eq(batch_rows_cap(&p, 512), 32);
     ck_assert_int_eq(batch_rows_cap(&p, 4096), 64);
-    ck_assert_int_eq(batch_capacity(&p, 83, 8), 128);
-    ck_assert_int_eq(batch_capacity(&p, 83, 9), 192);
+    ck_assert_int_eq(batch_capacity(&p, 83, 8), 96);
+    ck_assert_int_eq(batch_capacity(&p, 83, 9), 160);
     ck_assert_int_eq(batch_capacity(&p, 1000, 64), 1024);
     ck_assert_int_eq(batch_capacity(&p, 1000, 65), -1);
     /* gathered classes: a sixteenth of the bucket (at least 80), or one per token and row */
@@ -70,7 +73,7 @@ START_TEST(bucket_set)
     }
     /* a small max_tokens gets a small set; exact policies have none */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 0, &err), 0);
-    ck_assert_int_eq(p.n_buckets, 2);
+    ck_assert_int_eq(p.n_buckets, 7); /* 16, 32, ..., 112 */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 1, &err), 0);
     ck_assert_int_eq(batch_capacity(&p, 77, 1), 77);
     ck_assert_int_eq(batch_policy_init(&p, 0, 4, 0, &err), -1);

@@ -16,11 +16,12 @@
  * the bucket still counts (cuBLASLt picks its algorithm per shape), so they
  * can differ in the last bits between buckets.
  *
- * Buckets: token capacities 64..1024 in steps of 64, then in each doubling
- * (1024..2048, 2048..4096, ...) steps of an eighth of it, up to max_tokens: 56
- * shapes for 32768 tokens, each at most 12.5% above what it holds from 512
- * tokens on (below ~190 tokens the forward is bound by weight bandwidth and
- * extra slots cost nothing). A pack holds at most batch_rows_cap(cap) rows
+ * Buckets: token capacities 16..128 in steps of 16, 160..256 in steps of 32,
+ * 320..1024 in steps of 64, then in each doubling (1024..2048, 2048..4096,
+ * ...) steps of an eighth of it, up to max_tokens: 64 shapes for 32768
+ * tokens, each at most 12.5% above what it holds from 512 tokens on (small
+ * rows are memory-bound, yet their extra slots still cost: batching.c says
+ * what was measured). A pack holds at most batch_rows_cap(cap) rows
  * (a sixteenth of its tokens, at least 8, at most max_rows). Its gathered
  * slots (each row's CLS and markers, which the head's last layer and the tail
  * run on) come in two classes per bucket: few (at most batch_gcap(cap, 0),
@@ -29,7 +30,7 @@
  * options), so the tail of a typical pack does not pay for a worst case. (At
  * least 80, past 64: the fp32 scorer GEMM then takes the same kernel in every
  * class, so a row's logits do not depend on its pack.) Graph shapes are
- * (bucket, class): about 110 for 32768 tokens.
+ * (bucket, class): 128 for 32768 tokens.
  */
 #ifndef LAYAD_BATCHING_H
 #define LAYAD_BATCHING_H
