@@ -62,7 +62,7 @@ extern "C" {
     } while (0)
 
 static const size_t ROTATE_BYTES = (size_t)256 << 20; /* data cycled through between reuses */
-static const kn_stream KS0 = {NULL, 0, NULL, 0};             /* set-up on the legacy stream, plain launches */
+static const kn_stream KS0 = {NULL, 0};                /* set-up on the legacy stream, plain launches */
 
 __global__ void fill_kernel(float *p, size_t n, uint32_t seed, float lo, float hi)
 {
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
         return 1;
     }
     CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
-    g_ks = {g_s, 1, NULL, 0};
+    g_ks = {g_s, 1};
     kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
     if (!ctx)
         return 1;

@@ -302,9 +302,8 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
 template <typename T>
 __global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
-                 const int32_t *__restrict__ tiles, int window, kn_l2 pf)
+                 const int32_t *__restrict__ tiles, int window)
 {
-    kn_l2_prefetch(pf);
     kn_pdl_wait();
     __shared__ att_smem<T> sm;
     const int r = tiles[2 * (size_t)blockIdx.x];
@@ -395,7 +394,7 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
     const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
     KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
-                                           (E *)out, T, D, cu, tiles, window, kn_l2_of(ks))));
+                                           (E *)out, T, D, cu, tiles, window)));
     KN_LAUNCHED();
     return 0;
 }

@@ -52,17 +52,10 @@ size_t kn_dtype_size(kn_dtype dt);
  * programmatic dependent launch there (kernels/cuda_util.cuh: each may be
  * scheduled while its predecessor runs and waits at its first statement).
  * The backend owns one (its field), so two backends in one process may differ;
- * pdl = 0 launches plainly (the benchmark's same-run comparison).
- * l2 / l2_bytes (optional): weights a later launch will read, which the next
- * LayerNorm, RoPE, attention or GeGLU launched with this kn_stream asks the
- * GPU to pull into L2 before its own wait (bulk prefetch, Hopper): at small
- * batch the DRAM is idle during those kernels and the GEMMs after them are
- * bound by their first DRAM round trips. A hint only: nothing waits for it. */
+ * pdl = 0 launches plainly (the benchmark's same-run comparison). */
 typedef struct kn_stream {
     cudaStream_t s;
     int pdl;
-    const void *l2;
-    size_t l2_bytes;
 } kn_stream;
 const char *kn_dtype_name(kn_dtype dt); /* "fp16", "bf16", "fp32" */
 

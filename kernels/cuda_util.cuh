@@ -151,34 +151,6 @@ __device__ __forceinline__ void kn_pdl_wait()
 #endif
 }
 
-/* An L2 prefetch request carried into a kernel (kn_stream's l2 / l2_bytes). */
-struct kn_l2 {
-    const char *p;
-    size_t bytes;
-};
-static inline kn_l2 kn_l2_of(kn_stream ks)
-{
-    return kn_l2{(const char *)ks.l2, ks.l2 ? ks.l2_bytes & ~(size_t)15 : 0};
-}
-
-/* Spreads h over the grid's threads in 16 KB bulk prefetches into L2
- * (cp.async.bulk.prefetch: the copy engine fetches, no register or shared
- * memory is used, nothing is waited for). Called before kn_pdl_wait: the
- * weights do not depend on the previous kernel. */
-__device__ __forceinline__ void kn_l2_prefetch(kn_l2 h)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const size_t chunk = 16384, n = (h.bytes + chunk - 1) / chunk;
-    const size_t block = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
-    const size_t stride = (size_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
-    for (size_t i = block * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const size_t off = i * chunk, left = h.bytes - off;
-        const unsigned sz = (unsigned)(left < chunk ? left : chunk);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(h.p + off), "r"(sz) : "memory");
-    }
-#endif
-}
-
 /* kern<<<grid, block, smem, ks.s>>>(args...) with programmatic stream
  * serialization allowed when ks.pdl is set; on the legacy stream 0, or with
  * ks.pdl = 0, a plain launch. */

@@ -26,10 +26,8 @@
 
 template <typename T, int UNR>
 __global__ void __launch_bounds__(GG_THREADS)
-geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F,
-                 kn_l2 pf)
+geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F)
 {
-    kn_l2_prefetch(pf);
     kn_pdl_wait();
     const unsigned i0 = blockIdx.x * (GG_THREADS * UNR) + threadIdx.x;
     uint4 a[UNR], g[UNR];
@@ -59,9 +57,8 @@ geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row,
 }
 
 template <typename T>
-__global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M, int F, kn_l2 pf)
+__global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M, int F)
 {
-    kn_l2_prefetch(pf);
     kn_pdl_wait();
     const size_t n = (size_t)M * F;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -76,7 +73,7 @@ static int gg_vec(kn_stream ks, const void *U, void *out, int F, size_t n)
 {
     const unsigned blocks = (unsigned)((n + GG_THREADS * UNR - 1) / (GG_THREADS * UNR));
     KN_CUDA(kn_launch(geglu_vec_kernel<T, UNR>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out,
-                      (unsigned)(F / 8), (unsigned)n, (unsigned)F, kn_l2_of(ks)));
+                      (unsigned)(F / 8), (unsigned)n, (unsigned)F));
     return 0;
 }
 
@@ -103,7 +100,7 @@ extern "C" int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int
             return -1;
     } else {
         const unsigned blocks = kn_blocks((size_t)M * F, GG_THREADS, 132 * 32);
-        KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out, M, F, kn_l2_of(ks))));
+        KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out, M, F)));
     }
     KN_LAUNCHED();
     return 0;

@@ -81,9 +81,8 @@ template <typename TX, typename TY, int MODE, bool VEC, int NC>
 __global__ void __launch_bounds__(32 * LN_ROWS, LN_MIN_BLOCKS(NC))
 layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
-                 int M, int D, float eps, kn_l2 pf)
+                 int M, int D, float eps)
 {
-    kn_l2_prefetch(pf);
     kn_pdl_wait();
     const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (m >= M)
@@ -183,7 +182,7 @@ static void ln_go(kn_stream ks, unsigned blocks, float *r, const void *x, const 
 {
     /* a launch error is the runtime's last error: the caller's KN_LAUNCHED() reports it */
     (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * LN_ROWS), 0, ks, r,
-                    (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps, kn_l2_of(ks));
+                    (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
 }
 
 /* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of

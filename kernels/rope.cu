@@ -48,9 +48,8 @@ extern "C" int kn_rope_tables_gpu(kn_stream ks, float *cos_tab, float *sin_tab, 
 
 template <typename T, int V>
 __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ pos,
-                            const float *__restrict__ cos_tab, const float *__restrict__ sin_tab, kn_l2 pf)
+                            const float *__restrict__ cos_tab, const float *__restrict__ sin_tab)
 {
-    kn_l2_prefetch(pf);
     kn_pdl_wait();
     const int groups = KN_ROPE_HALF / V; /* j groups per head */
     const int per_row = 2 * D / KN_HEAD_DIM * groups;
@@ -112,9 +111,9 @@ extern "C" int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const
     const unsigned blocks = kn_blocks(n, 256, 132 * 32);
     KN_DISPATCH16(dt, T,
         if (vec)
-            KN_CUDA(kn_launch(rope_kernel<T, 8>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab, kn_l2_of(ks)));
+            KN_CUDA(kn_launch(rope_kernel<T, 8>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab));
         else
-            KN_CUDA(kn_launch(rope_kernel<T, 1>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab, kn_l2_of(ks))));
+            KN_CUDA(kn_launch(rope_kernel<T, 1>, dim3(blocks), dim3(256), 0, ks, (T *)qkv, M, D, pos, cos_tab, sin_tab)));
     KN_LAUNCHED();
     return 0;
 }

@@ -38,7 +38,7 @@ int main(void)
     } while (0)
 #define OK(call) ck_assert_msg((call) == 0, "%s failed: %s", #call, kn_cuda_last_error())
 
-static const kn_stream KS0 = {.s = NULL, .pdl = 0};
+static const kn_stream KS0 = {NULL, 0};
 
 /* The shapes: the encoder's projections at two bucket sizes, with and without bias. */
 typedef struct shape { int M, N, K, epi, bias; } shape;

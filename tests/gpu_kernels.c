@@ -77,7 +77,7 @@ int main(void)
 
 static uint64_t g_fresh_seed;
 static const kn_dtype DTS[2] = {KN_F16, KN_BF16};
-static const kn_stream KS0 = {.s = NULL, .pdl = 0}; /* the legacy stream, plain launches */
+static const kn_stream KS0 = {NULL, 0}; /* the legacy stream, plain launches */
 
 typedef struct rng { uint64_t s; } rng;
 static uint64_t rng_next(rng *r)
@@ -1014,7 +1014,7 @@ static void expect_pdl_equal(det_args *a)
     cudaStream_t s = NULL;
     CU(cudaStreamCreate(&s));
     for (int k = 0; k < 2; k++) {
-        a->ks = k ? (kn_stream){.s = s, .pdl = 1} : KS0;
+        a->ks = k ? (kn_stream){s, 1} : KS0;
         CU(cudaMemset(a->att, 0xff, bytes));
         det_chain(a);
         CU(cudaDeviceSynchronize());

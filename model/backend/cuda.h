@@ -75,9 +75,6 @@ typedef struct cuda_backend_opts {
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */
-    int l2_prefetch;    /* 1 (default): at buckets up to 2048 tokens the kernel before each
-                           encoder GEMM asks the GPU to pull that GEMM's weights into L2
-                           (kn_stream's l2 hint); 0: no hints (the same-run comparison) */
     const char *tuning_cache; /* file of tuned GEMM algorithms (read at create, written after
                                  warm-up); NULL: none */
     cuda_progress_fn progress; /* NULL: quiet */
@@ -86,7 +83,7 @@ typedef struct cuda_backend_opts {
 
 /* Defaults: device 0, fp16, 64 rows, max_tokens 0, checkpoint max_len, every
  * bucket warmed, graphs on, fp32 residual branches, tuning on, PDL on, copy
- * timing on, L2 prefetch on. */
+ * timing on. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
 
 /* Parses "fp16" / "bf16" into *dtype; -1 on anything else. */

@@ -87,26 +87,6 @@ static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, c
     return 0;
 }
 
-/* Buckets up to this many tokens ask for the next GEMM's weights in L2 ahead of
- * it; beyond, the GEMMs are compute-bound and the activations would evict the
- * lines before use. */
-#define L2_PREFETCH_MAX_T 2048
-
-/* b's stream with an L2 prefetch hint for n elements of weights w (kernels/cuda.h),
- * when b prefetches at bucket T. */
-static kn_stream ahead(const cuda_backend *b, int T, const void *w, size_t n)
-{
-    kn_stream ks = b->ks;
-    if (b->o.l2_prefetch && T <= L2_PREFETCH_MAX_T && w) {
-        ks.l2 = w;
-        ks.l2_bytes = n * kn_dtype_size(b->dt);
-    }
-    return ks;
-}
-
-/* The encoder at bucket T. Each GEMM's weights are asked into L2 one or two
- * kernels before it (ahead): Wqkv by the LayerNorm / GeGLU before the layer,
- * Wo by RoPE, Wi by the attention, Wo2 by the MLP's LayerNorm. */
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
@@ -116,25 +96,22 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
-    LAUNCH(kn_embed_layernorm(ahead(b, T, b->w.enc[0].wqkv, (size_t)3 * D * D), ids, b->w.tok_emb,
-                              b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL, a->res, a->xn, dt,
-                              a->res, T, D, eps));
+    LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
+                              a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
         GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-        LAUNCH(kn_rope(ahead(b, T, L->wo, (size_t)D * D), dt, a->qkv, T, D, pos,
-                       global ? a->cos_g : a->cos_l, global ? a->sin_g : a->sin_l));
-        LAUNCH(kn_attention(ahead(b, T, L->wi, (size_t)2 * F * D), dt, a->qkv, a->att, T, D, cu,
-                            tiles, n_tiles, global ? -1 : b->window));
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
         const void *o;
         if (branch(b, a->att, L->wo, T, D, &o, err))
             return -1;
-        LAUNCH(kn_layernorm(ahead(b, T, L->wo2, (size_t)D * F), a->res, o, br, L->mlp_norm, NULL,
-                            a->xn, dt, NULL, T, D, eps));
+        LAUNCH(kn_layernorm(b->ks, a->res, o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
-        const void *next = i + 1 < b->n_layers ? b->w.enc[i + 1].wqkv : NULL;
-        LAUNCH(kn_geglu(ahead(b, T, next, (size_t)3 * D * D), dt, a->u, a->g, T, F));
+        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
         if (branch(b, a->g, L->wo2, T, F, &o, err))
             return -1;
         if (i + 1 < b->n_layers)

@@ -18,7 +18,6 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->residual_epilogue = 1;
     o->pdl = 1;
     o->copy_timing = 1;
-    o->l2_prefetch = 1;
 }
 
 int cuda_dtype_parse(const char *s, int *dtype)
