@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * separate groups of rows (the weights come from L2 after the first group), so
  * a few hundred rows still fill the GPU: the scorer's 80 x 1024 x 1024 fp32-X
  * product ran 142 us on a tiled CUDA-core kernel with 32 blocks. */
-#define ROWS_MAXM 64 /* 16-bit X: rows served by the streaming kernel (cuBLASLt or the tiled one above) */
+#define ROWS_MAXM 64 /* 16-bit X that cuBLASLt does not take: up to this many rows here, beyond the tiled kernel */
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block */
