@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * scored alone and the same row in any pack agree. Blocks along y take
  * separate groups of rows (the weights come from L2 after the first group), so
  * a few hundred rows still fill the GPU: the scorer's 80 x 1024 x 1024 fp32-X
- * product ran 142 us on a tiled CUDA-core kernel with 32 blocks. */
+ * product took 142 us under Nsight Compute on a tiled CUDA-core kernel with 32
+ * blocks, 27 us here (bench/results/experiments/kernel-times/). */
 #define ROWS_MAXM 64 /* 16-bit X that cuBLASLt does not take: up to this many rows here, beyond the tiled kernel */
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */

@@ -79,9 +79,6 @@ struct kn_gemm_ctx {
     int n, cap;
     int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
     cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the shape being built or tuned: its candidates */
-    const gemm_plan *cand_of; /* whose full candidate list cand holds (NULL: none), so tuning
-                                 right after a build does not ask the heuristic again */
-    int n_cand;
     kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
     int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
 };
@@ -221,8 +218,9 @@ static int gemm_plan_descs(kn_gemm_ctx *ctx, gemm_plan *p)
 
 /* Up to want of the heuristic's algorithms for p's descriptors, best first,
  * into ctx->cand; returns how many (0 when cuBLASLt supports nothing for the
- * shape), -1 on API errors. Deterministic, so the list is the same whether
- * tuning reuses it (ctx->cand_of) or asks again. */
+ * shape), -1 on API errors. Deterministic: tuning asks again for what the
+ * plan was built from (keeping the list instead saved no measurable start-up
+ * time: 13.03 s against 12.95 s, bench/results/experiments/README.md). */
 static int gemm_heuristic(kn_gemm_ctx *ctx, const gemm_plan *p, int want)
 {
     cublasLtMatmulPreference_t pref;
@@ -249,14 +247,11 @@ static int gemm_heuristic(kn_gemm_ctx *ctx, const gemm_plan *p, int want)
             st = hs; /* not supported / refused combination: the own kernel runs it */
     }
     cublasLtMatmulPreferenceDestroy(pref);
-    ctx->cand_of = NULL;
     KN_CUBLAS(st);
     int n = 0;
     for (int i = 0; i < found; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS)
             ctx->cand[n++] = res[i].algo;
-    if (want >= GEMM_TUNE_MAX)
-        ctx->cand_of = p, ctx->n_cand = n;
     return n;
 }
 
@@ -346,7 +341,6 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
     }
     gemm_plan *p = &ctx->plans[ctx->n];
     memset(p, 0, sizeof *p);
-    ctx->cand_of = NULL; /* the slot may have held a plan whose build failed */
     p->wdt = wdt, p->ydt = ydt, p->M = M, p->N = N, p->K = K, p->epi = epi, p->has_bias = has_bias;
     if (gemm_plan_build(ctx, p)) {
         gemm_plan_release(p);
@@ -356,8 +350,8 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
     return p;
 }
 
-/* Times each candidate of p (ctx->cand: kept from the plan's build, else asked again) on the
- * call's real operands and keeps the fastest; the heuristic's first is among them, so tuning never keeps a slower choice
+/* Times each candidate of p on the call's real operands and keeps the fastest;
+ * the heuristic's first is among them, so tuning never keeps a slower choice
  * than the heuristic's beyond timing noise. Each candidate runs as a CUDA graph
  * of GEMM_TUNE_REPS launches (replayed once to warm up, then timed between
  * events), as the forward runs: back-to-back eager launches would time the host
@@ -425,7 +419,7 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
         rc = kn_fail(__FILE__, __LINE__, "gemm_tune", "cannot create the tuning stream or events");
     } else {
         float best = -1.0f;
-        const int n = ctx->cand_of == p ? ctx->n_cand : gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
+        const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
         for (int i = 0; i < n; i++) {
             const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
