@@ -1,0 +1,730 @@
+/*
+ * persist_probe.cu - experiment: what one persistent kernel (one CTA per SM, grid-wide
+ * barriers in global memory) pays per GEMM stage at small M, when each stage's weights are
+ * already in shared memory, fetched by the TMA engine while the stage before ran.
+ *
+ * The question it answers before anyone builds the megakernel: per layer, the encoder's
+ * four GEMMs cost ~20 us on cuBLASLt at 83 tokens against a 6 us weight floor, and our own
+ * GEMM kernels lost to cuBLASLt because each paid ~4-5 us of launch, first-byte latency
+ * and reduction. In a persistent kernel those costs become: one grid barrier per stage, the
+ * activations read from L2 by every CTA that needs them, and the MMAs; weights stream in
+ * the background. This measures exactly those, on the English layer's shapes:
+ *
+ *   per layer: Q = X Wqkv^T (3072 x 1024)          fp16 out
+ *              P = Q[:, :1024] Wo^T (1024 x 1024)  split-K S_o, fp32 partials
+ *              H = sum P                            (stands in for residual + LayerNorm)
+ *              U = H Wi^T (5248 x 1024)            fp16 out
+ *              P = U[:, :2624] Wo2^T (1024 x 2624) split-K S_o2
+ *              X = sum P                            (next layer's input)
+ *   28 layers with their own weights (687 MB: nothing stays in L2 between forwards).
+ *
+ * Work: a unit is 16 output features x one K split; CTA c owns a contiguous run of units
+ * (stream-K style over tiles); its weights for GEMM j+1 are bulk-copied into shared memory
+ * (padded rows, so ldmatrix is conflict-free) when GEMM j starts; X goes through a 2-stage
+ * cp.async ring in chunks of 128 k; 8 warps = 4 k-step lanes x 2 token halves, mma.sync
+ * m16n8k16 with W as the 16-row operand (swap-AB), partials of the 4 k lanes summed in
+ * shared memory in a fixed order (deterministic, no atomics).
+ *
+ * Reported (JSON on stdout): grid barrier cost alone; per M and split, the persistent
+ * chain's time per layer, its stages (CTA 0's clock between barriers), the same GEMM chain
+ * on cuBLAS (cublasGemmEx, one graph) in the same process, and the max difference between
+ * the two chains' outputs after one layer (relative to max |ref|).
+ *
+ * Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. bench/persist_probe.cu
+ *        -lcublas -o build/persist_probe
+ * Run:   build/persist_probe [M ...]   (default 16 96 128)
+ */
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+#define CB(x)                                                                   \
+    do {                                                                        \
+        cublasStatus_t s_ = (x);                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                      \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #x, (int)s_); \
+            exit(1);                                                            \
+        }                                                                       \
+    } while (0)
+
+#define THREADS 256
+#define KC 128                  /* k per X chunk */
+#define XPITCH (KC * 2 + 16)    /* bytes per token row of an X chunk in shared memory */
+#define MAXT 4                  /* units per CTA and GEMM */
+#define MAXG 128                /* GEMMs per launch */
+#define NSTAMP (MAXG * 2 + 2)
+
+struct Gemm {
+    const __half *X;
+    int ldx;
+    const __half *W; /* [N, K] row-major */
+    int N, K, S;     /* S > 1: fp32 partials P[S][Mp][N], then a sum stage into sum_out */
+    __half *Y;       /* S == 1 */
+    int ldy;
+    float *P;
+    __half *sum_out;
+};
+
+struct Plan {
+    int n;
+    Gemm g[MAXG];
+    int w_off[2]; /* byte offsets of the two weight buffers in shared memory */
+    int x_off;
+    int ahead; /* 1: GEMM j+1's weights requested when GEMM j starts; 0: when it is reached */
+};
+
+/* ---- primitives (sm_90a) ---- */
+__device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(uint64_t *b, uint32_t c)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sa(b)), "r"(c) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_tx(uint64_t *b, uint32_t tx)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sa(b)), "r"(tx) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
+{
+    uint32_t done = 0, polls = 0;
+    do {
+        if (++polls > (1u << 28))
+            __trap(); /* a hang becomes an error, not a lost device call */
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(sa(b)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     sa(dst)),
+                 "l"(src), "r"(bytes), "r"(sa(b))
+                 : "memory");
+}
+__device__ __forceinline__ void cp16(void *s, const void *g)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa(s)), "l"(g));
+}
+__device__ __forceinline__ void ldsm4(uint32_t r[4], const void *s)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(sa(s)));
+}
+__device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Every CTA arrives (release), then waits until all have (acquire); epoch counts arrivals. */
+__device__ __forceinline__ void grid_sync(unsigned *ctr, unsigned &epoch)
+{
+    __syncthreads();
+    epoch += gridDim.x;
+    if (threadIdx.x == 0) {
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ctr) : "memory");
+        unsigned v, polls = 0;
+        do {
+            if (++polls > (1u << 28))
+                __trap();
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(ctr) : "memory");
+        } while (v < epoch);
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ void units_of(const Gemm &g, int *u0, int *u1)
+{
+    const long U = (long)(g.N / 16) * g.S;
+    *u0 = (int)(U * blockIdx.x / gridDim.x);
+    *u1 = (int)(U * (blockIdx.x + 1) / gridDim.x);
+}
+
+/* Thread 0: this CTA's weights of GEMM g into buf. Packed (pack_kernel): unit u = s T + t
+ * is 16 rows of Ks + 8 halves (the pad keeps ldmatrix free of bank conflicts), units in
+ * order, so a CTA's run of units is one contiguous block and one bulk copy. */
+__device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
+{
+    int u0, u1;
+    units_of(g, &u0, &u1);
+    const uint32_t ub = 16u * (g.K / g.S * 2 + 16), bytes = (uint32_t)(u1 - u0) * ub;
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    mbar_arrive_tx(bar, bytes);
+    if (bytes)
+        bulk_load(buf, (const char *)g.W + (size_t)u0 * ub, bytes, bar);
+}
+
+/* One run of units with the same K split: tiles t0.. (nt of them), k range [k0, k0 + Ks). */
+/* X chunks in flight: deeper for few tokens (an X chunk is one L2 round trip). */
+template <int MP> struct Ring {
+    static constexpr int R = MP <= 32 ? 8 : MP <= 64 ? 4 : 2;
+};
+
+template <int MP>
+__device__ void gemm_run(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, char *xs)
+{
+    constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
+    const int Ks = g.K / g.S, k0 = s * Ks, pitch = Ks * 2 + 16, nchunk = (Ks + KC - 1) / KC;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
+    float acc[MAXT][NTH][4];
+#pragma unroll
+    for (int i = 0; i < MAXT; i++)
+#pragma unroll
+        for (int j = 0; j < NTH; j++)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+
+    auto load_chunk = [&](int c, int b) {
+        const int kc = k0 + c * KC, kn = min(KC, Ks - c * KC), per = kn / 8; /* 16-byte pieces per row */
+        char *dst = xs + b * MP * XPITCH;
+        for (int i = threadIdx.x; i < MP * per; i += THREADS) {
+            const int r = i / per, p = i % per;
+            cp16(dst + r * XPITCH + p * 16, g.X + (size_t)r * g.ldx + kc + p * 8);
+        }
+    };
+    constexpr int R = Ring<MP>::R;
+    for (int c = 0; c < R - 1; c++) {
+        if (c < nchunk)
+            load_chunk(c, c % R);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int c = 0; c < nchunk; c++) {
+        if (c + R - 1 < nchunk)
+            load_chunk(c + R - 1, (c + R - 1) % R);
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(R - 1));
+        __syncthreads();
+        const char *xc = xs + (c % R) * MP * XPITCH;
+        const int nsteps = min(KC, Ks - c * KC) / 16;
+        for (int ks = kq; ks < nsteps; ks += 4) {
+            uint32_t a[MAXT][4];
+#pragma unroll
+            for (int i = 0; i < MAXT; i++)
+                if (i < nt) {
+                    const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = c * KC + ks * 16 + ((lane >> 4) & 1) * 8;
+                    ldsm4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+                }
+#pragma unroll
+            for (int j = 0; j < NTH; j += 2) {
+                uint32_t b[4];
+                /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
+                const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
+                ldsm4(b, xc + n * XPITCH + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
+#pragma unroll
+                for (int i = 0; i < MAXT; i++)
+                    if (i < nt) {
+                        mma(acc[i][j], a[i], b[0], b[1]);
+                        if (j + 1 < NTH)
+                            mma(acc[i][j + 1], a[i], b[2], b[3]);
+                    }
+            }
+        }
+        __syncthreads();
+    }
+    /* the four k lanes' partials summed in a fixed order (kq 0 + 1 + 2 + 3), through xs */
+    float4 *red = reinterpret_cast<float4 *>(xs);
+#pragma unroll
+    for (int i = 0; i < MAXT; i++) {
+        if (i >= nt)
+            break;
+        if (kq > 0)
+#pragma unroll
+            for (int j = 0; j < NTH; j++)
+                red[(((kq - 1) * 2 + nh) * NTH + j) * 32 + lane] =
+                    make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]);
+        __syncthreads();
+        if (kq == 0) {
+            const int t = t0 + i, g8 = lane >> 2, q = lane & 3;
+#pragma unroll
+            for (int j = 0; j < NTH; j++) {
+                float v[4] = {acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]};
+                for (int w = 0; w < 3; w++) {
+                    const float4 p = red[((w * 2 + nh) * NTH + j) * 32 + lane];
+                    v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
+                }
+                /* c0, c1: feature t*16 + g8, tokens 2q, 2q+1 of n-tile; c2, c3: feature + 8 */
+                const int tok = (nh * NTH + j) * 8 + 2 * q, f = t * 16 + g8;
+                if (g.S == 1) {
+                    g.Y[(size_t)tok * g.ldy + f] = __float2half_rn(v[0]);
+                    g.Y[(size_t)(tok + 1) * g.ldy + f] = __float2half_rn(v[1]);
+                    g.Y[(size_t)tok * g.ldy + f + 8] = __float2half_rn(v[2]);
+                    g.Y[(size_t)(tok + 1) * g.ldy + f + 8] = __float2half_rn(v[3]);
+                } else {
+                    float *P = g.P + (size_t)s * MP * g.N;
+                    P[(size_t)tok * g.N + f] = v[0];
+                    P[(size_t)(tok + 1) * g.N + f] = v[1];
+                    P[(size_t)tok * g.N + f + 8] = v[2];
+                    P[(size_t)(tok + 1) * g.N + f + 8] = v[3];
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs)
+{
+    int u0, u1;
+    units_of(g, &u0, &u1);
+    const int T = g.N / 16;
+    for (int u = u0; u < u1;) {
+        const int s = u / T;
+        int e = u;
+        while (e < u1 && e / T == s && e - u < MAXT)
+            e++;
+        gemm_run<MP>(g, wbuf, u - u0, e - u, u % T, s, xs);
+        u = e;
+    }
+}
+
+/* sum_out[MP, N] = sum over s of P[s] (fixed order), fp16; every CTA a share. */
+template <int MP> __device__ void sum_stage(const Gemm &g)
+{
+    const int n4 = MP * g.N / 4;
+    const float4 *P = reinterpret_cast<const float4 *>(g.P);
+    for (int i = blockIdx.x * THREADS + threadIdx.x; i < n4; i += gridDim.x * THREADS) {
+        float4 v = __ldcg(P + i);
+        for (int s = 1; s < g.S; s++) {
+            const float4 p = __ldcg(P + (size_t)s * n4 + i);
+            v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
+        }
+        const int e = i * 4, r = e / g.N, col = e % g.N;
+        __half2 *o = reinterpret_cast<__half2 *>(g.sum_out + (size_t)r * g.N + col);
+        o[0] = __floats2half2_rn(v.x, v.y);
+        o[1] = __floats2half2_rn(v.z, v.w);
+    }
+}
+
+__constant__ Plan c_plan;
+
+template <int MP>
+__global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
+{
+    extern __shared__ __align__(128) char smem[];
+    __shared__ __align__(8) uint64_t bars[2];
+    const Plan &pl = c_plan;
+    unsigned epoch = 0;
+    int ns = 0;
+    auto stamp = [&]() {
+        if (blockIdx.x == 0 && threadIdx.x == 0 && ns < NSTAMP)
+            stamps[ns++] = clock64();
+    };
+    if (threadIdx.x == 0) {
+        mbar_init(&bars[0], 1);
+        mbar_init(&bars[1], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    stamp();
+    if (threadIdx.x == 0 && pl.ahead)
+        prefetch(pl.g[0], smem + pl.w_off[0], &bars[0]);
+    for (int j = 0; j < pl.n; j++) {
+        const Gemm &g = pl.g[j];
+        if (threadIdx.x == 0 && pl.ahead && j + 1 < pl.n)
+            prefetch(pl.g[j + 1], smem + pl.w_off[(j + 1) & 1], &bars[(j + 1) & 1]);
+        if (threadIdx.x == 0 && !pl.ahead)
+            prefetch(g, smem + pl.w_off[j & 1], &bars[j & 1]);
+        const long long t0 = clock64();
+        mbar_wait(&bars[j & 1], (j >> 1) & 1);
+        const long long t1 = clock64();
+        gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off);
+        __syncthreads();
+        const long long t2 = clock64();
+        grid_sync(ctr, epoch);
+        stamp();
+        if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles waiting for weights, computing, at the barrier */
+            float *q = prof + ((j - (pl.n - 4)) * gridDim.x + blockIdx.x) * 3;
+            q[0] = (float)(t1 - t0), q[1] = (float)(t2 - t1), q[2] = (float)(clock64() - t2);
+        }
+        if (g.S > 1) {
+            sum_stage<MP>(g);
+            grid_sync(ctr, epoch);
+            stamp();
+        }
+    }
+}
+
+__global__ void barrier_kernel(unsigned *ctr, int n)
+{
+    unsigned epoch = 0;
+    for (int i = 0; i < n; i++)
+        grid_sync(ctr, epoch);
+}
+
+/* W [N, K] -> packed units (see prefetch) */
+__global__ void pack_kernel(const __half *W, int N, int K, int S, __half *Wp)
+{
+    const int T = N / 16, Ks = K / S, rowp = Ks + 8;
+    const size_t n = (size_t)T * S * 16 * rowp;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t u = i / (16 * rowp);
+        const int r = (int)(i / rowp % 16), k = (int)(i % rowp), s = (int)(u / T), t = (int)(u % T);
+        Wp[i] = k < Ks ? W[(size_t)(t * 16 + r) * K + (size_t)s * Ks + k] : __float2half_rn(0.f);
+    }
+}
+
+__global__ void init_kernel(__half *p, size_t n, float scale, uint32_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t x = (uint32_t)i * 2654435761u ^ seed;
+        x ^= x >> 16, x *= 0x7feb352d, x ^= x >> 15, x *= 0x846ca68b, x ^= x >> 16;
+        p[i] = __float2half_rn(((x >> 8) * (1.f / 16777216.f) * 2.f - 1.f) * scale);
+    }
+}
+
+__global__ void sum_kernel(const float *P, int S, size_t n, __half *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float v = P[i];
+        for (int s = 1; s < S; s++)
+            v += P[s * n + i];
+        out[i] = __float2half_rn(v);
+    }
+}
+
+/* ---- host ---- */
+
+static const int L = 28, D = 1024, F2 = 5248, F = 2624;
+struct Bufs {
+    __half *W[L][4], *Wp[L][4], *X, *Q, *H, *U; /* Wp: packed for the current splits */
+    float *P;
+};
+
+static void init(__half *p, size_t n, float scale, uint32_t seed)
+{
+    init_kernel<<<1024, 256>>>(p, n, scale, seed);
+    CK(cudaGetLastError());
+}
+
+static Plan make_plan(const Bufs &b, int layers, int Mp, int So, int So2, int G, int ahead, size_t *smem)
+{
+    Plan p;
+    memset(&p, 0, sizeof p);
+    p.ahead = ahead;
+    for (int l = 0; l < layers; l++) {
+        Gemm *g = &p.g[p.n];
+        g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, 1, b.Q, 3 * D, nullptr, nullptr};
+        g[1] = {b.Q, 3 * D, b.Wp[l][1], D, D, So, nullptr, 0, b.P, b.H};
+        g[2] = {b.H, D, b.Wp[l][2], F2, D, 1, b.U, F2, nullptr, nullptr};
+        g[3] = {b.U, F2, b.Wp[l][3], D, F, So2, nullptr, 0, b.P, b.X};
+        if (So == 1)
+            g[1].Y = b.H, g[1].ldy = D;
+        if (So2 == 1)
+            g[3].Y = b.X, g[3].ldy = D;
+        p.n += 4;
+    }
+    int need[2] = {0, 0};
+    for (int j = 0; j < 4; j++) {
+        const Gemm &g = p.g[j];
+        const long U = (long)(g.N / 16) * g.S;
+        const int per = (int)((U + G - 1) / G);
+        if (per > MAXT || (g.K / g.S) % 16) {
+            fprintf(stderr, "plan: GEMM %d needs %d units per CTA or K/S %% 16 != 0\n", j, per);
+            exit(2);
+        }
+        need[j & 1] = std::max(need[j & 1], per * 16 * (g.K / g.S * 2 + 16));
+    }
+    p.w_off[0] = 0;
+    p.w_off[1] = (need[0] + 127) / 128 * 128;
+    p.x_off = p.w_off[1] + (need[1] + 127) / 128 * 128;
+    const int R = Mp <= 32 ? 8 : Mp <= 64 ? 4 : 2; /* Ring<MP>::R */
+    *smem = (size_t)p.x_off + (size_t)R * Mp * XPITCH;
+    return p;
+}
+
+typedef void (*kfn)(unsigned *, long long *, float *);
+static kfn kernel_for(int Mp)
+{
+    switch (Mp) {
+    case 16: return persist_kernel<16>;
+    case 32: return persist_kernel<32>;
+    case 64: return persist_kernel<64>;
+    case 96: return persist_kernel<96>;
+    case 128: return persist_kernel<128>;
+    }
+    return nullptr;
+}
+
+static float *g_prof;
+static void launch(kfn k, int G, size_t smem, unsigned *ctr, long long *stamps, cudaStream_t st)
+{
+    CK(cudaMemsetAsync(ctr, 0, 4, st));
+    void *args[] = {&ctr, &stamps, &g_prof};
+    CK(cudaLaunchCooperativeKernel((void *)k, G, THREADS, args, smem, st));
+}
+
+static float time_ms(cudaStream_t st, int reps, void (*body)(void *), void *ctx)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> v;
+    for (int r = 0; r < 7; r++) {
+        CK(cudaEventRecord(a, st));
+        for (int i = 0; i < reps; i++)
+            body(ctx);
+        CK(cudaEventRecord(b, st));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms / reps);
+    }
+    std::sort(v.begin(), v.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return v[v.size() / 2];
+}
+
+struct PCtx {
+    kfn k;
+    int G;
+    size_t smem;
+    unsigned *ctr;
+    long long *stamps;
+    cudaStream_t st;
+};
+static void p_body(void *c)
+{
+    PCtx *p = (PCtx *)c;
+    launch(p->k, p->G, p->smem, p->ctr, p->stamps, p->st);
+}
+struct GCtx {
+    cudaGraphExec_t ge;
+    cudaStream_t st;
+};
+static void g_body(void *c)
+{
+    GCtx *g = (GCtx *)c;
+    CK(cudaGraphLaunch(g->ge, g->st));
+}
+
+/* The same chain on cuBLAS, one GEMM (+ the split sums) per step, S = 1 everywhere. */
+static void cublas_chain(cublasHandle_t h, const Bufs &b, int layers, int Mp, cudaStream_t st)
+{
+    const float one = 1.f, zero = 0.f;
+    for (int l = 0; l < layers; l++) {
+        struct {
+            const __half *X;
+            int ldx;
+            const __half *W;
+            int N, K;
+            __half *Y;
+            int ldy;
+        } s[4] = {{b.X, D, b.W[l][0], 3 * D, D, b.Q, 3 * D},
+                  {b.Q, 3 * D, b.W[l][1], D, D, b.H, D},
+                  {b.H, D, b.W[l][2], F2, D, b.U, F2},
+                  {b.U, F2, b.W[l][3], D, F, b.X, D}};
+        for (int j = 0; j < 4; j++) /* column-major view: Y^T[N, Mp] = W[N, K] . X^T[K, Mp] */
+            CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, s[j].N, Mp, s[j].K, &one, s[j].W, CUDA_R_16F, s[j].K,
+                            s[j].X, CUDA_R_16F, s[j].ldx, &zero, s[j].Y, CUDA_R_16F, s[j].ldy,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    (void)st;
+}
+
+static float maxabs_diff(const __half *a, const __half *b, size_t n, float *ref_max)
+{
+    std::vector<__half> x(n), y(n);
+    CK(cudaMemcpy(x.data(), a, n * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(y.data(), b, n * 2, cudaMemcpyDeviceToHost));
+    float d = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float u = __half2float(x[i]), v = __half2float(y[i]);
+        if (!(fabsf(u - v) <= d))
+            d = fabsf(u - v);
+        m = std::max(m, fabsf(v));
+    }
+    *ref_max = m;
+    return d;
+}
+
+int main(int argc, char **argv)
+{
+    std::vector<int> Ms;
+    for (int i = 1; i < argc; i++)
+        Ms.push_back(atoi(argv[i]));
+    if (Ms.empty())
+        Ms = {16, 96, 128};
+    int dev = 0, G = 0, clk = 0;
+    CK(cudaSetDevice(dev));
+    CK(cudaDeviceGetAttribute(&G, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, dev));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cublasHandle_t h;
+    CB(cublasCreate(&h));
+    CB(cublasSetStream(h, st));
+
+    Bufs b;
+    const int NK[4][2] = {{3 * D, D}, {D, D}, {F2, D}, {D, F}};
+    size_t wbytes = 0;
+    for (int l = 0; l < L; l++)
+        for (int j = 0; j < 4; j++) {
+            const size_t n = (size_t)NK[j][0] * NK[j][1];
+            CK(cudaMalloc(&b.W[l][j], n * 2));
+            CK(cudaMalloc(&b.Wp[l][j], (size_t)NK[j][0] * (NK[j][1] + 8 * 4) * 2));
+            init(b.W[l][j], n, sqrtf(3.f / NK[j][1]), 77u + l * 4 + j);
+            wbytes += n * 2;
+        }
+    const int MPMAX = 128;
+    __half *X0;
+    CK(cudaMalloc(&X0, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.X, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.Q, (size_t)MPMAX * 3 * D * 2));
+    CK(cudaMalloc(&b.H, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
+    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * D * 4));
+    init(X0, (size_t)MPMAX * D, 1.f, 5u);
+    unsigned *ctr;
+    long long *stamps;
+    CK(cudaMalloc(&ctr, 4));
+    CK(cudaMalloc(&stamps, NSTAMP * 8));
+    CK(cudaMalloc(&g_prof, (size_t)4 * G * 3 * sizeof(float)));
+    CK(cudaDeviceSynchronize());
+
+    printf("{\n \"tool\": \"bench/persist_probe.cu\", \"gpu\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d,\n",
+           prop.name, G, clk);
+    printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", wbytes / 1e6, L);
+
+    { /* grid barrier alone */
+        int n = 2000;
+        void *args[] = {&ctr, &n};
+        auto run = [&](int nb) {
+            n = nb;
+            CK(cudaMemsetAsync(ctr, 0, 4, st));
+            CK(cudaLaunchCooperativeKernel((void *)barrier_kernel, G, THREADS, args, 0, st));
+        };
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        float t[2];
+        for (int w = 0; w < 2; w++) {
+            run(w ? 2000 : 10);
+            CK(cudaEventRecord(e0, st));
+            run(w ? 2000 : 10);
+            CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaEventElapsedTime(&t[w], e0, e1));
+        }
+        printf(" \"grid_barrier_us\": %.3f,\n", (t[1] - t[0]) * 1e3 / 1990);
+    }
+
+    printf(" \"runs\": [\n");
+    bool first = true;
+    const int splits[][2] = {{1, 1}, {2, 2}, {4, 4}, {2, 4}};
+    for (int M : Ms) {
+        const int Mp = (M + 15) / 16 * 16;
+        kfn k = kernel_for(Mp);
+        if (!k) {
+            fprintf(stderr, "M %d: padded %d not compiled\n", M, Mp);
+            continue;
+        }
+        /* cuBLAS chain as one graph */
+        cudaGraph_t gr;
+        cudaGraphExec_t ge;
+        CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        cublas_chain(h, b, L, Mp, st);
+        CK(cudaStreamEndCapture(st, &gr));
+        CK(cudaGraphInstantiate(&ge, gr, 0));
+        GCtx gc = {ge, st};
+        const float t_cublas = time_ms(st, 20, g_body, &gc);
+
+        /* one-layer reference for the check */
+        __half *ref;
+        CK(cudaMalloc(&ref, (size_t)Mp * D * 2));
+        CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
+        cublas_chain(h, b, 1, Mp, st);
+        CK(cudaMemcpyAsync(ref, b.X, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
+        CK(cudaStreamSynchronize(st));
+
+        for (int v = 0; v < 8; v++) {
+            const int *sp = splits[v % 4], ahead = v < 4;
+            size_t smem;
+            for (int l = 0; l < L; l++)
+                for (int j = 0; j < 4; j++) {
+                    const int S = j == 1 ? sp[0] : j == 3 ? sp[1] : 1;
+                    pack_kernel<<<1024, 256, 0, st>>>(b.W[l][j], NK[j][0], NK[j][1], S, b.Wp[l][j]);
+                    CK(cudaGetLastError());
+                }
+            Plan p1 = make_plan(b, 1, Mp, sp[0], sp[1], G, ahead, &smem);
+            if (smem > (size_t)prop.sharedMemPerBlockOptin - 64) {
+                fprintf(stderr, "M %d splits %d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], smem);
+                continue;
+            }
+            CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            /* check: one layer */
+            CK(cudaMemcpyToSymbol(c_plan, &p1, sizeof p1));
+            CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
+            launch(k, G, smem, ctr, stamps, st);
+            CK(cudaStreamSynchronize(st));
+            float rmax;
+            const float d = maxabs_diff(b.X, ref, (size_t)M * D, &rmax);
+            /* timing: 28 layers */
+            Plan p = make_plan(b, L, Mp, sp[0], sp[1], G, ahead, &smem);
+            CK(cudaMemcpyToSymbol(c_plan, &p, sizeof p));
+            PCtx pc = {k, G, smem, ctr, stamps, st};
+            const float t = time_ms(st, 20, p_body, &pc);
+            std::vector<long long> s(NSTAMP);
+            CK(cudaMemcpy(s.data(), stamps, NSTAMP * 8, cudaMemcpyDeviceToHost));
+            /* stages of the last full layer: 4 GEMMs + sums */
+            const int per_layer = 4 + (sp[0] > 1) + (sp[1] > 1), nst = 1 + L * per_layer;
+            const int a0 = 1 + (L - 2) * per_layer;
+            printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"split_wo\": %d, \"split_wo2\": %d, \"smem\": %zu, "
+                   "\"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
+                   "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, "
+                   "\"check_refmax\": %.3g, \"stage_us_layer27\": [",
+                   first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], smem, t, t * 1e3 / L, t_cublas, t_cublas * 1e3 / L,
+                   wbytes / (t * 1e-3) / 1e12, d, rmax);
+            for (int i = 0; i < per_layer; i++)
+                printf("%s%.2f", i ? ", " : "", (s[a0 + i] - s[a0 + i - 1]) / (clk * 1e-3));
+            std::vector<float> pf((size_t)4 * G * 3);
+            CK(cudaMemcpy(pf.data(), g_prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
+            printf("], \"last_layer_gemm_phases_us\": {");
+            const char *gn[4] = {"wqkv", "wo", "wi", "wo2"}, *ph[3] = {"weights_wait", "compute", "barrier"};
+            for (int j = 0; j < 4; j++) {
+                printf("%s\"%s\": {", j ? ", " : "", gn[j]);
+                for (int q = 0; q < 3; q++) {
+                    double sum = 0, mx = 0;
+                    for (int c = 0; c < G; c++) {
+                        const double v = pf[((size_t)j * G + c) * 3 + q] / (clk * 1e-3);
+                        sum += v, mx = std::max(mx, v);
+                    }
+                    printf("%s\"%s_mean\": %.2f, \"%s_max\": %.2f", q ? ", " : "", ph[q], sum / G, ph[q], mx);
+                }
+                printf("}");
+            }
+            printf("}, \"stage_labels\": \"%s\", \"first_stage_us\": %.2f, \"stamped_total_us\": %.1f}",
+                   per_layer == 6 ? "wqkv wo sum wi wo2 sum"
+                                  : per_layer == 4 ? "wqkv wo wi wo2" : "wqkv wo [sum] wi wo2 [sum]",
+                   (s[1] - s[0]) / (clk * 1e-3), (s[nst - 1] - s[0]) / (clk * 1e-3));
+            first = false;
+        }
+        CK(cudaFree(ref));
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(gr));
+    }
+    printf("\n ]\n}\n");
+    return 0;
+}
