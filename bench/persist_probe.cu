@@ -19,11 +19,16 @@
  *   28 layers with their own weights (687 MB: nothing stays in L2 between forwards).
  *
  * Work: a unit is 16 output features x one K split; CTA c owns a contiguous run of units
- * (stream-K style over tiles); its weights for GEMM j+1 are bulk-copied into shared memory
- * (padded rows, so ldmatrix is conflict-free) when GEMM j starts; X goes through a 2-stage
- * cp.async ring in chunks of 128 k; 8 warps = 4 k-step lanes x 2 token halves, mma.sync
- * m16n8k16 with W as the 16-row operand (swap-AB), partials of the 4 k lanes summed in
- * shared memory in a fixed order (deterministic, no atomics).
+ * (stream-K style over tiles); its weights for GEMM j+1, packed at load so they are one
+ * contiguous block, are bulk-copied into shared memory (padded rows: ldmatrix without bank
+ * conflicts) when GEMM j starts; the K split's X slice comes into shared memory in one batch
+ * of cp.async and serves all the CTA's tiles of that split; 8 warps = 4 k-step lanes x 2
+ * token halves, mma.sync m16n8k16 with W as the 16-row operand (swap-AB); the 4 k lanes'
+ * partials are summed in shared memory in a fixed order, the K splits' partials (fp32) by
+ * a sum stage after the GEMM (deterministic, no atomics). Earlier versions (git history of
+ * this file, bench/results/experiments/persistent/): v1 copied weights row by row and
+ * streamed X through a 2-chunk ring, v2 one bulk copy and a deeper ring, with only Wo and Wo2
+ * split.
  *
  * Reported (JSON on stdout): grid barrier cost alone; per M and split, the persistent
  * chain's time per layer, its stages (CTA 0's clock between barriers), the same GEMM chain
@@ -63,8 +68,6 @@
     } while (0)
 
 #define THREADS 256
-#define KC 128                  /* k per X chunk */
-#define XPITCH (KC * 2 + 16)    /* bytes per token row of an X chunk in shared memory */
 #define MAXT 4                  /* units per CTA and GEMM */
 #define MAXG 128                /* GEMMs per launch */
 #define NSTAMP (MAXG * 2 + 2)
@@ -84,7 +87,7 @@ struct Plan {
     int n;
     Gemm g[MAXG];
     int w_off[2]; /* byte offsets of the two weight buffers in shared memory */
-    int x_off;
+    int x_off, red_off;
     int ahead; /* 1: GEMM j+1's weights requested when GEMM j starts; 0: when it is reached */
 };
 
@@ -174,17 +177,15 @@ __device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
         bulk_load(buf, (const char *)g.W + (size_t)u0 * ub, bytes, bar);
 }
 
-/* One run of units with the same K split: tiles t0.. (nt of them), k range [k0, k0 + Ks). */
-/* X chunks in flight: deeper for few tokens (an X chunk is one L2 round trip). */
-template <int MP> struct Ring {
-    static constexpr int R = MP <= 32 ? 8 : MP <= 64 ? 4 : 2;
-};
-
+/* Up to MAXT tiles t0.. of one K split s, the split's X slice already in shared memory
+ * (xs: MP rows, pitch Ks * 2 + 16 bytes): 8 warps = 4 k-step lanes x 2 token halves, then the
+ * four k lanes' partials summed in a fixed order (kq 0 + 1 + 2 + 3) through red. */
 template <int MP>
-__device__ void gemm_run(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, char *xs)
+__device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, const char *xs,
+                           float4 *red)
 {
     constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
-    const int Ks = g.K / g.S, k0 = s * Ks, pitch = Ks * 2 + 16, nchunk = (Ks + KC - 1) / KC;
+    const int Ks = g.K / g.S, pitch = Ks * 2 + 16, nsteps = Ks / 16;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
     float acc[MAXT][NTH][4];
 #pragma unroll
@@ -192,56 +193,29 @@ __device__ void gemm_run(const Gemm &g, const char *wbuf, int wu0, int nt, int t
 #pragma unroll
         for (int j = 0; j < NTH; j++)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
-
-    auto load_chunk = [&](int c, int b) {
-        const int kc = k0 + c * KC, kn = min(KC, Ks - c * KC), per = kn / 8; /* 16-byte pieces per row */
-        char *dst = xs + b * MP * XPITCH;
-        for (int i = threadIdx.x; i < MP * per; i += THREADS) {
-            const int r = i / per, p = i % per;
-            cp16(dst + r * XPITCH + p * 16, g.X + (size_t)r * g.ldx + kc + p * 8);
-        }
-    };
-    constexpr int R = Ring<MP>::R;
-    for (int c = 0; c < R - 1; c++) {
-        if (c < nchunk)
-            load_chunk(c, c % R);
-        asm volatile("cp.async.commit_group;\n" ::);
-    }
-    for (int c = 0; c < nchunk; c++) {
-        if (c + R - 1 < nchunk)
-            load_chunk(c + R - 1, (c + R - 1) % R);
-        asm volatile("cp.async.commit_group;\n" ::);
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(R - 1));
-        __syncthreads();
-        const char *xc = xs + (c % R) * MP * XPITCH;
-        const int nsteps = min(KC, Ks - c * KC) / 16;
-        for (int ks = kq; ks < nsteps; ks += 4) {
-            uint32_t a[MAXT][4];
+    for (int ks = kq; ks < nsteps; ks += 4) {
+        uint32_t a[MAXT][4];
+#pragma unroll
+        for (int i = 0; i < MAXT; i++)
+            if (i < nt) {
+                const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
+                ldsm4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+            }
+#pragma unroll
+        for (int j = 0; j < NTH; j += 2) {
+            uint32_t b[4];
+            /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
+            const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
+            ldsm4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
 #pragma unroll
             for (int i = 0; i < MAXT; i++)
                 if (i < nt) {
-                    const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = c * KC + ks * 16 + ((lane >> 4) & 1) * 8;
-                    ldsm4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+                    mma(acc[i][j], a[i], b[0], b[1]);
+                    if (j + 1 < NTH)
+                        mma(acc[i][j + 1], a[i], b[2], b[3]);
                 }
-#pragma unroll
-            for (int j = 0; j < NTH; j += 2) {
-                uint32_t b[4];
-                /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
-                const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
-                ldsm4(b, xc + n * XPITCH + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
-#pragma unroll
-                for (int i = 0; i < MAXT; i++)
-                    if (i < nt) {
-                        mma(acc[i][j], a[i], b[0], b[1]);
-                        if (j + 1 < NTH)
-                            mma(acc[i][j + 1], a[i], b[2], b[3]);
-                    }
-            }
         }
-        __syncthreads();
     }
-    /* the four k lanes' partials summed in a fixed order (kq 0 + 1 + 2 + 3), through xs */
-    float4 *red = reinterpret_cast<float4 *>(xs);
 #pragma unroll
     for (int i = 0; i < MAXT; i++) {
         if (i >= nt)
@@ -281,17 +255,28 @@ __device__ void gemm_run(const Gemm &g, const char *wbuf, int wu0, int nt, int t
     }
 }
 
-template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs)
+/* A CTA's units, run by run (a run: consecutive units of one K split): the run's X slice
+ * [MP, Ks] comes into shared memory once, in one batch of 16-byte copies (one L2 round
+ * trip), and serves all of the run's tiles. */
+template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red)
 {
     int u0, u1;
     units_of(g, &u0, &u1);
-    const int T = g.N / 16;
+    const int T = g.N / 16, Ks = g.K / g.S, per = Ks / 8, pitch = Ks * 2 + 16;
     for (int u = u0; u < u1;) {
         const int s = u / T;
         int e = u;
-        while (e < u1 && e / T == s && e - u < MAXT)
+        while (e < u1 && e / T == s)
             e++;
-        gemm_run<MP>(g, wbuf, u - u0, e - u, u % T, s, xs);
+        for (int i = threadIdx.x; i < MP * per; i += THREADS) {
+            const int r = i / per, p = i % per;
+            cp16(xs + r * pitch + p * 16, g.X + (size_t)r * g.ldx + (size_t)s * Ks + p * 8);
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();
+        for (int v = u; v < e; v += MAXT)
+            gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), v % T, s, xs, red);
         u = e;
     }
 }
@@ -346,7 +331,7 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
         const long long t0 = clock64();
         mbar_wait(&bars[j & 1], (j >> 1) & 1);
         const long long t1 = clock64();
-        gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off);
+        gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off));
         __syncthreads();
         const long long t2 = clock64();
         grid_sync(ctr, epoch);
@@ -415,39 +400,36 @@ static void init(__half *p, size_t n, float scale, uint32_t seed)
     CK(cudaGetLastError());
 }
 
-static Plan make_plan(const Bufs &b, int layers, int Mp, int So, int So2, int G, int ahead, size_t *smem)
+static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, int ahead, size_t *smem)
 {
     Plan p;
     memset(&p, 0, sizeof p);
     p.ahead = ahead;
     for (int l = 0; l < layers; l++) {
         Gemm *g = &p.g[p.n];
-        g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, 1, b.Q, 3 * D, nullptr, nullptr};
-        g[1] = {b.Q, 3 * D, b.Wp[l][1], D, D, So, nullptr, 0, b.P, b.H};
-        g[2] = {b.H, D, b.Wp[l][2], F2, D, 1, b.U, F2, nullptr, nullptr};
-        g[3] = {b.U, F2, b.Wp[l][3], D, F, So2, nullptr, 0, b.P, b.X};
-        if (So == 1)
-            g[1].Y = b.H, g[1].ldy = D;
-        if (So2 == 1)
-            g[3].Y = b.X, g[3].ldy = D;
+        g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, sp[0], b.Q, 3 * D, b.P, b.Q};
+        g[1] = {b.Q, 3 * D, b.Wp[l][1], D, D, sp[1], b.H, D, b.P, b.H};
+        g[2] = {b.H, D, b.Wp[l][2], F2, D, sp[2], b.U, F2, b.P, b.U};
+        g[3] = {b.U, F2, b.Wp[l][3], D, F, sp[3], b.X, D, b.P, b.X};
         p.n += 4;
     }
-    int need[2] = {0, 0};
+    int need[2] = {0, 0}, xneed = 0;
     for (int j = 0; j < 4; j++) {
         const Gemm &g = p.g[j];
         const long U = (long)(g.N / 16) * g.S;
         const int per = (int)((U + G - 1) / G);
-        if (per > MAXT || (g.K / g.S) % 16) {
-            fprintf(stderr, "plan: GEMM %d needs %d units per CTA or K/S %% 16 != 0\n", j, per);
+        if ((g.K / g.S) % 16) {
+            fprintf(stderr, "plan: GEMM %d: K/S %% 16 != 0\n", j);
             exit(2);
         }
         need[j & 1] = std::max(need[j & 1], per * 16 * (g.K / g.S * 2 + 16));
+        xneed = std::max(xneed, Mp * (g.K / g.S * 2 + 16));
     }
     p.w_off[0] = 0;
     p.w_off[1] = (need[0] + 127) / 128 * 128;
     p.x_off = p.w_off[1] + (need[1] + 127) / 128 * 128;
-    const int R = Mp <= 32 ? 8 : Mp <= 64 ? 4 : 2; /* Ring<MP>::R */
-    *smem = (size_t)p.x_off + (size_t)R * Mp * XPITCH;
+    p.red_off = p.x_off + (xneed + 127) / 128 * 128;
+    *smem = (size_t)p.red_off + 6 * (Mp / 16) * 32 * 16;
     return p;
 }
 
@@ -583,7 +565,7 @@ int main(int argc, char **argv)
         for (int j = 0; j < 4; j++) {
             const size_t n = (size_t)NK[j][0] * NK[j][1];
             CK(cudaMalloc(&b.W[l][j], n * 2));
-            CK(cudaMalloc(&b.Wp[l][j], (size_t)NK[j][0] * (NK[j][1] + 8 * 4) * 2));
+            CK(cudaMalloc(&b.Wp[l][j], (size_t)NK[j][0] * (NK[j][1] + 8 * 8) * 2));
             init(b.W[l][j], n, sqrtf(3.f / NK[j][1]), 77u + l * 4 + j);
             wbytes += n * 2;
         }
@@ -594,7 +576,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&b.Q, (size_t)MPMAX * 3 * D * 2));
     CK(cudaMalloc(&b.H, (size_t)MPMAX * D * 2));
     CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
-    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * D * 4));
+    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * F2 * 4));
     init(X0, (size_t)MPMAX * D, 1.f, 5u);
     unsigned *ctr;
     long long *stamps;
@@ -632,7 +614,8 @@ int main(int argc, char **argv)
 
     printf(" \"runs\": [\n");
     bool first = true;
-    const int splits[][2] = {{1, 1}, {2, 2}, {4, 4}, {2, 4}};
+    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 4, 4, 8}, {8, 8, 8, 8}};
+    const int nsplits = 5;
     for (int M : Ms) {
         const int Mp = (M + 15) / 16 * 16;
         kfn k = kernel_for(Mp);
@@ -659,18 +642,19 @@ int main(int argc, char **argv)
         CK(cudaMemcpyAsync(ref, b.X, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
         CK(cudaStreamSynchronize(st));
 
-        for (int v = 0; v < 8; v++) {
-            const int *sp = splits[v % 4], ahead = v < 4;
+        for (int v = 0; v < nsplits; v++) {
+            const int *sp = splits[v], ahead = 1;
             size_t smem;
             for (int l = 0; l < L; l++)
                 for (int j = 0; j < 4; j++) {
-                    const int S = j == 1 ? sp[0] : j == 3 ? sp[1] : 1;
+                    const int S = sp[j];
                     pack_kernel<<<1024, 256, 0, st>>>(b.W[l][j], NK[j][0], NK[j][1], S, b.Wp[l][j]);
                     CK(cudaGetLastError());
                 }
-            Plan p1 = make_plan(b, 1, Mp, sp[0], sp[1], G, ahead, &smem);
+            Plan p1 = make_plan(b, 1, Mp, sp, G, ahead, &smem);
             if (smem > (size_t)prop.sharedMemPerBlockOptin - 64) {
-                fprintf(stderr, "M %d splits %d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], smem);
+                fprintf(stderr, "M %d splits %d/%d/%d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], sp[2],
+                        sp[3], smem);
                 continue;
             }
             CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -682,20 +666,28 @@ int main(int argc, char **argv)
             float rmax;
             const float d = maxabs_diff(b.X, ref, (size_t)M * D, &rmax);
             /* timing: 28 layers */
-            Plan p = make_plan(b, L, Mp, sp[0], sp[1], G, ahead, &smem);
+            Plan p = make_plan(b, L, Mp, sp, G, ahead, &smem);
             CK(cudaMemcpyToSymbol(c_plan, &p, sizeof p));
             PCtx pc = {k, G, smem, ctr, stamps, st};
             const float t = time_ms(st, 20, p_body, &pc);
             std::vector<long long> s(NSTAMP);
             CK(cudaMemcpy(s.data(), stamps, NSTAMP * 8, cudaMemcpyDeviceToHost));
             /* stages of the last full layer: 4 GEMMs + sums */
-            const int per_layer = 4 + (sp[0] > 1) + (sp[1] > 1), nst = 1 + L * per_layer;
+            char labels[96] = "";
+            const char *gl[4] = {"wqkv", "wo", "wi", "wo2"};
+            int per_layer = 0;
+            for (int j = 0; j < 4; j++) {
+                per_layer += 1 + (sp[j] > 1);
+                strcat(labels, gl[j]);
+                strcat(labels, sp[j] > 1 ? " sum " : " ");
+            }
+            const int nst = 1 + L * per_layer;
             const int a0 = 1 + (L - 2) * per_layer;
-            printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"split_wo\": %d, \"split_wo2\": %d, \"smem\": %zu, "
+            printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], \"smem\": %zu, "
                    "\"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
                    "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, "
                    "\"check_refmax\": %.3g, \"stage_us_layer27\": [",
-                   first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], smem, t, t * 1e3 / L, t_cublas, t_cublas * 1e3 / L,
+                   first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas, t_cublas * 1e3 / L,
                    wbytes / (t * 1e-3) / 1e12, d, rmax);
             for (int i = 0; i < per_layer; i++)
                 printf("%s%.2f", i ? ", " : "", (s[a0 + i] - s[a0 + i - 1]) / (clk * 1e-3));
@@ -716,8 +708,7 @@ int main(int argc, char **argv)
                 printf("}");
             }
             printf("}, \"stage_labels\": \"%s\", \"first_stage_us\": %.2f, \"stamped_total_us\": %.1f}",
-                   per_layer == 6 ? "wqkv wo sum wi wo2 sum"
-                                  : per_layer == 4 ? "wqkv wo wi wo2" : "wqkv wo [sum] wi wo2 [sum]",
+                   labels,
                    (s[1] - s[0]) / (clk * 1e-3), (s[nst - 1] - s[0]) / (clk * 1e-3));
             first = false;
         }
