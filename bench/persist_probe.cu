@@ -258,8 +258,9 @@ __device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int
 /* A CTA's units, run by run (a run: consecutive units of one K split): the run's X slice
  * [MP, Ks] comes into shared memory once, in one batch of 16-byte copies (one L2 round
  * trip), and serves all of the run's tiles. */
-template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red)
+template <int MP> __device__ long long gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red)
 {
+    long long xwait = 0; /* cycles from the X copies' issue to their arrival, all runs */
     int u0, u1;
     units_of(g, &u0, &u1);
     const int T = g.N / 16, Ks = g.K / g.S, per = Ks / 8, pitch = Ks * 2 + 16;
@@ -268,6 +269,7 @@ template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, ch
         int e = u;
         while (e < u1 && e / T == s)
             e++;
+        const long long x0 = clock64();
         for (int i = threadIdx.x; i < MP * per; i += THREADS) {
             const int r = i / per, p = i % per;
             cp16(xs + r * pitch + p * 16, g.X + (size_t)r * g.ldx + (size_t)s * Ks + p * 8);
@@ -275,10 +277,12 @@ template <int MP> __device__ void gemm_stage(const Gemm &g, const char *wbuf, ch
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();
+        xwait += clock64() - x0;
         for (int v = u; v < e; v += MAXT)
             gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), v % T, s, xs, red);
         u = e;
     }
+    return xwait;
 }
 
 /* sum_out[MP, N] = sum over s of P[s] (fixed order), fp16; every CTA a share. */
@@ -331,14 +335,15 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
         const long long t0 = clock64();
         mbar_wait(&bars[j & 1], (j >> 1) & 1);
         const long long t1 = clock64();
-        gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off));
+        const long long xw =
+            gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off));
         __syncthreads();
         const long long t2 = clock64();
         grid_sync(ctr, epoch);
         stamp();
         if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles waiting for weights, computing, at the barrier */
-            float *q = prof + ((j - (pl.n - 4)) * gridDim.x + blockIdx.x) * 3;
-            q[0] = (float)(t1 - t0), q[1] = (float)(t2 - t1), q[2] = (float)(clock64() - t2);
+            float *q = prof + ((j - (pl.n - 4)) * gridDim.x + blockIdx.x) * 4;
+            q[0] = (float)(t1 - t0), q[1] = (float)(t2 - t1), q[2] = (float)(clock64() - t2), q[3] = (float)xw;
         }
         if (g.S > 1) {
             sum_stage<MP>(g);
@@ -582,7 +587,7 @@ int main(int argc, char **argv)
     long long *stamps;
     CK(cudaMalloc(&ctr, 4));
     CK(cudaMalloc(&stamps, NSTAMP * 8));
-    CK(cudaMalloc(&g_prof, (size_t)4 * G * 3 * sizeof(float)));
+    CK(cudaMalloc(&g_prof, (size_t)4 * G * 4 * sizeof(float)));
     CK(cudaDeviceSynchronize());
 
     printf("{\n \"tool\": \"bench/persist_probe.cu\", \"gpu\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d,\n",
@@ -691,16 +696,16 @@ int main(int argc, char **argv)
                    wbytes / (t * 1e-3) / 1e12, d, rmax);
             for (int i = 0; i < per_layer; i++)
                 printf("%s%.2f", i ? ", " : "", (s[a0 + i] - s[a0 + i - 1]) / (clk * 1e-3));
-            std::vector<float> pf((size_t)4 * G * 3);
+            std::vector<float> pf((size_t)4 * G * 4);
             CK(cudaMemcpy(pf.data(), g_prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
             printf("], \"last_layer_gemm_phases_us\": {");
-            const char *gn[4] = {"wqkv", "wo", "wi", "wo2"}, *ph[3] = {"weights_wait", "compute", "barrier"};
+            const char *gn[4] = {"wqkv", "wo", "wi", "wo2"}, *ph[4] = {"weights_wait", "compute", "barrier", "of_compute_x_arrival"};
             for (int j = 0; j < 4; j++) {
                 printf("%s\"%s\": {", j ? ", " : "", gn[j]);
-                for (int q = 0; q < 3; q++) {
+                for (int q = 0; q < 4; q++) {
                     double sum = 0, mx = 0;
                     for (int c = 0; c < G; c++) {
-                        const double v = pf[((size_t)j * G + c) * 3 + q] / (clk * 1e-3);
+                        const double v = pf[((size_t)j * G + c) * 4 + q] / (clk * 1e-3);
                         sum += v, mx = std::max(mx, v);
                     }
                     printf("%s\"%s_mean\": %.2f, \"%s_max\": %.2f", q ? ", " : "", ph[q], sum / G, ph[q], mx);
