@@ -60,7 +60,7 @@ GPU_TEST_SRC := $(wildcard tests/gpu_*.c)
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TINY     := $(BUILD)/tiny
 
-.PHONY: all run test test-cpu test-asan test-gpu deps clean install fuzz bench-kernels
+.PHONY: all run test test-cpu test-asan test-gpu deps clean install fuzz bench-kernels persist-probe
 .SECONDARY: # keep test objects: make would otherwise delete them as intermediates and rebuild each time
 all: $(BUILD)/layad $(BUILD)/layad-dev
 
@@ -189,6 +189,15 @@ $(BUILD)/bench/bench_kernels: bench/bench_kernels.cu $(BUILD)/liblayad.a
 bench-kernels: $(BUILD)/bench/bench_kernels
 	$(BUILD)/bench/bench_kernels $(BUILD)/bench/kernels-ours.json
 	python3 bench/bench_torch_kernels.py $(BUILD)/bench/kernels-ours.json $(BENCH_JSON)
+
+# The persistent-kernel probe (GPU machine): a layer's four GEMMs as stages of one persistent
+# kernel at 16-128 tokens against the same chain on cuBLAS (bench/results/experiments/README.md).
+$(BUILD)/bench/persist_probe: bench/persist_probe.cu kernels/mma.cuh kernels/cuda_util.cuh
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -o $@ $< -lcublas
+
+persist-probe: $(BUILD)/bench/persist_probe
+	$(BUILD)/bench/persist_probe 16 32 64 83 128
 
 # PREFIX places the binary, the unit, sysusers.d/tmpfiles.d and the docs; the unit's ExecStart
 # and Documentation follow PREFIX. Configuration goes to $(DESTDIR)/etc whatever the prefix

@@ -35,9 +35,8 @@
  * on cuBLAS (cublasGemmEx, one graph) in the same process, and the max difference between
  * the two chains' outputs after one layer (relative to max |ref|).
  *
- * Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. bench/persist_probe.cu
- *        -lcublas -o build/persist_probe
- * Run:   build/persist_probe [M ...]   (default 16 96 128)
+ * Build: make build/bench/persist_probe (nvcc, sm_90a); run: make persist-probe, or
+ *        build/bench/persist_probe [M ...] (default 16 96 128); JSON on stdout.
  */
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -49,6 +48,8 @@
 
 #include <algorithm>
 #include <vector>
+
+#include "kernels/mma.cuh" /* cp_async16, ldmatrix_x4, mma16816 */
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -121,24 +122,6 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  "l"(src), "r"(bytes), "r"(sa(b))
                  : "memory");
 }
-__device__ __forceinline__ void cp16(void *s, const void *g)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa(s)), "l"(g));
-}
-__device__ __forceinline__ void ldsm4(uint32_t r[4], const void *s)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(sa(s)));
-}
-__device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                 "{%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 /* Every CTA arrives (release), then waits until all have (acquire); epoch counts arrivals. */
 __device__ __forceinline__ void grid_sync(unsigned *ctr, unsigned &epoch)
 {
@@ -199,20 +182,20 @@ __device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int
         for (int i = 0; i < MAXT; i++)
             if (i < nt) {
                 const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
-                ldsm4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+                ldmatrix_x4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
             }
 #pragma unroll
         for (int j = 0; j < NTH; j += 2) {
             uint32_t b[4];
             /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
             const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
-            ldsm4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
+            ldmatrix_x4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
 #pragma unroll
             for (int i = 0; i < MAXT; i++)
                 if (i < nt) {
-                    mma(acc[i][j], a[i], b[0], b[1]);
+                    mma16816<__half>(acc[i][j], a[i], &b[0]);
                     if (j + 1 < NTH)
-                        mma(acc[i][j + 1], a[i], b[2], b[3]);
+                        mma16816<__half>(acc[i][j + 1], a[i], &b[2]);
                 }
         }
     }
@@ -272,7 +255,7 @@ template <int MP> __device__ long long gemm_stage(const Gemm &g, const char *wbu
         const long long x0 = clock64();
         for (int i = threadIdx.x; i < MP * per; i += THREADS) {
             const int r = i / per, p = i % per;
-            cp16(xs + r * pitch + p * 16, g.X + (size_t)r * g.ldx + (size_t)s * Ks + p * 8);
+            cp_async16(xs + r * pitch + p * 16, g.X + (size_t)r * g.ldx + (size_t)s * Ks + p * 8, true);
         }
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 0;\n" ::);
