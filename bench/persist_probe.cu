@@ -602,7 +602,7 @@ int main(int argc, char **argv)
 
     printf(" \"runs\": [\n");
     bool first = true;
-    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 4, 4, 8}, {8, 8, 8, 8}};
+    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}};
     const int nsplits = 5;
     for (int M : Ms) {
         const int Mp = (M + 15) / 16 * 16;
