@@ -182,7 +182,7 @@ bench-daemon: $(BUILD)/layad $(BUILD)/loadgen
 # Kernel benchmark (GPU machine): our kernels at Laya shapes against the ceilings measured in the
 # same run, then the PyTorch equivalents (bench/bench_torch_kernels.py, python3 with torch), merged JSON.
 BENCH_JSON ?= bench/results/h200/kernels.json
-$(BUILD)/bench/bench_kernels: bench/bench_kernels.cu $(BUILD)/liblayad.a
+$(BUILD)/bench/bench_kernels: bench/bench_kernels.cu bench/bench_check.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas -lgomp
 
@@ -192,7 +192,7 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 
 # The persistent-kernel probe (GPU machine): a layer's four GEMMs as stages of one persistent
 # kernel at 16-128 tokens against the same chain on cuBLAS (bench/results/experiments/README.md).
-$(BUILD)/bench/persist_probe: bench/persist_probe.cu kernels/mma.cuh kernels/cuda_util.cuh
+$(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kernels/mma.cuh kernels/cuda_util.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $< -lcublas
 

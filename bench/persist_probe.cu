@@ -51,14 +51,7 @@
 
 #include "kernels/mma.cuh" /* cp_async16, ldmatrix_x4, mma16816 */
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+#include "bench/bench_check.cuh" /* CK */
 #define CB(x)                                                                   \
     do {                                                                        \
         cublasStatus_t s_ = (x);                                                \

@@ -1,0 +1,23 @@
+/*
+ * bench_check.cuh - the benchmark programs' CUDA runtime check: a benchmark
+ * has no caller to return an error to, so a failed call prints where and why
+ * and exits 1.
+ */
+#ifndef LAYAD_BENCH_CHECK_CUH
+#define LAYAD_BENCH_CHECK_CUH
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#endif
