@@ -153,45 +153,13 @@ __device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
         bulk_load(buf, (const char *)g.W + (size_t)u0 * ub, bytes, bar);
 }
 
-/* Up to MAXT tiles t0.. of one K split s, the split's X slice already in shared memory
- * (xs: MP rows, pitch Ks * 2 + 16 bytes): 8 warps = 4 k-step lanes x 2 token halves, then the
- * four k lanes' partials summed in a fixed order (kq 0 + 1 + 2 + 3) through red. */
+/* The four k lanes' partials of each tile summed in a fixed order (kq 0 + 1 + 2 + 3)
+ * through red, then stored: fp16 into Y (one K split) or fp32 into the split's partials. */
 template <int MP>
-__device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, const char *xs,
-                           float4 *red)
+__device__ void reduce_store(const Gemm &g, float (&acc)[MAXT][MP / 16][4], int nt, int t0, int s, float4 *red)
 {
-    constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
-    const int Ks = g.K / g.S, pitch = Ks * 2 + 16, nsteps = Ks / 16;
+    constexpr int NTH = MP / 16;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
-    float acc[MAXT][NTH][4];
-#pragma unroll
-    for (int i = 0; i < MAXT; i++)
-#pragma unroll
-        for (int j = 0; j < NTH; j++)
-            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
-    for (int ks = kq; ks < nsteps; ks += 4) {
-        uint32_t a[MAXT][4];
-#pragma unroll
-        for (int i = 0; i < MAXT; i++)
-            if (i < nt) {
-                const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
-                ldmatrix_x4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
-            }
-#pragma unroll
-        for (int j = 0; j < NTH; j += 2) {
-            uint32_t b[4];
-            /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
-            const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
-            ldmatrix_x4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
-#pragma unroll
-            for (int i = 0; i < MAXT; i++)
-                if (i < nt) {
-                    mma16816<__half>(acc[i][j], a[i], &b[0]);
-                    if (j + 1 < NTH)
-                        mma16816<__half>(acc[i][j + 1], a[i], &b[2]);
-                }
-        }
-    }
 #pragma unroll
     for (int i = 0; i < MAXT; i++) {
         if (i >= nt)
@@ -229,6 +197,47 @@ __device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int
         }
         __syncthreads();
     }
+}
+
+/* Up to MAXT tiles t0.. of one K split s, the split's X slice already in shared memory
+ * (xs: MP rows, pitch Ks * 2 + 16 bytes): 8 warps = 4 k-step lanes x 2 token halves. */
+template <int MP>
+__device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, const char *xs,
+                           float4 *red)
+{
+    constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
+    const int Ks = g.K / g.S, pitch = Ks * 2 + 16, nsteps = Ks / 16;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
+    float acc[MAXT][NTH][4];
+#pragma unroll
+    for (int i = 0; i < MAXT; i++)
+#pragma unroll
+        for (int j = 0; j < NTH; j++)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+    for (int ks = kq; ks < nsteps; ks += 4) {
+        uint32_t a[MAXT][4];
+#pragma unroll
+        for (int i = 0; i < MAXT; i++)
+            if (i < nt) {
+                const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
+                ldmatrix_x4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+            }
+#pragma unroll
+        for (int j = 0; j < NTH; j += 2) {
+            uint32_t b[4];
+            /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
+            const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
+            ldmatrix_x4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
+#pragma unroll
+            for (int i = 0; i < MAXT; i++)
+                if (i < nt) {
+                    mma16816<__half>(acc[i][j], a[i], &b[0]);
+                    if (j + 1 < NTH)
+                        mma16816<__half>(acc[i][j + 1], a[i], &b[2]);
+                }
+        }
+    }
+    reduce_store<MP>(g, acc, nt, t0, s, red);
 }
 
 /* A CTA's units, run by run (a run: consecutive units of one K split): the run's X slice
@@ -354,16 +363,6 @@ __global__ void init_kernel(__half *p, size_t n, float scale, uint32_t seed)
         uint32_t x = (uint32_t)i * 2654435761u ^ seed;
         x ^= x >> 16, x *= 0x7feb352d, x ^= x >> 15, x *= 0x846ca68b, x ^= x >> 16;
         p[i] = __float2half_rn(((x >> 8) * (1.f / 16777216.f) * 2.f - 1.f) * scale);
-    }
-}
-
-__global__ void sum_kernel(const float *P, int S, size_t n, __half *out)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float v = P[i];
-        for (int s = 1; s < S; s++)
-            v += P[s * n + i];
-        out[i] = __float2half_rn(v);
     }
 }
 
@@ -520,6 +519,184 @@ static float maxabs_diff(const __half *a, const __half *b, size_t n, float *ref_
     return d;
 }
 
+struct Probe {
+    int G, clk; /* SMs, SM clock (kHz: cycles per ms) */
+    cudaDeviceProp prop;
+    cudaStream_t st;
+    cublasHandle_t h;
+    Bufs b;
+    __half *X0; /* the first layer's input, copied into b.X before each run */
+    unsigned *ctr;
+    long long *stamps;
+    size_t wbytes;
+};
+static const int NK[4][2] = {{3 * D, D}, {D, D}, {F2, D}, {D, F}}; /* N, K of the layer's GEMMs */
+static const int MPMAX = 128;
+
+static void setup(Probe *p)
+{
+    CK(cudaSetDevice(0));
+    CK(cudaDeviceGetAttribute(&p->G, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetAttribute(&p->clk, cudaDevAttrClockRate, 0));
+    CK(cudaGetDeviceProperties(&p->prop, 0));
+    CK(cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking));
+    CB(cublasCreate(&p->h));
+    CB(cublasSetStream(p->h, p->st));
+    Bufs &b = p->b;
+    p->wbytes = 0;
+    for (int l = 0; l < L; l++)
+        for (int j = 0; j < 4; j++) {
+            const size_t n = (size_t)NK[j][0] * NK[j][1];
+            CK(cudaMalloc(&b.W[l][j], n * 2));
+            CK(cudaMalloc(&b.Wp[l][j], (size_t)NK[j][0] * (NK[j][1] + 8 * 8) * 2)); /* splits up to 8 */
+            init(b.W[l][j], n, sqrtf(3.f / NK[j][1]), 77u + l * 4 + j);
+            p->wbytes += n * 2;
+        }
+    CK(cudaMalloc(&p->X0, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.X, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.Q, (size_t)MPMAX * 3 * D * 2));
+    CK(cudaMalloc(&b.H, (size_t)MPMAX * D * 2));
+    CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
+    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * F2 * 4));
+    init(p->X0, (size_t)MPMAX * D, 1.f, 5u);
+    CK(cudaMalloc(&p->ctr, 4));
+    CK(cudaMalloc(&p->stamps, NSTAMP * 8));
+    CK(cudaMalloc(&g_prof, (size_t)4 * p->G * 4 * sizeof(float)));
+    CK(cudaDeviceSynchronize());
+}
+
+/* us per grid barrier: 2,000 in one kernel against 10. */
+static double barrier_us(Probe *p)
+{
+    int n = 0;
+    void *args[] = {&p->ctr, &n};
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float t[2];
+    for (int w = 0; w < 2; w++) {
+        n = w ? 2000 : 10;
+        for (int rep = 0; rep < 2; rep++) { /* the first launch warms up */
+            CK(cudaMemsetAsync(p->ctr, 0, 4, p->st));
+            if (rep)
+                CK(cudaEventRecord(e0, p->st));
+            CK(cudaLaunchCooperativeKernel((void *)barrier_kernel, p->G, THREADS, args, 0, p->st));
+        }
+        CK(cudaEventRecord(e1, p->st));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&t[w], e0, e1));
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return (t[1] - t[0]) * 1e3 / 1990;
+}
+
+/* The cuBLAS chain of L layers as one graph: ms per replay; ref gets one layer's output. */
+static float cublas_reference(Probe *p, int Mp, __half *ref)
+{
+    cudaGraph_t gr;
+    cudaGraphExec_t ge;
+    CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
+    CK(cudaStreamBeginCapture(p->st, cudaStreamCaptureModeThreadLocal));
+    cublas_chain(p->h, p->b, L, Mp, p->st);
+    CK(cudaStreamEndCapture(p->st, &gr));
+    CK(cudaGraphInstantiate(&ge, gr, 0));
+    GCtx gc = {ge, p->st};
+    const float t = time_ms(p->st, 20, g_body, &gc);
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(gr));
+    CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
+    cublas_chain(p->h, p->b, 1, Mp, p->st);
+    CK(cudaMemcpyAsync(ref, p->b.X, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
+    CK(cudaStreamSynchronize(p->st));
+    return t;
+}
+
+/* Per GEMM of the last layer: mean and max over CTAs of each phase, us. */
+static void print_phases(const Probe *p)
+{
+    std::vector<float> pf((size_t)4 * p->G * 4);
+    CK(cudaMemcpy(pf.data(), g_prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const char *gn[4] = {"wqkv", "wo", "wi", "wo2"};
+    const char *ph[4] = {"weights_wait", "compute", "barrier", "of_compute_x_arrival"};
+    printf("\"last_layer_gemm_phases_us\": {");
+    for (int j = 0; j < 4; j++) {
+        printf("%s\"%s\": {", j ? ", " : "", gn[j]);
+        for (int q = 0; q < 4; q++) {
+            double sum = 0, mx = 0;
+            for (int c = 0; c < p->G; c++) {
+                const double v = pf[((size_t)j * p->G + c) * 4 + q] / (p->clk * 1e-3);
+                sum += v, mx = std::max(mx, v);
+            }
+            printf("%s\"%s_mean\": %.2f, \"%s_max\": %.2f", q ? ", " : "", ph[q], sum / p->G, ph[q], mx);
+        }
+        printf("}");
+    }
+    printf("}");
+}
+
+/* CTA 0's stage times of layer 27 (of 28) and the stage labels. */
+static void print_stages(const Probe *p, const int *sp)
+{
+    std::vector<long long> s(NSTAMP);
+    CK(cudaMemcpy(s.data(), p->stamps, NSTAMP * 8, cudaMemcpyDeviceToHost));
+    const char *gl[4] = {"wqkv", "wo", "wi", "wo2"};
+    char labels[96] = "";
+    int per_layer = 0;
+    for (int j = 0; j < 4; j++) {
+        per_layer += 1 + (sp[j] > 1);
+        strcat(labels, gl[j]);
+        strcat(labels, sp[j] > 1 ? " sum " : " ");
+    }
+    const int nst = 1 + L * per_layer, a0 = 1 + (L - 2) * per_layer;
+    const double cyc_us = p->clk * 1e-3;
+    printf("\"stage_us_layer27\": [");
+    for (int i = 0; i < per_layer; i++)
+        printf("%s%.2f", i ? ", " : "", (s[a0 + i] - s[a0 + i - 1]) / cyc_us);
+    printf("], \"stage_labels\": \"%s\", \"first_stage_us\": %.2f, \"stamped_total_us\": %.1f", labels,
+           (s[1] - s[0]) / cyc_us, (s[nst - 1] - s[0]) / cyc_us);
+}
+
+/* One split configuration at M tokens: the one-layer check against ref, then 28 layers timed.
+ * Returns 0 when the configuration does not fit in shared memory (nothing printed). */
+static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, float t_cublas, const __half *ref, int first)
+{
+    const int ahead = 1;
+    size_t smem;
+    Plan p1 = make_plan(p->b, 1, Mp, sp, p->G, ahead, &smem);
+    if (smem > (size_t)p->prop.sharedMemPerBlockOptin - 64) {
+        fprintf(stderr, "M %d splits %d/%d/%d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], sp[2],
+                sp[3], smem);
+        return 0;
+    }
+    for (int l = 0; l < L; l++)
+        for (int j = 0; j < 4; j++) {
+            pack_kernel<<<1024, 256, 0, p->st>>>(p->b.W[l][j], NK[j][0], NK[j][1], sp[j], p->b.Wp[l][j]);
+            CK(cudaGetLastError());
+        }
+    CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CK(cudaMemcpyToSymbol(c_plan, &p1, sizeof p1));
+    CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
+    launch(k, p->G, smem, p->ctr, p->stamps, p->st);
+    CK(cudaStreamSynchronize(p->st));
+    float rmax;
+    const float d = maxabs_diff(p->b.X, ref, (size_t)M * D, &rmax);
+    Plan pl = make_plan(p->b, L, Mp, sp, p->G, ahead, &smem);
+    CK(cudaMemcpyToSymbol(c_plan, &pl, sizeof pl));
+    PCtx pc = {k, p->G, smem, p->ctr, p->stamps, p->st};
+    const float t = time_ms(p->st, 20, p_body, &pc);
+    printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], "
+           "\"smem\": %zu, \"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
+           "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, \"check_refmax\": %.3g, ",
+           first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas,
+           t_cublas * 1e3 / L, p->wbytes / (t * 1e-3) / 1e12, d, rmax);
+    print_stages(p, sp);
+    printf(", ");
+    print_phases(p);
+    printf("}");
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     std::vector<int> Ms;
@@ -527,175 +704,29 @@ int main(int argc, char **argv)
         Ms.push_back(atoi(argv[i]));
     if (Ms.empty())
         Ms = {16, 96, 128};
-    int dev = 0, G = 0, clk = 0;
-    CK(cudaSetDevice(dev));
-    CK(cudaDeviceGetAttribute(&G, cudaDevAttrMultiProcessorCount, dev));
-    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
-    cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    cublasHandle_t h;
-    CB(cublasCreate(&h));
-    CB(cublasSetStream(h, st));
-
-    Bufs b;
-    const int NK[4][2] = {{3 * D, D}, {D, D}, {F2, D}, {D, F}};
-    size_t wbytes = 0;
-    for (int l = 0; l < L; l++)
-        for (int j = 0; j < 4; j++) {
-            const size_t n = (size_t)NK[j][0] * NK[j][1];
-            CK(cudaMalloc(&b.W[l][j], n * 2));
-            CK(cudaMalloc(&b.Wp[l][j], (size_t)NK[j][0] * (NK[j][1] + 8 * 8) * 2));
-            init(b.W[l][j], n, sqrtf(3.f / NK[j][1]), 77u + l * 4 + j);
-            wbytes += n * 2;
-        }
-    const int MPMAX = 128;
-    __half *X0;
-    CK(cudaMalloc(&X0, (size_t)MPMAX * D * 2));
-    CK(cudaMalloc(&b.X, (size_t)MPMAX * D * 2));
-    CK(cudaMalloc(&b.Q, (size_t)MPMAX * 3 * D * 2));
-    CK(cudaMalloc(&b.H, (size_t)MPMAX * D * 2));
-    CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
-    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * F2 * 4));
-    init(X0, (size_t)MPMAX * D, 1.f, 5u);
-    unsigned *ctr;
-    long long *stamps;
-    CK(cudaMalloc(&ctr, 4));
-    CK(cudaMalloc(&stamps, NSTAMP * 8));
-    CK(cudaMalloc(&g_prof, (size_t)4 * G * 4 * sizeof(float)));
-    CK(cudaDeviceSynchronize());
-
+    static Probe p;
+    setup(&p);
     printf("{\n \"tool\": \"bench/persist_probe.cu\", \"gpu\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d,\n",
-           prop.name, G, clk);
-    printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", wbytes / 1e6, L);
-
-    { /* grid barrier alone */
-        int n = 2000;
-        void *args[] = {&ctr, &n};
-        auto run = [&](int nb) {
-            n = nb;
-            CK(cudaMemsetAsync(ctr, 0, 4, st));
-            CK(cudaLaunchCooperativeKernel((void *)barrier_kernel, G, THREADS, args, 0, st));
-        };
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        float t[2];
-        for (int w = 0; w < 2; w++) {
-            run(w ? 2000 : 10);
-            CK(cudaEventRecord(e0, st));
-            run(w ? 2000 : 10);
-            CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaEventElapsedTime(&t[w], e0, e1));
-        }
-        printf(" \"grid_barrier_us\": %.3f,\n", (t[1] - t[0]) * 1e3 / 1990);
-    }
-
+           p.prop.name, p.G, p.clk);
+    printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", p.wbytes / 1e6, L);
+    printf(" \"grid_barrier_us\": %.3f,\n", barrier_us(&p));
     printf(" \"runs\": [\n");
-    bool first = true;
     const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}};
-    const int nsplits = 5;
+    int first = 1;
     for (int M : Ms) {
         const int Mp = (M + 15) / 16 * 16;
         kfn k = kernel_for(Mp);
-        if (!k) {
+        if (!k || M > MPMAX) {
             fprintf(stderr, "M %d: padded %d not compiled\n", M, Mp);
             continue;
         }
-        /* cuBLAS chain as one graph */
-        cudaGraph_t gr;
-        cudaGraphExec_t ge;
-        CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-        cublas_chain(h, b, L, Mp, st);
-        CK(cudaStreamEndCapture(st, &gr));
-        CK(cudaGraphInstantiate(&ge, gr, 0));
-        GCtx gc = {ge, st};
-        const float t_cublas = time_ms(st, 20, g_body, &gc);
-
-        /* one-layer reference for the check */
         __half *ref;
         CK(cudaMalloc(&ref, (size_t)Mp * D * 2));
-        CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
-        cublas_chain(h, b, 1, Mp, st);
-        CK(cudaMemcpyAsync(ref, b.X, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
-        CK(cudaStreamSynchronize(st));
-
-        for (int v = 0; v < nsplits; v++) {
-            const int *sp = splits[v], ahead = 1;
-            size_t smem;
-            for (int l = 0; l < L; l++)
-                for (int j = 0; j < 4; j++) {
-                    const int S = sp[j];
-                    pack_kernel<<<1024, 256, 0, st>>>(b.W[l][j], NK[j][0], NK[j][1], S, b.Wp[l][j]);
-                    CK(cudaGetLastError());
-                }
-            Plan p1 = make_plan(b, 1, Mp, sp, G, ahead, &smem);
-            if (smem > (size_t)prop.sharedMemPerBlockOptin - 64) {
-                fprintf(stderr, "M %d splits %d/%d/%d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], sp[2],
-                        sp[3], smem);
-                continue;
-            }
-            CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-            /* check: one layer */
-            CK(cudaMemcpyToSymbol(c_plan, &p1, sizeof p1));
-            CK(cudaMemcpyAsync(b.X, X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, st));
-            launch(k, G, smem, ctr, stamps, st);
-            CK(cudaStreamSynchronize(st));
-            float rmax;
-            const float d = maxabs_diff(b.X, ref, (size_t)M * D, &rmax);
-            /* timing: 28 layers */
-            Plan p = make_plan(b, L, Mp, sp, G, ahead, &smem);
-            CK(cudaMemcpyToSymbol(c_plan, &p, sizeof p));
-            PCtx pc = {k, G, smem, ctr, stamps, st};
-            const float t = time_ms(st, 20, p_body, &pc);
-            std::vector<long long> s(NSTAMP);
-            CK(cudaMemcpy(s.data(), stamps, NSTAMP * 8, cudaMemcpyDeviceToHost));
-            /* stages of the last full layer: 4 GEMMs + sums */
-            char labels[96] = "";
-            const char *gl[4] = {"wqkv", "wo", "wi", "wo2"};
-            int per_layer = 0;
-            for (int j = 0; j < 4; j++) {
-                per_layer += 1 + (sp[j] > 1);
-                strcat(labels, gl[j]);
-                strcat(labels, sp[j] > 1 ? " sum " : " ");
-            }
-            const int nst = 1 + L * per_layer;
-            const int a0 = 1 + (L - 2) * per_layer;
-            printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], \"smem\": %zu, "
-                   "\"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
-                   "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, "
-                   "\"check_refmax\": %.3g, \"stage_us_layer27\": [",
-                   first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas, t_cublas * 1e3 / L,
-                   wbytes / (t * 1e-3) / 1e12, d, rmax);
-            for (int i = 0; i < per_layer; i++)
-                printf("%s%.2f", i ? ", " : "", (s[a0 + i] - s[a0 + i - 1]) / (clk * 1e-3));
-            std::vector<float> pf((size_t)4 * G * 4);
-            CK(cudaMemcpy(pf.data(), g_prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
-            printf("], \"last_layer_gemm_phases_us\": {");
-            const char *gn[4] = {"wqkv", "wo", "wi", "wo2"}, *ph[4] = {"weights_wait", "compute", "barrier", "of_compute_x_arrival"};
-            for (int j = 0; j < 4; j++) {
-                printf("%s\"%s\": {", j ? ", " : "", gn[j]);
-                for (int q = 0; q < 4; q++) {
-                    double sum = 0, mx = 0;
-                    for (int c = 0; c < G; c++) {
-                        const double v = pf[((size_t)j * G + c) * 4 + q] / (clk * 1e-3);
-                        sum += v, mx = std::max(mx, v);
-                    }
-                    printf("%s\"%s_mean\": %.2f, \"%s_max\": %.2f", q ? ", " : "", ph[q], sum / G, ph[q], mx);
-                }
-                printf("}");
-            }
-            printf("}, \"stage_labels\": \"%s\", \"first_stage_us\": %.2f, \"stamped_total_us\": %.1f}",
-                   labels,
-                   (s[1] - s[0]) / (clk * 1e-3), (s[nst - 1] - s[0]) / (clk * 1e-3));
-            first = false;
-        }
+        const float t_cublas = cublas_reference(&p, Mp, ref);
+        for (const int *sp : splits)
+            if (run_split(&p, k, M, Mp, sp, t_cublas, ref, first))
+                first = 0;
         CK(cudaFree(ref));
-        CK(cudaGraphExecDestroy(ge));
-        CK(cudaGraphDestroy(gr));
     }
     printf("\n ]\n}\n");
     return 0;
