@@ -21,6 +21,7 @@
  *     padding slots, bit for bit;
  *   - the rest element-wise.
  */
+#include "kernels/conf_features.h"
 #include "kernels/cuda_util.cuh"
 
 __global__ void type_emb_kernel(float *h, const float *__restrict__ te, const int32_t *__restrict__ ttype,
@@ -131,34 +132,7 @@ __global__ void conf_features_kernel(const float *__restrict__ logits, const uin
         f[0] = f[1] = f[2] = f[3] = 0.0f;
         return;
     }
-    const float *z = logits + k0;
-    const uint8_t *mk = mask + k0;
-    const int K = k1 - k0;
-    int live = 0;
-    float mx = -INFINITY;
-    for (int k = 0; k < K; k++) {
-        live += mk[k] != 0;
-        mx = z[k] > mx ? z[k] : mx;
-    }
-    float sum = 0.0f;
-    for (int k = 0; k < K; k++)
-        sum += expf(z[k] - mx);
-    float ent = 0.0f, top1 = 0.0f, top2 = 0.0f;
-    for (int k = 0; k < K; k++) {
-        const float p = expf(z[k] - mx) / sum;
-        ent += p * logf(p > 1e-9f ? p : 1e-9f);
-        if (p > top1) {
-            top2 = top1;
-            top1 = p;
-        } else if (p > top2) {
-            top2 = p;
-        }
-    }
-    const float kk = (float)(live > 2 ? live : 2);
-    f[0] = top1;
-    f[1] = top1 - top2;
-    f[2] = -ent / logf(kk);
-    f[3] = kk / 255.0f;
+    kn_conf_row(logits + k0, mask + k0, k1 - k0, f);
 }
 
 extern "C" int kn_conf_features(kn_stream ks, const float *logits, const uint8_t *mask,

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/conf_features.h"
 #include "kernels/cpu.h"
 
 void kn_cpu_embed(const float *table, const int32_t *ids, float *out, int M, int D)
@@ -80,31 +81,7 @@ void kn_cpu_conf_features(const float *logits, const uint8_t *mask, const int32_
             memset(f, 0, 4 * sizeof *f);
             continue;
         }
-        int live = 0;
-        float mx = -INFINITY;
-        for (int k = 0; k < K; k++) {
-            live += mask[g0 + k] != 0;
-            mx = z[k] > mx ? z[k] : mx;
-        }
-        float sum = 0.0f;
-        for (int k = 0; k < K; k++)
-            sum += expf(z[k] - mx);
-        float ent = 0.0f, top1 = 0.0f, top2 = 0.0f;
-        for (int k = 0; k < K; k++) {
-            const float p = expf(z[k] - mx) / sum;
-            ent += p * logf(p > 1e-9f ? p : 1e-9f);
-            if (p > top1) {
-                top2 = top1;
-                top1 = p;
-            } else if (p > top2) {
-                top2 = p;
-            }
-        }
-        const float kk = (float)(live > 2 ? live : 2);
-        f[0] = top1;
-        f[1] = top1 - top2;
-        f[2] = -ent / logf(kk);
-        f[3] = kk / 255.0f;
+        kn_conf_row(z, mask + g0, K, f);
     }
 }
 

@@ -31,12 +31,7 @@ int main(void)
 #include "kernels/cuda.h"
 #include "tests/lib/testutil.h"
 
-#define CU(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        ck_assert_msg(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));       \
-    } while (0)
-#define OK(call) ck_assert_msg((call) == 0, "%s failed: %s", #call, kn_cuda_last_error())
+#include "tests/lib/gpu_check.h" /* CU, OK */
 
 static const kn_stream KS0 = {NULL, 0};
 

@@ -68,12 +68,7 @@ int main(void)
 
 /* ---- small harness --------------------------------------------------------- */
 
-#define CU(call)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        ck_assert_msg(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));       \
-    } while (0)
-#define OK(call) ck_assert_msg((call) == 0, "%s failed: %s", #call, kn_cuda_last_error())
+#include "tests/lib/gpu_check.h" /* CU, OK */
 
 static uint64_t g_fresh_seed;
 static const kn_dtype DTS[2] = {KN_F16, KN_BF16};
