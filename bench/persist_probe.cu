@@ -82,7 +82,6 @@ struct Plan {
     Gemm g[MAXG];
     int w_off[2]; /* byte offsets of the two weight buffers in shared memory */
     int x_off, red_off;
-    int ahead; /* 1: GEMM j+1's weights requested when GEMM j starts; 0: when it is reached */
 };
 
 /* ---- primitives (sm_90a) ---- */
@@ -309,14 +308,14 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
     }
     __syncthreads();
     stamp();
-    if (threadIdx.x == 0 && pl.ahead)
+    /* GEMM j + 1's weights are requested when GEMM j starts (asking only when a stage is
+     * reached cost 1.6-2.8 us more a stage: bench/results/experiments/README.md) */
+    if (threadIdx.x == 0)
         prefetch(pl.g[0], smem + pl.w_off[0], &bars[0]);
     for (int j = 0; j < pl.n; j++) {
         const Gemm &g = pl.g[j];
-        if (threadIdx.x == 0 && pl.ahead && j + 1 < pl.n)
+        if (threadIdx.x == 0 && j + 1 < pl.n)
             prefetch(pl.g[j + 1], smem + pl.w_off[(j + 1) & 1], &bars[(j + 1) & 1]);
-        if (threadIdx.x == 0 && !pl.ahead)
-            prefetch(g, smem + pl.w_off[j & 1], &bars[j & 1]);
         const long long t0 = clock64();
         mbar_wait(&bars[j & 1], (j >> 1) & 1);
         const long long t1 = clock64();
@@ -380,11 +379,10 @@ static void init(__half *p, size_t n, float scale, uint32_t seed)
     CK(cudaGetLastError());
 }
 
-static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, int ahead, size_t *smem)
+static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, size_t *smem)
 {
     Plan p;
     memset(&p, 0, sizeof p);
-    p.ahead = ahead;
     for (int l = 0; l < layers; l++) {
         Gemm *g = &p.g[p.n];
         g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, sp[0], b.Q, 3 * D, b.P, b.Q};
@@ -426,15 +424,15 @@ static kfn kernel_for(int Mp)
     return nullptr;
 }
 
-static float *g_prof;
-static void launch(kfn k, int G, size_t smem, unsigned *ctr, long long *stamps, cudaStream_t st)
+static void launch(kfn k, int G, size_t smem, unsigned *ctr, long long *stamps, float *prof, cudaStream_t st)
 {
     CK(cudaMemsetAsync(ctr, 0, 4, st));
-    void *args[] = {&ctr, &stamps, &g_prof};
+    void *args[] = {&ctr, &stamps, &prof};
     CK(cudaLaunchCooperativeKernel((void *)k, G, THREADS, args, smem, st));
 }
 
-static float time_ms(cudaStream_t st, int reps, void (*body)(void *), void *ctx)
+/* Median over 7 groups of the mean ms of reps calls of body, between events on st. */
+template <typename F> static float time_ms(cudaStream_t st, int reps, F body)
 {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
@@ -443,7 +441,7 @@ static float time_ms(cudaStream_t st, int reps, void (*body)(void *), void *ctx)
     for (int r = 0; r < 7; r++) {
         CK(cudaEventRecord(a, st));
         for (int i = 0; i < reps; i++)
-            body(ctx);
+            body();
         CK(cudaEventRecord(b, st));
         CK(cudaEventSynchronize(b));
         float ms;
@@ -456,31 +454,8 @@ static float time_ms(cudaStream_t st, int reps, void (*body)(void *), void *ctx)
     return v[v.size() / 2];
 }
 
-struct PCtx {
-    kfn k;
-    int G;
-    size_t smem;
-    unsigned *ctr;
-    long long *stamps;
-    cudaStream_t st;
-};
-static void p_body(void *c)
-{
-    PCtx *p = (PCtx *)c;
-    launch(p->k, p->G, p->smem, p->ctr, p->stamps, p->st);
-}
-struct GCtx {
-    cudaGraphExec_t ge;
-    cudaStream_t st;
-};
-static void g_body(void *c)
-{
-    GCtx *g = (GCtx *)c;
-    CK(cudaGraphLaunch(g->ge, g->st));
-}
-
-/* The same chain on cuBLAS, one GEMM (+ the split sums) per step, S = 1 everywhere. */
-static void cublas_chain(cublasHandle_t h, const Bufs &b, int layers, int Mp, cudaStream_t st)
+/* The same chain on cuBLAS: one cublasGemmEx per GEMM, no K splits. */
+static void cublas_chain(cublasHandle_t h, const Bufs &b, int layers, int Mp)
 {
     const float one = 1.f, zero = 0.f;
     for (int l = 0; l < layers; l++) {
@@ -500,7 +475,6 @@ static void cublas_chain(cublasHandle_t h, const Bufs &b, int layers, int Mp, cu
                             s[j].X, CUDA_R_16F, s[j].ldx, &zero, s[j].Y, CUDA_R_16F, s[j].ldy,
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
-    (void)st;
 }
 
 static float maxabs_diff(const __half *a, const __half *b, size_t n, float *ref_max)
@@ -528,6 +502,7 @@ struct Probe {
     __half *X0; /* the first layer's input, copied into b.X before each run */
     unsigned *ctr;
     long long *stamps;
+    float *prof; /* per CTA and GEMM of the last layer: cycles of each phase */
     size_t wbytes;
 };
 static const int NK[4][2] = {{3 * D, D}, {D, D}, {F2, D}, {D, F}}; /* N, K of the layer's GEMMs */
@@ -561,7 +536,7 @@ static void setup(Probe *p)
     init(p->X0, (size_t)MPMAX * D, 1.f, 5u);
     CK(cudaMalloc(&p->ctr, 4));
     CK(cudaMalloc(&p->stamps, NSTAMP * 8));
-    CK(cudaMalloc(&g_prof, (size_t)4 * p->G * 4 * sizeof(float)));
+    CK(cudaMalloc(&p->prof, (size_t)4 * p->G * 4 * sizeof(float)));
     CK(cudaDeviceSynchronize());
 }
 
@@ -598,15 +573,14 @@ static float cublas_reference(Probe *p, int Mp, __half *ref)
     cudaGraphExec_t ge;
     CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
     CK(cudaStreamBeginCapture(p->st, cudaStreamCaptureModeThreadLocal));
-    cublas_chain(p->h, p->b, L, Mp, p->st);
+    cublas_chain(p->h, p->b, L, Mp);
     CK(cudaStreamEndCapture(p->st, &gr));
     CK(cudaGraphInstantiate(&ge, gr, 0));
-    GCtx gc = {ge, p->st};
-    const float t = time_ms(p->st, 20, g_body, &gc);
+    const float t = time_ms(p->st, 20, [&] { CK(cudaGraphLaunch(ge, p->st)); });
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(gr));
     CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
-    cublas_chain(p->h, p->b, 1, Mp, p->st);
+    cublas_chain(p->h, p->b, 1, Mp);
     CK(cudaMemcpyAsync(ref, p->b.X, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
     CK(cudaStreamSynchronize(p->st));
     return t;
@@ -616,7 +590,7 @@ static float cublas_reference(Probe *p, int Mp, __half *ref)
 static void print_phases(const Probe *p)
 {
     std::vector<float> pf((size_t)4 * p->G * 4);
-    CK(cudaMemcpy(pf.data(), g_prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(pf.data(), p->prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
     const char *gn[4] = {"wqkv", "wo", "wi", "wo2"};
     const char *ph[4] = {"weights_wait", "compute", "barrier", "of_compute_x_arrival"};
     printf("\"last_layer_gemm_phases_us\": {");
@@ -661,9 +635,8 @@ static void print_stages(const Probe *p, const int *sp)
  * Returns 0 when the configuration does not fit in shared memory (nothing printed). */
 static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, float t_cublas, const __half *ref, int first)
 {
-    const int ahead = 1;
     size_t smem;
-    Plan p1 = make_plan(p->b, 1, Mp, sp, p->G, ahead, &smem);
+    Plan p1 = make_plan(p->b, 1, Mp, sp, p->G, &smem);
     if (smem > (size_t)p->prop.sharedMemPerBlockOptin - 64) {
         fprintf(stderr, "M %d splits %d/%d/%d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], sp[2],
                 sp[3], smem);
@@ -677,18 +650,17 @@ static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, float t_cubl
     CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CK(cudaMemcpyToSymbol(c_plan, &p1, sizeof p1));
     CK(cudaMemcpyAsync(p->b.X, p->X0, (size_t)Mp * D * 2, cudaMemcpyDeviceToDevice, p->st));
-    launch(k, p->G, smem, p->ctr, p->stamps, p->st);
+    launch(k, p->G, smem, p->ctr, p->stamps, p->prof, p->st);
     CK(cudaStreamSynchronize(p->st));
     float rmax;
     const float d = maxabs_diff(p->b.X, ref, (size_t)M * D, &rmax);
-    Plan pl = make_plan(p->b, L, Mp, sp, p->G, ahead, &smem);
+    Plan pl = make_plan(p->b, L, Mp, sp, p->G, &smem);
     CK(cudaMemcpyToSymbol(c_plan, &pl, sizeof pl));
-    PCtx pc = {k, p->G, smem, p->ctr, p->stamps, p->st};
-    const float t = time_ms(p->st, 20, p_body, &pc);
-    printf("%s  {\"M\": %d, \"prefetch_ahead\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], "
+    const float t = time_ms(p->st, 20, [&] { launch(k, p->G, smem, p->ctr, p->stamps, p->prof, p->st); });
+    printf("%s  {\"M\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], "
            "\"smem\": %zu, \"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
            "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, \"check_refmax\": %.3g, ",
-           first ? "" : ",\n", M, ahead, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas,
+           first ? "" : ",\n", M, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas,
            t_cublas * 1e3 / L, p->wbytes / (t * 1e-3) / 1e12, d, rmax);
     print_stages(p, sp);
     printf(", ");

@@ -307,8 +307,7 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
     const int b16 = bias && bdt != KN_F32;
     if (M == 0 || N == 0)
         return 0;
-    KN_REQUIRE((M + GEMM_TM - 1) / GEMM_TM <= 65535, "GEMM grid too large (M > 4194240)");
-    if (M <= ROWS_MAXM || xdt == KN_F32) {
+    if (M <= ROWS_MAXM || xdt == KN_F32) { /* any M: row groups beyond 65535 blocks loop */
         const size_t xs = kn_dtype_size(xdt);
         const int V = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W) ? 8
                       : K % 2 == 0 && ((uintptr_t)X % (2 * xs)) == 0 && ((uintptr_t)W % 4) == 0 ? 2 : 1;
@@ -337,6 +336,7 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
         KN_LAUNCHED();
         return 0;
     }
+    KN_REQUIRE((M + GEMM_TM - 1) / GEMM_TM <= 65535, "GEMM grid too large (M > 4194240)");
     const dim3 grid((N + GEMM_TN - 1) / GEMM_TN, (M + GEMM_TM - 1) / GEMM_TM);
     const bool vec = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W);
     KN_DISPATCH16(wdt, T, KN_DISPATCH(ydt, TY,

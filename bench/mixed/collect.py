@@ -14,7 +14,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mixedlib  # noqa: E402
 
 
-
 def headline(name, r):
     seq = r.get("sequential", {})
     row = {"system": name, "sequential": {k: seq.get("latency_ok", {}).get(k)

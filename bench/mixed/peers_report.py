@@ -20,7 +20,6 @@ import mixedlib  # noqa: E402
 SYSTEMS = ("layad", "laya-cuda", "official-stock", "official-fast")
 
 
-
 def by_kind(rows, kinds):
     out = {}
     for k, kind in enumerate(kinds):

@@ -28,8 +28,10 @@
  * a sixteenth of the tokens, at least 80: most packs) or up to one per token
  * plus one per row (batch_gcap(cap, 1): packs of rows with many short
  * options), so the tail of a typical pack does not pay for a worst case. (At
- * least 80, past 64: the fp32 scorer GEMM then takes the same kernel in every
- * class, so a row's logits do not depend on its pack.) Graph shapes are
+ * least 80: chosen when the fp32 scorer GEMM switched kernels past 64 rows.
+ * Every fp32-X product now runs the row-streaming kernel at any row count, so
+ * the floor no longer guards anything; a lower one, less tail work for packs
+ * of few rows, has not been measured on the GPU.) Graph shapes are
  * (bucket, class): 128 for 32768 tokens.
  */
 #ifndef LAYAD_BATCHING_H
