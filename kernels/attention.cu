@@ -56,16 +56,12 @@
  * one after another). Each output equals kn_attention's for its slot bit for
  * bit (same key tiles, same masks, queries independent in a tile).
  */
-#include <atomic>
-
 #include "kernels/mma.cuh"
 
 #define ATT_TQ 64                 /* queries per block (4 warps x 16) */
 #define ATT_TK 64                 /* keys per tile */
 #define ATT_LD (KN_HEAD_DIM + 8)  /* padded shared row (elements) */
-#define ATT_GROUPS 2              /* warp groups splitting a block's key tiles */
-#define ATT_GT 128                /* threads per group: 4 warps, one per 16 queries */
-#define ATT_THREADS (ATT_GROUPS * ATT_GT)
+#define ATT_THREADS 128
 #define ATT_SSEG 8                /* selection: blocks sharing one tile of 64 selected queries */
 
 static_assert(ATT_TQ == KN_ATT_TQ, "the host's query tiles (kernels/cpu.h) must match the kernel's");
@@ -87,27 +83,18 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float 
 
 __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_cast<const uint32_t *>(p); }
 
-/* Barrier of one warp group (named barrier 1 + g; 0 is __syncthreads): the groups walk
- * different numbers of key tiles, so they never wait for each other inside the walk. */
-__device__ __forceinline__ void att_group_sync(int g)
-{
-    if (g == 0)
-        asm volatile("bar.sync 1, %0;\n" ::"n"(ATT_GT) : "memory");
-    else
-        asm volatile("bar.sync 2, %0;\n" ::"n"(ATT_GT) : "memory");
-}
-
 /* Stages keys [j0, j0 + 64) of one head's K and V columns (ksrc = the row's
  * first slot at the head's K column; V is D columns further) into ks and vs;
- * keys >= len (past the row) are zero-filled and not read. Group thread x
- * copies 16 bytes at column 8 (x % 8) of keys x / 8 + 16 k, k < 4 (unrolled),
- * from one running pointer (few registers: the kernel is capped at 128). */
+ * keys >= len (past the row) are zero-filled and not read. Thread x copies 16
+ * bytes at column 8 (x % 8) of keys x / 8 + 16 k, k < 4 (unrolled), from one
+ * running pointer (few registers: the kernel is capped at 128 for 4 blocks per
+ * SM). */
 template <typename T>
 __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], const T *ksrc, int D, int D3,
                                           int j0, int len)
 {
-    constexpr int RSTEP = ATT_GT / 8;
-    const int x = threadIdx.x % ATT_GT, r = x / 8, c = (x % 8) * 8;
+    constexpr int RSTEP = ATT_THREADS / 8;
+    const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 8;
     const T *p = ksrc + (size_t)(j0 + r) * D3 + c;
 #pragma unroll
     for (int k = 0; k < ATT_TK / RSTEP; k++) {
@@ -119,169 +106,27 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
     }
 }
 
-/* A block's shared memory (dynamic: > 48 KB): the Q tile, two K and V stages
- * per warp group, and the tile rows' queries (qpos: position in the row, -1
- * none) and output rows (orow: -1 none). Group 1's stages hold its softmax
- * state for the merge once its walk is done. */
+/* A block's shared memory: the Q tile, two K and V stages, and the tile rows'
+ * queries (qpos: position in the row, -1 none) and output rows (orow: -1 none). */
 template <typename T> struct att_smem {
     __align__(16) T qs[ATT_TQ][ATT_LD];
-    __align__(16) T ks[ATT_GROUPS][2][ATT_TK][ATT_LD];
-    __align__(16) T vs[ATT_GROUPS][2][ATT_TK][ATT_LD];
+    __align__(16) T ks[2][ATT_TK][ATT_LD];
+    __align__(16) T vs[2][ATT_TK][ATT_LD];
     int qpos[ATT_TQ];
     int orow[ATT_TQ];
 };
 
-#define ATT_SMEM sizeof(att_smem<__half>)
-static_assert(sizeof(att_smem<__nv_bfloat16>) == ATT_SMEM, "one shared-memory size for both dtypes");
-
-/* One thread's online-softmax state for its two query rows: running maxima
- * (unscaled), partial sums over its quad's columns, and the O fragment. */
-struct att_state {
-    float m0, m1, l0, l1;
-    float o[8][4];
-};
-
-/* The state after one more key tile (keys j0.. in ks / vs; full: every key of
- * the tile visible to every query of the block, so no mask is evaluated). */
-template <typename T>
-__device__ __forceinline__ void att_key_tile(att_state &st, const uint32_t (&qa)[4][4], const T (*ks)[ATT_LD],
-                                             const T (*vs)[ATT_LD], int j0, bool full, int i0, int i1, int len,
-                                             int window)
-{
-    const int lane = threadIdx.x % 32, c4 = lane % 4;
-    /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
-     * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
-     * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
-    float sc[8][4];
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
-#pragma unroll
-        for (int sp = 0; sp < 2; sp++) {
-            uint32_t kb[4];
-            ldmatrix_x4(kb, &ks[8 * n + (lane % 8)][32 * sp + 8 * (lane / 8)]);
-            mma16816<T>(sc[n], qa[2 * sp], kb);
-            mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
-        }
-    }
-    /* Mask (only where the tile is not wholly visible to the block); scores stay
-     * unscaled, the scale is applied inside the exponent below. */
-    float tm0 = -INFINITY, tm1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < 8; n++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int j = j0 + 8 * n + 2 * c4 + (e & 1);
-            const int i = e < 2 ? i0 : i1;
-            float v = sc[n][e];
-            if (!full) {
-                const int dd = i - j;
-                const bool vis = i >= 0 && j < len && (window < 0 || (dd <= window && -dd <= window));
-                v = vis ? v : -INFINITY;
-            }
-            sc[n][e] = v;
-            if (e < 2)
-                tm0 = fmaxf(tm0, v);
-            else
-                tm1 = fmaxf(tm1, v);
-        }
-#pragma unroll
-    for (int x = 1; x < 4; x <<= 1) {
-        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
-        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
-    }
-    /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
-     * move (a tile with nothing visible for the row leaves its state bit for bit) and
-     * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
-    const float sl2 = 0.125f * 1.4426950408889634f; /* scale 1/8, in base 2 */
-    const float mn0 = fmaxf(st.m0, tm0), mn1 = fmaxf(st.m1, tm1);
-    const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
-    const float a0 = st.m0 == mn0 ? 1.0f : ex2((st.m0 - mu0) * sl2);
-    const float a1 = st.m1 == mn1 ? 1.0f : ex2((st.m1 - mu1) * sl2);
-    const float nb0 = -mu0 * sl2, nb1 = -mu1 * sl2;
-    st.m0 = mn0, st.m1 = mn1;
-    float ps0 = 0.0f, ps1 = 0.0f;
-    uint32_t pa[4][4];
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
-        const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
-        ps0 += p0 + p1;
-        ps1 += p2 + p3;
-        pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
-        pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
-    }
-    st.l0 = st.l0 * a0 + ps0;
-    st.l1 = st.l1 * a1 + ps1;
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        st.o[n][0] *= a0, st.o[n][1] *= a0;
-        st.o[n][2] *= a1, st.o[n][3] *= a1;
-    }
-    /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each). */
-#pragma unroll
-    for (int s = 0; s < 4; s++)
-#pragma unroll
-        for (int n = 0; n < 8; n += 2) {
-            uint32_t vb[4];
-            const int key = 16 * s + ((lane / 8) & 1) * 8 + (lane % 8);
-            const int d = 8 * (n + (lane / 16));
-            ldmatrix_x4_trans(vb, &vs[key][d]);
-            mma16816<T>(st.o[n], pa[s], vb);
-            mma16816<T>(st.o[n + 1], pa[s], vb + 2);
-        }
-}
-
-/* Merges group 1's state (as group 1's thread of the same index left it in
- * scr, float [36][ATT_GT]) into group 0's: the same rescaling as one more key
- * tile, so a side that saw no key (m = -inf, l = 0, O = 0) leaves the other's
- * state bit for bit. */
-__device__ __forceinline__ void att_merge(att_state &st, const float (*scr)[ATT_GT])
-{
-    const int x = threadIdx.x % ATT_GT;
-    const float sl2 = 0.125f * 1.4426950408889634f;
-    const float m0 = scr[0][x], m1 = scr[1][x];
-    const float mn0 = fmaxf(st.m0, m0), mn1 = fmaxf(st.m1, m1);
-    const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
-    const float a0 = st.m0 == mn0 ? 1.0f : ex2((st.m0 - mu0) * sl2);
-    const float a1 = st.m1 == mn1 ? 1.0f : ex2((st.m1 - mu1) * sl2);
-    const float b0 = m0 == mn0 ? 1.0f : ex2((m0 - mu0) * sl2);
-    const float b1 = m1 == mn1 ? 1.0f : ex2((m1 - mu1) * sl2);
-    st.l0 = fmaf(scr[2][x], b0, st.l0 * a0);
-    st.l1 = fmaf(scr[3][x], b1, st.l1 * a1);
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        st.o[n][0] = fmaf(scr[4 + 4 * n][x], b0, st.o[n][0] * a0);
-        st.o[n][1] = fmaf(scr[5 + 4 * n][x], b0, st.o[n][1] * a0);
-        st.o[n][2] = fmaf(scr[6 + 4 * n][x], b1, st.o[n][2] * a1);
-        st.o[n][3] = fmaf(scr[7 + 4 * n][x], b1, st.o[n][3] * a1);
-    }
-}
-
-__device__ __forceinline__ void att_spill(const att_state &st, float (*scr)[ATT_GT])
-{
-    const int x = threadIdx.x % ATT_GT;
-    scr[0][x] = st.m0, scr[1][x] = st.m1, scr[2][x] = st.l0, scr[3][x] = st.l1;
-#pragma unroll
-    for (int n = 0; n < 8; n++)
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            scr[4 + 4 * n + e][x] = st.o[n][e];
-}
-
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
- * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. Group g
- * walks the band's key tiles of index g mod 2 (two tiles in flight each);
- * group 0 merges group 1's state and stores. Returns with shared memory still
- * being read: sync before refilling. */
+ * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. Returns
+ * with shared memory still being read by other warps: sync before refilling. */
 template <typename T>
 __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out, int D, int len, int window,
                                          int h)
 {
-    const int grp = threadIdx.x / ATT_GT, warp = (threadIdx.x % ATT_GT) / 32, lane = threadIdx.x % 32;
-    const int g = lane / 4, c4 = lane % 4, D3 = 3 * D;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
+    const int D3 = 3 * D;
     int qmin = 0x7fffffff, qmax = -1;
     for (int t = 0; t < ATT_TQ; t++) {
         const int i = sm.qpos[t];
@@ -306,16 +151,15 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
     }
     if (qmax < 0)
         jhi = jlo; /* no query in this tile */
+    const int tfirst = jlo / ATT_TK;
     const T *ksrc = row0 + D + h * KN_HEAD_DIM;
-    /* Key tile t (counted from the row start) belongs to group t % 2, whatever the band:
-     * a query's result then does not depend on which other queries share its tile. */
-    const int tlo = jlo / ATT_TK;
-    const int tfirst = tlo + ((tlo & 1) != grp);
     const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
-    if (tfirst < tend)
-        att_stage<T>(sm.ks[grp][0], sm.vs[grp][0], ksrc, D, D3, tfirst * ATT_TK, len);
+
+    if (tfirst < tend) {
+        att_stage<T>(sm.ks[0], sm.vs[0], ksrc, D, D3, tfirst * ATT_TK, len);
+    }
     cp_async_commit();
-    cp_async_wait<1>(); /* this thread's part of Q has landed */
+    cp_async_wait<1>(); /* Q has landed */
     __syncthreads();
 
     const int r0 = warp * 16 + g, r1 = r0 + 8; /* this thread's two query rows in the tile */
@@ -328,54 +172,126 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
         qa[s][2] = lds32(&sm.qs[r0][16 * s + 8 + 2 * c4]);
         qa[s][3] = lds32(&sm.qs[r1][16 * s + 8 + 2 * c4]);
     }
-    att_state st;
-    st.m0 = st.m1 = -INFINITY;
-    st.l0 = st.l1 = 0.0f;
+
+    const float sl2 = 0.125f * 1.4426950408889634f; /* scale 1/8, in base 2 */
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    float o[8][4];
 #pragma unroll
     for (int n = 0; n < 8; n++)
-        st.o[n][0] = st.o[n][1] = st.o[n][2] = st.o[n][3] = 0.0f;
+        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
 
-    for (int t = tfirst, k = 0; t < tend; t += ATT_GROUPS, k++) {
-        const int buf = k & 1;
-        if (t + ATT_GROUPS < tend)
-            att_stage<T>(sm.ks[grp][buf ^ 1], sm.vs[grp][buf ^ 1], ksrc, D, D3, (t + ATT_GROUPS) * ATT_TK, len);
+    for (int t = tfirst; t < tend; t++) {
+        const int buf = (t - tfirst) & 1;
+        if (t + 1 < tend) {
+            att_stage<T>(sm.ks[buf ^ 1], sm.vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
+        }
         cp_async_commit();
         cp_async_wait<1>();
-        att_group_sync(grp);
+        __syncthreads();
+
+        /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
+         * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
+         * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
+        float sc[8][4];
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+#pragma unroll
+            for (int sp = 0; sp < 2; sp++) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, &sm.ks[buf][8 * n + (lane % 8)][32 * sp + 8 * (lane / 8)]);
+                mma16816<T>(sc[n], qa[2 * sp], kb);
+                mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
+            }
+        }
+        /* Mask (only where the tile is not wholly visible to the block); scores stay
+         * unscaled, the scale is applied inside the exponent below. */
         const int j0 = t * ATT_TK;
         const bool full = j0 + ATT_TK <= len &&
                           (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
-        att_key_tile<T>(st, qa, sm.ks[grp][buf], sm.vs[grp][buf], j0, full, i0, i1, len, window);
-        att_group_sync(grp); /* the buffer is refilled two tiles on */
+        float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int j = j0 + 8 * n + 2 * c4 + (e & 1);
+                const int i = e < 2 ? i0 : i1;
+                float v = sc[n][e];
+                if (!full) {
+                    const int dd = i - j;
+                    const bool vis = i >= 0 && j < len && (window < 0 || (dd <= window && -dd <= window));
+                    v = vis ? v : -INFINITY;
+                }
+                sc[n][e] = v;
+                if (e < 2)
+                    tm0 = fmaxf(tm0, v);
+                else
+                    tm1 = fmaxf(tm1, v);
+            }
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) {
+            tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
+            tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
+        }
+        /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
+         * move (a tile with nothing visible for the row leaves its state bit for bit) and
+         * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
+        const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+        const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+        const float a0 = m0 == mn0 ? 1.0f : ex2((m0 - mu0) * sl2);
+        const float a1 = m1 == mn1 ? 1.0f : ex2((m1 - mu1) * sl2);
+        const float nb0 = -mu0 * sl2, nb1 = -mu1 * sl2;
+        m0 = mn0, m1 = mn1;
+        float ps0 = 0.0f, ps1 = 0.0f;
+        uint32_t pa[4][4];
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
+            const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
+            ps0 += p0 + p1;
+            ps1 += p2 + p3;
+            pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
+            pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+        }
+        l0 = l0 * a0 + ps0;
+        l1 = l1 * a1 + ps1;
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            o[n][0] *= a0, o[n][1] *= a0;
+            o[n][2] *= a1, o[n][3] *= a1;
+        }
+        /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each). */
+#pragma unroll
+        for (int s = 0; s < 4; s++)
+#pragma unroll
+            for (int n = 0; n < 8; n += 2) {
+                uint32_t vb[4];
+                const int key = 16 * s + ((lane / 8) & 1) * 8 + (lane % 8);
+                const int d = 8 * (n + (lane / 16));
+                ldmatrix_x4_trans(vb, &sm.vs[buf][key][d]);
+                mma16816<T>(o[n], pa[s], vb);
+                mma16816<T>(o[n + 1], pa[s], vb + 2);
+            }
+        __syncthreads(); /* the buffer is refilled next iteration */
     }
     cp_async_wait<0>();
 
-    float(*scr)[ATT_GT] = reinterpret_cast<float(*)[ATT_GT]>(&sm.ks[1][0][0][0]);
-    if (grp == 1)
-        att_spill(st, scr);
-    __syncthreads();
-    if (grp == 1)
-        return;
-    att_merge(st, scr);
 #pragma unroll
     for (int x = 1; x < 4; x <<= 1) {
-        st.l0 += __shfl_xor_sync(0xffffffffu, st.l0, x);
-        st.l1 += __shfl_xor_sync(0xffffffffu, st.l1, x);
+        l0 += __shfl_xor_sync(0xffffffffu, l0, x);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, x);
     }
     /* A tile row without a query (qpos -1, possible in a selection) may have summed
      * unmasked keys on the all-visible path: it stores zeros. */
-    const float inv0 = st.l0 > 0.0f && i0 >= 0 ? 1.0f / st.l0 : 0.0f;
-    const float inv1 = st.l1 > 0.0f && i1 >= 0 ? 1.0f / st.l1 : 0.0f;
+    const float inv0 = l0 > 0.0f && i0 >= 0 ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f && i1 >= 0 ? 1.0f / l1 : 0.0f;
     const int oa = sm.orow[r0], ob = sm.orow[r1];
 #pragma unroll
     for (int n = 0; n < 8; n++) {
         const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
         if (oa >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) =
-                pack2<T>(st.o[n][0] * inv0, st.o[n][1] * inv0);
+            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) = pack2<T>(o[n][0] * inv0, o[n][1] * inv0);
         if (ob >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) =
-                pack2<T>(st.o[n][2] * inv1, st.o[n][3] * inv1);
+            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) = pack2<T>(o[n][2] * inv1, o[n][3] * inv1);
     }
 }
 
@@ -384,13 +300,12 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
  * are clamped to [0, nslot] (the launcher's T), so a malformed cu cannot reach
  * past the buffers. */
 template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 2)
+__global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
                  const int32_t *__restrict__ tiles, int window)
 {
     kn_pdl_wait();
-    extern __shared__ __align__(16) unsigned char att_dyn[];
-    att_smem<T> &sm = *reinterpret_cast<att_smem<T> *>(att_dyn);
+    __shared__ att_smem<T> sm;
     const int r = tiles[2 * (size_t)blockIdx.x];
     if (r < 0)
         return;
@@ -413,13 +328,12 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
  * x % ATT_SSEG, + ATT_SSEG, ... A run with qrow < 0, or a query whose slot is
  * outside its row, stores zeros. */
 template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 2)
+__global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, const int32_t *__restrict__ cu,
                         int window, const int32_t *__restrict__ qrow, const int32_t *__restrict__ qpos, int G)
 {
     kn_pdl_wait();
-    extern __shared__ __align__(16) unsigned char att_dyn[];
-    att_smem<T> &sm = *reinterpret_cast<att_smem<T> *>(att_dyn);
+    __shared__ att_smem<T> sm;
     __shared__ int srow[ATT_TQ];    /* the tile's rows (-1: none) */
     __shared__ int run[ATT_TQ + 1]; /* run starts in the tile, then its end */
     __shared__ int nrun;
@@ -459,25 +373,6 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
     }
 }
 
-/* A block's shared memory is above the 48 KB a launch gets by default: allowed
- * once per kernel and device (the attribute is per device; at most 64 tracked,
- * others set it at every launch). */
-template <auto K> static cudaError_t att_allow_smem()
-{
-    static std::atomic<unsigned long long> done{0};
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
-        return e;
-    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0;
-    if (bit && (done.load(std::memory_order_acquire) & bit))
-        return cudaSuccess;
-    e = cudaFuncSetAttribute((const void *)K, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ATT_SMEM);
-    if (e == cudaSuccess)
-        done.fetch_or(bit, std::memory_order_acq_rel);
-    return e;
-}
-
 static int att_check(kn_dtype dt, const void *qkv, void *out, int D)
 {
     KN_REQUIRE(kn_is16(dt), "attention dtype must be fp16 or bf16");
@@ -498,9 +393,8 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
         return -1;
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
     const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
-    KN_DISPATCH16(dt, E, KN_CUDA(att_allow_smem<attention_kernel<E>>());
-                  KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), ATT_SMEM, ks, (const E *)qkv,
-                                    (E *)out, T, D, cu, tiles, window)));
+    KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
+                                           (E *)out, T, D, cu, tiles, window)));
     KN_LAUNCHED();
     return 0;
 }
@@ -517,9 +411,8 @@ extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, v
     const size_t blocks = ((size_t)G + ATT_TQ - 1) / ATT_TQ * ATT_SSEG;
     KN_REQUIRE(blocks <= 0x7fffffff, "attention selection too large");
     const dim3 grid((unsigned)blocks, D / KN_HEAD_DIM);
-    KN_DISPATCH16(dt, E, KN_CUDA(att_allow_smem<attention_select_kernel<E>>());
-                  KN_CUDA(kn_launch(attention_select_kernel<E>, grid, dim3(ATT_THREADS), ATT_SMEM, ks,
-                                    (const E *)qkv, (E *)out, D, cu, window, qrow, qpos, G)));
+    KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_select_kernel<E>, grid, dim3(ATT_THREADS), 0, ks,
+                                           (const E *)qkv, (E *)out, D, cu, window, qrow, qpos, G)));
     KN_LAUNCHED();
     return 0;
 }
