@@ -133,6 +133,30 @@ def wait_ready(host, port, timeout_s, proc=None):
     sys.exit("run_layad: /readyz not 200 after %.0f s" % timeout_s)
 
 
+def device_counters(a):
+    """The workers' counters summed over devices (/health), or None when unavailable."""
+    try:
+        h = json.loads(get(a.host, a.port, "/health")[1])
+        keys = ("forwards", "rows", "tokens", "busy_seconds")
+        return {k: sum(d.get(k, 0) for d in h.get("devices", [])) for k in keys}
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def device_delta(before, after, span_s):
+    """What the devices did during one level: forwards, real tokens, and the share of the
+    level's span they spent in forwards (busy_fraction near 1: the GPU, not the clients or
+    the server, bounds the throughput)."""
+    if before is None or after is None or not span_s:
+        return None
+    d = {k: after[k] - before[k] for k in before}
+    f = d["forwards"]
+    return {"forwards": f, "rows": d["rows"], "tokens": d["tokens"],
+            "busy_s": round(d["busy_seconds"], 3), "busy_fraction": round(d["busy_seconds"] / span_s, 3),
+            "tokens_per_s": round(d["tokens"] / span_s), "tokens_per_forward": round(d["tokens"] / f, 1) if f else None,
+            "ms_per_forward": round(1000 * d["busy_seconds"] / f, 3) if f else None}
+
+
 def decode(data):
     try:
         return json.loads(data)
@@ -300,12 +324,14 @@ def main():
         out["concurrent"], allrec = [], []
         for c in levels:
             procs = a.procs or min(c, 4)
+            before = device_counters(a)
             res, rec = concurrent(a, c, procs)
+            res["device"] = device_delta(before, device_counters(a), res["span_s"])
             out["concurrent"].append(res)
             allrec.extend(rec)
-            print("run_layad: c=%d %s req/s, p50 %s ms, p99 %s ms, status %s" % (
+            print("run_layad: c=%d %s req/s, p50 %s ms, p99 %s ms, status %s, device %s" % (
                 c, res["throughput_rps"], res["latency_ok"].get("p50_ms"), res["latency_ok"].get("p99_ms"),
-                res["status"]), flush=True)
+                res["status"], json.dumps(res["device"])), flush=True)
         mixedlib.write_jsonl(os.path.join(a.out_dir, a.name + "-concurrent.jsonl.gz"), allrec)
         try:
             status, metrics = get(a.host, a.port, "/metrics")
