@@ -57,20 +57,34 @@ START_TEST(bucket_set)
     ck_assert_int_eq(batch_capacity(&p, 83, 9), 160);
     ck_assert_int_eq(batch_capacity(&p, 1000, 64), 1024);
     ck_assert_int_eq(batch_capacity(&p, 1000, 65), -1);
-    /* gathered classes: a sixteenth of the bucket (at least 80), or one per token and row */
-    ck_assert_int_eq(batch_gcap(&p, 128, 0), 80);
+    /* gathered classes: 16 (up to 1280 tokens), a sixteenth of the bucket (at least 80), or
+     * one per token and row */
+    ck_assert_int_eq(batch_gcap(&p, 128, 0), 16);
+    ck_assert_int_eq(batch_gcap(&p, 128, 1), 80);
+    ck_assert_int_eq(batch_gcap(&p, 128, 2), 128 + 8);
+    ck_assert_int_eq(batch_gcap(&p, 1280, 0), 16);
     ck_assert_int_eq(batch_gcap(&p, 4096, 0), 256);
-    ck_assert_int_eq(batch_gcap(&p, 4096, 1), 4096 + 64);
-    ck_assert_int_eq(batch_gcap(&p, 128, 1), 128 + 8);
+    ck_assert_int_eq(batch_gcap(&p, 4096, 1), 256);
+    ck_assert_int_eq(batch_gcap(&p, 4096, 2), 4096 + 64);
+    ck_assert_int_eq(batch_gcap(&p, 32, 1), 32 + 8); /* never above the full class */
     ck_assert_int_eq(batch_gclass(&p, 128, 5), 0);   /* 1x83, one 4-option question */
-    ck_assert_int_eq(batch_gclass(&p, 4096, 72), 0); /* 8 rows x 8 markers */
-    ck_assert_int_eq(batch_gclass(&p, 128, 100), 1); /* 99 options in a short row */
-    for (int i = 0; i < p.n_buckets; i++) { /* any pack fits the large class of its bucket */
-        const int cap = p.bucket[i];
-        ck_assert_int_ge(batch_gcap(&p, cap, 1), cap + batch_rows_cap(&p, cap));
-        const int full = batch_gcap(&p, cap, 1);
-        ck_assert_int_eq(batch_gcap(&p, cap, 0), full < 80 ? full : cap / 16 > 80 ? cap / 16 : 80);
+    ck_assert_int_eq(batch_gclass(&p, 128, 17), 1);  /* three 4-option questions */
+    ck_assert_int_eq(batch_gclass(&p, 4096, 72), 0); /* 8 rows x 8 markers: tiny folds into few */
+    ck_assert_int_eq(batch_gclass(&p, 128, 100), 2); /* 99 options in a short row */
+    int shapes = 0;
+    for (int i = 0; i < p.n_buckets; i++) { /* any pack fits the last class of its bucket */
+        const int cap = p.bucket[i], full = batch_gcap(&p, cap, BATCH_GCLASSES - 1);
+        ck_assert_int_ge(full, cap + batch_rows_cap(&p, cap));
+        const int few = cap / 16 > 80 ? cap / 16 : 80;
+        ck_assert_int_eq(batch_gcap(&p, cap, 1), full < few ? full : few);
+        ck_assert_int_eq(batch_gcap(&p, cap, 0), few > 80 ? few : full < 16 ? full : 16);
+        for (int c = 0; c < BATCH_GCLASSES; c++) {
+            const int g = batch_gcap(&p, cap, c);
+            ck_assert_int_eq(batch_gclass(&p, cap, g), c > 0 && g == batch_gcap(&p, cap, c - 1) ? c - 1 : c);
+            shapes += c == 0 || g != batch_gcap(&p, cap, c - 1);
+        }
     }
+    ck_assert_int_eq(shapes, 150); /* batching.h: graph shapes for 32768 tokens */
     /* a small max_tokens gets a small set; exact policies have none */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 0, &err), 0);
     ck_assert_int_eq(p.n_buckets, 7); /* 16, 32, ..., 112 */

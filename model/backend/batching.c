@@ -121,16 +121,22 @@ int batch_take(const batch_policy *p, const laya_row *rows, int n)
     return k;
 }
 
-int batch_gcap(const batch_policy *p, int cap, int big)
+int batch_gcap(const batch_policy *p, int cap, int cls)
 {
     const int full = cap + batch_rows_cap(p, cap); /* a CLS or marker per token, plus one per row */
-    const int few = cap / 16 > 80 ? cap / 16 : 80;
-    return big || few > full ? full : few;
+    const int few = cap / 16 > BATCH_GATHER_FEW ? cap / 16 : BATCH_GATHER_FEW;
+    const int want = cls >= BATCH_GCLASSES - 1 ? full
+                     : cls == 1 || few > BATCH_GATHER_FEW ? few
+                                                         : BATCH_GATHER_TINY;
+    return want < full ? want : full;
 }
 
 int batch_gclass(const batch_policy *p, int cap, long gathered)
 {
-    return gathered > batch_gcap(p, cap, 0);
+    int c = 0;
+    while (c < BATCH_GCLASSES - 1 && gathered > batch_gcap(p, cap, c))
+        c++;
+    return c;
 }
 
 long batch_gathered(const laya_row *rows, int n)

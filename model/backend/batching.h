@@ -24,15 +24,14 @@
  * what was measured). A pack holds at most batch_rows_cap(cap) rows
  * (a sixteenth of its tokens, at least 8, at most max_rows). Its gathered
  * slots (each row's CLS and markers, which the head's last layer and the tail
- * run on) come in two classes per bucket: few (at most batch_gcap(cap, 0),
- * a sixteenth of the tokens, at least 80: most packs) or up to one per token
- * plus one per row (batch_gcap(cap, 1): packs of rows with many short
- * options), so the tail of a typical pack does not pay for a worst case. (At
- * least 80: chosen when the fp32 scorer GEMM switched kernels past 64 rows.
- * Every fp32-X product now runs the row-streaming kernel at any row count, so
- * the floor no longer guards anything; a lower one, less tail work for packs
- * of few rows, has not been measured on the GPU.) Graph shapes are
- * (bucket, class): 128 for 32768 tokens.
+ * run on) come in three classes per bucket, so the tail of a typical pack does
+ * not pay for a worst case: tiny (16: a short request with a question or
+ * two; the tail's attention and fp32 scorer work grow with these slots, and
+ * 16 instead of 80 saved 1.2-1.7% of the forward from 1x40 to 1x512 on the
+ * H200), few (a sixteenth of the tokens, at least 80: most packs; buckets
+ * above 1280 tokens have no tiny class, it would equal this one) and full (one
+ * per token plus one per row: packs of rows with many short options). Graph
+ * shapes are (bucket, distinct class): 150 for 32768 tokens.
  */
 #ifndef LAYAD_BATCHING_H
 #define LAYAD_BATCHING_H
@@ -45,6 +44,9 @@
 
 #define BATCH_MAX_BUCKETS 96
 #define BATCH_OVERHEAD_TOKENS 512 /* fixed cost of one forward, in token units (launches, head) */
+#define BATCH_GCLASSES 3          /* gathered-slot classes per bucket: tiny, few, full */
+#define BATCH_GATHER_TINY 16
+#define BATCH_GATHER_FEW 80
 
 typedef struct batch_policy {
     int max_tokens;  /* real tokens per pack; >= the longest row */
@@ -104,9 +106,10 @@ typedef struct batch_layout {
     int n_rows, tokens, gathered, n_tiles;
 } batch_layout;
 
-/* Gathered slots of bucket cap in class big (0: few, 1: up to cap + rows);
- * batch_gclass: the class a pack with `gathered` slots needs. */
-int batch_gcap(const batch_policy *p, int cap, int big);
+/* Gathered slots of bucket cap in class cls (0: tiny, 1: few, 2: up to cap +
+ * rows; never above the last, and equal where a class folds into the next);
+ * batch_gclass: the lowest class a pack with `gathered` slots fits. */
+int batch_gcap(const batch_policy *p, int cap, int cls);
 int batch_gclass(const batch_policy *p, int cap, long gathered);
 
 /* Gathered slots of rows[0..n): one CLS per row plus the markers. */

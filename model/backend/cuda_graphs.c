@@ -2,9 +2,9 @@
  * cuda_graphs.c - one CUDA graph per token bucket, all made before serving.
  *
  * A bucket's graph is the whole forward of cuda_enqueue for that capacity and
- * gathered class (batching.h: few gathered slots, or up to one per token). At
- * create both classes of every bucket of the warm-up set (by default all of
- * batching.h's buckets) are prepared in three steps: its GEMM plans are chosen (with tuning
+ * gathered class (batching.h: tiny, few, or up to one per token). At create
+ * every distinct class of every bucket of the warm-up set (by default all of
+ * batching.h's buckets) is prepared in three steps: its GEMM plans are chosen (with tuning
  * on, cuBLASLt's candidates are timed on the bucket's own operands, or taken
  * from the tuning cache), one eager run on an all-padding pack loads every
  * kernel module, then the graph is captured and instantiated. Capture never
@@ -41,7 +41,7 @@ int cuda_bucket_index(const cuda_backend *b, int cap)
 static bucket_graph *slot(cuda_backend *b, int T, int G)
 {
     const int i = cuda_bucket_index(b, T);
-    return i < 0 ? NULL : &b->graphs[i][G > batch_gcap(&b->policy, T, 0)];
+    return i < 0 ? NULL : &b->graphs[i][batch_gclass(&b->policy, T, G)];
 }
 
 /* Plans of bucket (T, G)'s GEMMs (no launch but the tuning's). */
@@ -116,6 +116,13 @@ static int wanted(const cuda_backend *b, int T)
 }
 
 /* Prepares, runs once (all padding) and captures bucket (T, G). */
+/* Class c of bucket T is a graph of its own (a class equal to the one below
+ * it folds into that one: batch_gclass maps its packs there). */
+static int distinct_class(const cuda_backend *b, int T, int c)
+{
+    return c == 0 || batch_gcap(&b->policy, T, c) != batch_gcap(&b->policy, T, c - 1);
+}
+
 static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
     batch_layout l;
@@ -130,22 +137,26 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
 {
     int total = 0, done = 0;
     for (int i = 0; i < b->policy.n_buckets; i++)
-        total += 2 * wanted(b, b->policy.bucket[i]);
+        for (int c = 0; c < BATCH_GCLASSES; c++)
+            total += wanted(b, b->policy.bucket[i]) && distinct_class(b, b->policy.bucket[i], c);
     const double t0 = cuda_now_ms();
     for (int i = 0; i < b->policy.n_buckets; i++) {
         const int T = b->policy.bucket[i];
         if (!wanted(b, T))
             continue;
         const double t1 = cuda_now_ms();
-        for (int big = 0; big < 2; big++)
-            if (warm_bucket(b, T, batch_gcap(&b->policy, T, big), err))
+        for (int c = 0; c < BATCH_GCLASSES; c++) {
+            if (!distinct_class(b, T, c))
+                continue;
+            if (warm_bucket(b, T, batch_gcap(&b->policy, T, c), err))
                 return -1;
+            done++;
+        }
         const double ms = cuda_now_ms() - t1;
         if (b->info.n_warm < CUDA_MAX_WARM) {
             b->info.warm_tokens[b->info.n_warm] = T;
             b->info.warm_capture_ms[b->info.n_warm++] = ms;
         }
-        done += 2;
         if (b->o.progress)
             b->o.progress(b->o.progress_arg, done, total, T, ms);
     }
@@ -157,11 +168,11 @@ int cuda_idle(laya_backend *base)
 {
     cuda_backend *b = (cuda_backend *)base;
     for (int i = 0; i < b->policy.n_buckets; i++)
-        for (int big = 0; big < 2; big++) {
-            bucket_graph *g = &b->graphs[i][big];
+        for (int c = 0; c < BATCH_GCLASSES; c++) {
+            bucket_graph *g = &b->graphs[i][c];
             if (!g->pending || g->ready)
                 continue;
-            const int T = b->policy.bucket[i], G = batch_gcap(&b->policy, T, big);
+            const int T = b->policy.bucket[i], G = batch_gcap(&b->policy, T, c);
             layad_error err = {0};
             if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, T, G, g, &err)) {
                 g->pending = 0; /* stays eager; the failure is not a request's */
@@ -178,7 +189,7 @@ int cuda_idle(laya_backend *base)
 void cuda_graphs_destroy(cuda_backend *b)
 {
     for (int i = 0; i < BATCH_MAX_BUCKETS; i++)
-        for (int big = 0; big < 2; big++)
-            if (b->graphs[i][big].ready)
-                cudaGraphExecDestroy(b->graphs[i][big].exec);
+        for (int c = 0; c < BATCH_GCLASSES; c++)
+            if (b->graphs[i][c].ready)
+                cudaGraphExecDestroy(b->graphs[i][c].exec);
 }

@@ -120,7 +120,7 @@ typedef struct cuda_backend {
      * the output copy, in eager runs and in every captured graph */
     cudaEvent_t ev[4];
     size_t pin_bytes;
-    bucket_graph graphs[BATCH_MAX_BUCKETS][2]; /* by bucket index and gathered class */
+    bucket_graph graphs[BATCH_MAX_BUCKETS][BATCH_GCLASSES]; /* by bucket index and gathered class */
     cuda_backend_stats st;
     cuda_backend_info info;
 } cuda_backend;
