@@ -27,7 +27,7 @@
  * run on) come in three classes per bucket, so the tail of a typical pack does
  * not pay for a worst case: tiny (16: a short request with a question or
  * two; the tail's attention and fp32 scorer work grow with these slots, and
- * 16 instead of 80 saved 1.2-1.7% of the forward from 1x40 to 1x512 on the
+ * 16 instead of 80 saved 1.3-1.7% of the forward from 1x40 to 1x512 on the
  * H200), few (a sixteenth of the tokens, at least 80: most packs; buckets
  * above 1280 tokens have no tiny class, it would equal this one) and full (one
  * per token plus one per row: packs of rows with many short options). Graph

@@ -115,7 +115,6 @@ static int wanted(const cuda_backend *b, int T)
     return 0;
 }
 
-/* Prepares, runs once (all padding) and captures bucket (T, G). */
 /* Class c of bucket T is a graph of its own (a class equal to the one below
  * it folds into that one: batch_gclass maps its packs there). */
 static int distinct_class(const cuda_backend *b, int T, int c)
@@ -123,6 +122,7 @@ static int distinct_class(const cuda_backend *b, int T, int c)
     return c == 0 || batch_gcap(&b->policy, T, c) != batch_gcap(&b->policy, T, c - 1);
 }
 
+/* Prepares, runs once (all padding) and captures bucket (T, G). */
 static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
     batch_layout l;
