@@ -139,6 +139,11 @@ int batch_gclass(const batch_policy *p, int cap, long gathered)
     return c;
 }
 
+int batch_gclass_own(const batch_policy *p, int cap, int cls)
+{
+    return batch_gclass(p, cap, batch_gcap(p, cap, cls)) == cls;
+}
+
 long batch_gathered(const laya_row *rows, int n)
 {
     long g = 0;

@@ -28,7 +28,7 @@
  * not pay for a worst case: tiny (16: a short request with a question or
  * two; the tail's attention and fp32 scorer work grow with these slots, and
  * 16 instead of 80 saved 1.3-1.7% of the forward from 1x40 to 1x512 on the
- * H200), few (a sixteenth of the tokens, at least 80: most packs; buckets
+ * H200: bench/results/experiments/gathered-classes/), few (a sixteenth of the tokens, at least 80: most packs; buckets
  * above 1280 tokens have no tiny class, it would equal this one) and full (one
  * per token plus one per row: packs of rows with many short options). Graph
  * shapes are (bucket, distinct class): 150 for 32768 tokens.
@@ -111,6 +111,9 @@ typedef struct batch_layout {
  * batch_gclass: the lowest class a pack with `gathered` slots fits. */
 int batch_gcap(const batch_policy *p, int cap, int cls);
 int batch_gclass(const batch_policy *p, int cap, long gathered);
+/* 1 when class cls of bucket cap is a graph shape of its own, 0 when it folds
+ * into a lower one (batch_gclass maps its packs there). */
+int batch_gclass_own(const batch_policy *p, int cap, int cls);
 
 /* Gathered slots of rows[0..n): one CLS per row plus the markers. */
 long batch_gathered(const laya_row *rows, int n);

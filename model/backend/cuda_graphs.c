@@ -115,13 +115,6 @@ static int wanted(const cuda_backend *b, int T)
     return 0;
 }
 
-/* Class c of bucket T is a graph of its own (a class equal to the one below
- * it folds into that one: batch_gclass maps its packs there). */
-static int distinct_class(const cuda_backend *b, int T, int c)
-{
-    return c == 0 || batch_gcap(&b->policy, T, c) != batch_gcap(&b->policy, T, c - 1);
-}
-
 /* Prepares, runs once (all padding) and captures bucket (T, G). */
 static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
@@ -136,9 +129,11 @@ static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 int cuda_warm_up(cuda_backend *b, layad_error *err)
 {
     int total = 0, done = 0;
-    for (int i = 0; i < b->policy.n_buckets; i++)
-        for (int c = 0; c < BATCH_GCLASSES; c++)
-            total += wanted(b, b->policy.bucket[i]) && distinct_class(b, b->policy.bucket[i], c);
+    for (int i = 0; i < b->policy.n_buckets; i++) {
+        const int T = b->policy.bucket[i];
+        for (int c = 0; c < BATCH_GCLASSES && wanted(b, T); c++)
+            total += batch_gclass_own(&b->policy, T, c);
+    }
     const double t0 = cuda_now_ms();
     for (int i = 0; i < b->policy.n_buckets; i++) {
         const int T = b->policy.bucket[i];
@@ -146,7 +141,7 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
             continue;
         const double t1 = cuda_now_ms();
         for (int c = 0; c < BATCH_GCLASSES; c++) {
-            if (!distinct_class(b, T, c))
+            if (!batch_gclass_own(&b->policy, T, c))
                 continue;
             if (warm_bucket(b, T, batch_gcap(&b->policy, T, c), err))
                 return -1;
