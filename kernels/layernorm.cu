@@ -83,16 +83,26 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
                  int M, int D, float eps)
 {
+    constexpr int CAP = VEC ? (NC > 0 ? NC : LN_MAXC) : 1;
+    const int nc = NC > 0 ? NC : D / 128, lane = threadIdx.x % 32;
+    /* The scale is a weight, written before any forward: its loads are issued
+     * before the wait, so they overlap the kernel before instead of adding a
+     * round trip after the row's statistics. */
+    float4 ww[CAP];
+    if (VEC) {
+#pragma unroll
+        for (int c = 0; c < CAP; c++)
+            if (c < nc)
+                ww[c] = *reinterpret_cast<const float4 *>(w + 4 * lane + 128 * c);
+    }
     kn_pdl_wait();
-    const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32;
     if (m >= M)
         return;
     float *rr = r + (size_t)m * D;
     const TX *xx = MODE == LN_RESID ? x + (size_t)m * D : MODE == LN_EMBED ? x + (size_t)ids[m] * D : NULL;
     const double inv_d = 1.0 / (double)D;
     if (VEC) {
-        constexpr int CAP = NC > 0 ? NC : LN_MAXC;
-        const int nc = NC > 0 ? NC : D / 128;
         float4 v[CAP], a[CAP];
 #pragma unroll
         for (int c = 0; c < CAP; c++)
@@ -134,9 +144,8 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
                 const int d = 4 * lane + 128 * c;
-                const float4 ww = *reinterpret_cast<const float4 *>(w + d);
-                float4 o = make_float4(v[c].x * rstd * ww.x, v[c].y * rstd * ww.y, v[c].z * rstd * ww.z,
-                                       v[c].w * rstd * ww.w);
+                float4 o = make_float4(v[c].x * rstd * ww[c].x, v[c].y * rstd * ww[c].y, v[c].z * rstd * ww[c].z,
+                                       v[c].w * rstd * ww[c].w);
                 if (b) {
                     const float4 bb = *reinterpret_cast<const float4 *>(b + d);
                     o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;

@@ -46,37 +46,59 @@ extern "C" int kn_rope_tables_gpu(kn_stream ks, float *cos_tab, float *sin_tab, 
     return 0;
 }
 
+/* The angles of element group i: cos / sin of its position, V consecutive j. */
+template <int V>
+__device__ __forceinline__ void rope_angles(size_t i, int per_row, int groups, const int32_t *__restrict__ pos,
+                                            const float *__restrict__ cos_tab, const float *__restrict__ sin_tab,
+                                            float *cc, float *ss)
+{
+    const int j = ((int)(i % per_row) % groups) * V;
+    const float *c = cos_tab + (size_t)pos[i / per_row] * KN_ROPE_HALF + j;
+    const float *sn = sin_tab + (size_t)pos[i / per_row] * KN_ROPE_HALF + j;
+    if (V == 8) {
+        *reinterpret_cast<float4 *>(cc) = *reinterpret_cast<const float4 *>(c);
+        *reinterpret_cast<float4 *>(cc + 4) = *reinterpret_cast<const float4 *>(c + 4);
+        *reinterpret_cast<float4 *>(ss) = *reinterpret_cast<const float4 *>(sn);
+        *reinterpret_cast<float4 *>(ss + 4) = *reinterpret_cast<const float4 *>(sn + 4);
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            cc[k] = c[k], ss[k] = sn[k];
+    }
+}
+
+/* The positions (staged before the forward's first kernel) and the tables
+ * (made at start-up) are not written by the kernel before, so the first
+ * group's angles are loaded before the wait and overlap it; q and k after. */
 template <typename T, int V>
 __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ pos,
                             const float *__restrict__ cos_tab, const float *__restrict__ sin_tab)
 {
-    kn_pdl_wait();
     const int groups = KN_ROPE_HALF / V; /* j groups per head */
     const int per_row = 2 * D / KN_HEAD_DIM * groups;
     const size_t n = (size_t)M * per_row;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    float cc[V], ss[V];
+    if (i < n)
+        rope_angles<V>(i, per_row, groups, pos, cos_tab, sin_tab, cc, ss);
+    kn_pdl_wait();
+    kn_pdl_trigger(); /* the attention after it reads its tile list meanwhile */
+    for (bool first = true; i < n; i += (size_t)gridDim.x * blockDim.x, first = false) {
+        if (!first)
+            rope_angles<V>(i, per_row, groups, pos, cos_tab, sin_tab, cc, ss);
         const size_t m = i / per_row;
         const int t = (int)(i % per_row);
         const int head = t / groups, j = (t % groups) * V; /* head over Q then K: 2D/64 heads */
         T *v = qkv + m * 3 * (size_t)D + (size_t)head * KN_HEAD_DIM + j;
-        const float *c = cos_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
-        const float *sn = sin_tab + (size_t)pos[m] * KN_ROPE_HALF + j;
-        float x1[V], x2[V], cc[V], ss[V];
+        float x1[V], x2[V];
         if (V == 8) {
             kn_load8(v, x1);
             kn_load8(v + KN_ROPE_HALF, x2);
-            *reinterpret_cast<float4 *>(cc) = *reinterpret_cast<const float4 *>(c);
-            *reinterpret_cast<float4 *>(cc + 4) = *reinterpret_cast<const float4 *>(c + 4);
-            *reinterpret_cast<float4 *>(ss) = *reinterpret_cast<const float4 *>(sn);
-            *reinterpret_cast<float4 *>(ss + 4) = *reinterpret_cast<const float4 *>(sn + 4);
         } else {
 #pragma unroll
             for (int k = 0; k < V; k++) {
                 x1[k] = kn_f(v[k]);
                 x2[k] = kn_f(v[k + KN_ROPE_HALF]);
-                cc[k] = c[k];
-                ss[k] = sn[k];
             }
         }
         float o1[V], o2[V];
