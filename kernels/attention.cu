@@ -304,15 +304,11 @@ __global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
                  const int32_t *__restrict__ tiles, int window)
 {
-    /* The tile list and the row bounds are staged before the forward's first
-     * kernel: read before the wait, while the kernel before still runs (it
-     * lets this one start early); qkv only after. */
+    kn_pdl_wait();
     __shared__ att_smem<T> sm;
     const int r = tiles[2 * (size_t)blockIdx.x];
-    if (r < 0) {
-        kn_pdl_wait();
+    if (r < 0)
         return;
-    }
     int s = cu[r], e = cu[r + 1];
     s = s < 0 ? 0 : s > nslot ? nslot : s;
     e = e < s ? s : e > nslot ? nslot : e;
@@ -324,7 +320,6 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
         sm.orow[threadIdx.x] = ok ? s + i : -1;
     }
     __syncthreads();
-    kn_pdl_wait();
     att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
 }
 

@@ -143,27 +143,15 @@ static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)
  * and its writes are visible, which hides the launch latency. Before the wait
  * a kernel may only read what no kernel of the forward writes (weights, tables
  * made at start-up, the inputs the forward's first copy staged) and write
- * nothing but its shared memory: those loads overlap the kernel before. Every
- * thread that touches global memory otherwise waits first. Kernels that do not
- * call kn_pdl_wait must not be launched this way. Without the attribute (or
- * before sm_90) the wait returns at once. */
+ * nothing but its shared memory: those loads overlap the kernel before (the
+ * staged inputs are safe: the first kernel after the copy depends on it fully,
+ * and each later one starts only once the one before it has started).
+ * Kernels that do not call kn_pdl_wait must not be launched this way. Without
+ * the attribute (or before sm_90) the wait returns at once. */
 __device__ __forceinline__ void kn_pdl_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-
-/* Lets the next kernel (launched through kn_launch) be scheduled before this
- * one ends, so it does its pre-wait loads while this one runs; without it that
- * happens as this kernel's blocks exit. Harmless when nothing depends on it
- * that way. The staged inputs stay safe to read before a wait: the first
- * kernel after the copy depends on it fully, and every later one starts only
- * after a kernel before it has started. */
-__device__ __forceinline__ void kn_pdl_trigger()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 }
 

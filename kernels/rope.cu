@@ -82,7 +82,6 @@ __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ po
     if (i < n)
         rope_angles<V>(i, per_row, groups, pos, cos_tab, sin_tab, cc, ss);
     kn_pdl_wait();
-    kn_pdl_trigger(); /* the attention after it reads its tile list meanwhile */
     for (bool first = true; i < n; i += (size_t)gridDim.x * blockDim.x, first = false) {
         if (!first)
             rope_angles<V>(i, per_row, groups, pos, cos_tab, sin_tab, cc, ss);
