@@ -55,6 +55,9 @@
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
 
+static_assert(sizeof(cublasLtMatmulAlgo_t) == KN_GEMM_ALGO_WORDS * sizeof(uint64_t),
+              "a tuning record holds a cublasLtMatmulAlgo_t");
+
 typedef struct gemm_plan {
     kn_dtype wdt, ydt;
     int M, N, K, epi, has_bias;
@@ -64,19 +67,6 @@ typedef struct gemm_plan {
     cublasLtMatmulAlgo_t algo;  /* what every launch uses once chosen (the heuristic's first until timed) */
     int chosen; /* 1 once algo is final (timed, loaded, or the heuristic's first when tuning is off) */
 } gemm_plan;
-
-/* Experiment: LAYAD_GEMM_INPLACE=1 also lets fp32 outputs take cuBLASLt's in-place
- * split-K (the parts added into D in order, behind counters: no reduction kernel). */
-static uint32_t gemm_reductions(const gemm_plan *p)
-{
-    static int inplace = -1;
-    if (inplace < 0)
-        inplace = getenv("LAYAD_GEMM_INPLACE") && atoi(getenv("LAYAD_GEMM_INPLACE")) > 0;
-    return GEMM_REDUCTIONS | (inplace && p->ydt == KN_F32 ? (uint32_t)CUBLASLT_REDUCTION_SCHEME_INPLACE : 0u);
-}
-
-static_assert(sizeof(cublasLtMatmulAlgo_t) == KN_GEMM_ALGO_WORDS * sizeof(uint64_t),
-              "a tuning record holds a cublasLtMatmulAlgo_t");
 
 #define GEMM_BIAS_MAX 65536 /* elements of the bias scratch (largest N with a converted bias) */
 
@@ -243,7 +233,7 @@ static int gemm_heuristic(kn_gemm_ctx *ctx, const gemm_plan *p, int want)
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
         st = cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
-    const uint32_t red = gemm_reductions(p);
+    const uint32_t red = GEMM_REDUCTIONS;
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red,
                                                   sizeof red);
@@ -277,7 +267,7 @@ static bool gemm_algo_fits(kn_gemm_ctx *ctx, const gemm_plan *p, const cublasLtM
            res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= ctx->ws_bytes &&
            cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red,
                                                 &got) == CUBLAS_STATUS_SUCCESS &&
-           got == sizeof red && (red & ~gemm_reductions(p)) == 0;
+           got == sizeof red && (red & ~(uint32_t)GEMM_REDUCTIONS) == 0;
 }
 
 /* The heuristic's first algorithm for p (final unless tuning is on and there
