@@ -304,11 +304,15 @@ __global__ void __launch_bounds__(ATT_THREADS, 4)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
                  const int32_t *__restrict__ tiles, int window)
 {
-    kn_pdl_wait();
+    /* The tile list and the row bounds were staged before the forward's first
+     * kernel: read before the wait (while RoPE runs, when it lets this kernel
+     * start early); qkv only after. */
     __shared__ att_smem<T> sm;
     const int r = tiles[2 * (size_t)blockIdx.x];
-    if (r < 0)
+    if (r < 0) {
+        kn_pdl_wait();
         return;
+    }
     int s = cu[r], e = cu[r + 1];
     s = s < 0 ? 0 : s > nslot ? nslot : s;
     e = e < s ? s : e > nslot ? nslot : e;
@@ -320,6 +324,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
         sm.orow[threadIdx.x] = ok ? s + i : -1;
     }
     __syncthreads();
+    kn_pdl_wait();
     att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
 }
 

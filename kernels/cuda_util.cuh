@@ -155,6 +155,17 @@ __device__ __forceinline__ void kn_pdl_wait()
 #endif
 }
 
+/* Lets the next kernel launched through kn_launch be scheduled before this one
+ * ends, so it does its pre-wait loads while this one runs (otherwise that
+ * happens only as this kernel's blocks exit). Its wait still holds it until
+ * this kernel has completed. */
+__device__ __forceinline__ void kn_pdl_trigger()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 /* kern<<<grid, block, smem, ks.s>>>(args...) with programmatic stream
  * serialization allowed when ks.pdl is set; on the legacy stream 0, or with
  * ks.pdl = 0, a plain launch. */
