@@ -75,6 +75,9 @@ typedef struct cuda_backend_opts {
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */
+    int l2_side_prefetch; /* 0 (default): off; N > 0: in buckets of at most N tokens, each
+                             encoder GEMM's weights are prefetched into L2 from a side
+                             stream while the GEMM before it runs (an experiment) */
     const char *tuning_cache; /* file of tuned GEMM algorithms (read at create, written after
                                  warm-up); NULL: none */
     cuda_progress_fn progress; /* NULL: quiet */
