@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -44,6 +44,7 @@ extern "C" {
 #include "kernels/cpu.h"
 }
 #include "kernels/cuda.h"
+#include "kernels/cuda_util.cuh" /* kn_launch, kn_pdl_wait */
 
 #include "bench/bench_check.cuh" /* CK */
 #define KOK(call)                                                                         \
@@ -261,6 +262,22 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
         CK(cudaFree(b));
 }
 
+/* ---- the launch floor ------------------------------------------------------------------ */
+
+/* A kernel that only waits for its predecessor: launched back to back with programmatic
+ * dependent launch (as the forward launches its own kernels), its time per launch is what
+ * a kernel boundary costs before any work, the bound on what fusing two kernels can save. */
+__global__ void floor_kernel() { kn_pdl_wait(); }
+
+static void bench_launch_floor()
+{
+    for (unsigned blocks : {1u, 32u, 132u, 528u}) {
+        timing t = time_it([&](int) { CK(kn_launch(floor_kernel, dim3(blocks), dim3(128), 0, g_ks)); });
+        record("launch_floor", "empty", KN_F16, "{\"blocks\": " + std::to_string(blocks) + ", \"threads\": 128}", t,
+               0, 0, ", \"note\": \"dtype field unused\"");
+    }
+}
+
 /* ---- memory-bound kernels ------------------------------------------------------------ */
 
 static void bench_geglu(kn_dtype dt, int M, int F)
@@ -389,7 +406,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -442,6 +459,8 @@ int main(int argc, char **argv)
     const kn_dtype dts[2] = {KN_BF16, KN_F16};
     for (int d = 0; d < (quick ? 1 : 2); d++) {
         const kn_dtype dt = dts[d];
+        if (want("launch_floor") && dt == KN_F16)
+            bench_launch_floor();
         if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
             for (int m : {16, 96, 128})
                 for (auto &p : eng)
