@@ -112,10 +112,20 @@ static int side_join(cuda_backend *b, layad_error *err)
     return 0;
 }
 
+/* One GEMM's weights ahead (l2_side_layer 0), or at a layer's start the next
+ * layer's four matrices (1): the whole layer before runs while they arrive. */
 #define PREFETCH(W, rows, cols)                                                         \
     do {                                                                                \
-        if (side_prefetch(b, T, W, rows, cols, err))                                    \
+        if (!b->o.l2_side_layer && side_prefetch(b, T, W, rows, cols, err))             \
             return -1;                                                                  \
+    } while (0)
+#define PREFETCH_LAYER(L)                                                                \
+    do {                                                                                 \
+        if (b->o.l2_side_layer && (side_prefetch(b, T, (L)->wqkv, 3 * D, D, err) ||       \
+                                   side_prefetch(b, T, (L)->wo, D, D, err) ||            \
+                                   side_prefetch(b, T, (L)->wi, 2 * F, D, err) ||        \
+                                   side_prefetch(b, T, (L)->wo2, D, F, err)))            \
+            return -1;                                                                   \
     } while (0)
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
@@ -128,11 +138,14 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
     PREFETCH(b->w.enc[0].wqkv, 3 * D, D);
+    PREFETCH_LAYER(&b->w.enc[0]);
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
+        if (i + 1 < b->n_layers)
+            PREFETCH_LAYER(&b->w.enc[i + 1]);
         PREFETCH(L->wo, D, D);
         GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
