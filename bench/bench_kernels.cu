@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -44,6 +44,7 @@ extern "C" {
 #include "kernels/cpu.h"
 }
 #include "kernels/cuda.h"
+#include "kernels/cuda_util.cuh" /* kn_launch, kn_pdl_wait */
 
 #include "bench/bench_check.cuh" /* CK */
 #define KOK(call)                                                                         \
@@ -217,8 +218,10 @@ static void ceilings(kn_gemm_ctx *ctx)
 /* ---- GEMM ------------------------------------------------------------------------ */
 
 /* xdt / ydt default to dt; own: kn_gemm_own instead of kn_gemm; bias16: bias in dt (kn_gemm_ex). */
+/* hot_w: every launch reads the same weights (X and Y still rotate), so W is served from L2:
+ * what a GEMM would take if its weights had been prefetched there. */
 static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int N, int K, int epi, bool bias,
-                       bool own, bool bias16 = false, int xdt_ = -1, int ydt_ = -1)
+                       bool own, bool bias16 = false, int xdt_ = -1, int ydt_ = -1, bool hot_w = false)
 {
     const kn_dtype xdt = xdt_ < 0 ? dt : (kn_dtype)xdt_, ydt = ydt_ < 0 ? dt : (kn_dtype)ydt_;
     const size_t xs = (size_t)M * K, ws = (size_t)N * K, ys = (size_t)M * N;
@@ -231,11 +234,11 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
     }
     void *b = bias ? rand_buf(N, bias16 ? dt : KN_F32) : NULL;
     auto run = [&](int i) {
-        const int k = i % S;
+        const int k = i % S, kw = hot_w ? 0 : k;
         if (own)
-            KOK(kn_gemm_own(g_ks, X[k], xdt, W[k], dt, (const float *)b, Y[k], ydt, M, N, K, epi));
+            KOK(kn_gemm_own(g_ks, X[k], xdt, W[kw], dt, (const float *)b, Y[k], ydt, M, N, K, epi));
         else
-            KOK(kn_gemm_ex(ctx, g_ks, X[k], xdt, W[k], dt, b, bias16 ? dt : KN_F32, Y[k], ydt, M, N, K, epi));
+            KOK(kn_gemm_ex(ctx, g_ks, X[k], xdt, W[kw], dt, b, bias16 ? dt : KN_F32, Y[k], ydt, M, N, K, epi));
     };
     const int lt = kn_gemm_uses_cublaslt(xdt, dt, ydt, X[0], W[0], Y[0], N, K, epi);
     timing t = time_it(run);
@@ -244,10 +247,11 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
     char extra[256];
     snprintf(extra, sizeof extra,
              ", \"epi\": %d, \"bias\": %d, \"bias_dtype\": \"%s\", \"xdt\": \"%s\", \"ydt\": \"%s\", "
-             "\"path\": \"%s\"",
+             "\"path\": \"%s\", \"weights\": \"%s\"",
              epi, bias ? 1 : 0, bias16 ? kn_dtype_name(dt) : "fp32", kn_dtype_name(xdt), kn_dtype_name(ydt),
              !own && lt ? (epi == KN_EPI_GELU ? "cublaslt+gelu_pass" : "cublaslt")
-                        : M <= 64 ? "own_rows" : "own_tiled");
+                        : M <= 64 ? "own_rows" : "own_tiled",
+             hot_w ? "one set, from L2" : "rotated, from DRAM");
     record(own ? "gemm_own" : "gemm", op, dt, shape, t, 2.0 * M * N * (double)K, 0, extra);
     for (int i = 0; i < S; i++) {
         CK(cudaFree(X[i]));
@@ -256,6 +260,22 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
     }
     if (b)
         CK(cudaFree(b));
+}
+
+/* ---- the launch floor ------------------------------------------------------------------ */
+
+/* A kernel that only waits for its predecessor: launched back to back with programmatic
+ * dependent launch (as the forward launches its own kernels), its time per launch is what
+ * a kernel boundary costs before any work, the bound on what fusing two kernels can save. */
+__global__ void floor_kernel() { kn_pdl_wait(); }
+
+static void bench_launch_floor()
+{
+    for (unsigned blocks : {1u, 32u, 132u, 528u}) {
+        timing t = time_it([&](int) { CK(kn_launch(floor_kernel, dim3(blocks), dim3(128), 0, g_ks)); });
+        record("launch_floor", "empty", KN_F16, "{\"blocks\": " + std::to_string(blocks) + ", \"threads\": 128}", t,
+               0, 0, ", \"note\": \"dtype field unused\"");
+    }
 }
 
 /* ---- memory-bound kernels ------------------------------------------------------------ */
@@ -386,7 +406,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -439,6 +459,13 @@ int main(int argc, char **argv)
     const kn_dtype dts[2] = {KN_BF16, KN_F16};
     for (int d = 0; d < (quick ? 1 : 2); d++) {
         const kn_dtype dt = dts[d];
+        if (want("launch_floor") && dt == KN_F16)
+            bench_launch_floor();
+        if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
+            for (int m : {16, 96, 128})
+                for (auto &p : eng)
+                    for (bool hot : {false, true})
+                        bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false, false, -1, -1, hot);
         if (want("gemm")) {
             for (int m : Ms) {
                 for (auto &p : eng)
