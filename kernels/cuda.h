@@ -251,10 +251,6 @@ int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *table, kn_d
                        int V, const float *w, const float *b, float *r,
                        void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
 
-/* Fire-and-forget L2 prefetches of bytes at p, on ks (a side
- * stream: the kernel exits without waiting for them; kernels/prefetch.cu). */
-int kn_l2_prefetch(kn_stream ks, const void *p, size_t bytes);
-
 /* h[m, :] += type_emb[ttype[m], :] for m < M: ttype int32 [M] is each slot's
  * row's question type (0 for padding slots); h fp32 [M, D], type_emb fp32
  * [n_types, D]. */

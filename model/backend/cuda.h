@@ -75,12 +75,6 @@ typedef struct cuda_backend_opts {
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */
-    int l2_side_prefetch; /* 0 (default): off; N > 0: in buckets of at most N tokens, each
-                             encoder GEMM's weights are prefetched into L2 from a side
-                             stream while the GEMM before it runs (an experiment) */
-    int l2_side_layer;    /* with l2_side_prefetch: 1: each layer's four weight matrices are
-                             prefetched together as the layer before starts; 0: each GEMM's
-                             as the GEMM before it starts */
     const char *tuning_cache; /* file of tuned GEMM algorithms (read at create, written after
                                  warm-up); NULL: none */
     cuda_progress_fn progress; /* NULL: quiet */

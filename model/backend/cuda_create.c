@@ -93,12 +93,6 @@ static void cuda_destroy(laya_backend *base)
     for (int i = 0; i < 4; i++)
         if (b->ev[i])
             cudaEventDestroy(b->ev[i]);
-    if (b->fork_ev)
-        cudaEventDestroy(b->fork_ev);
-    if (b->join_ev)
-        cudaEventDestroy(b->join_ev);
-    if (b->side.s)
-        cudaStreamDestroy(b->side.s);
     if (b->ks.s)
         cudaStreamDestroy(b->ks.s);
     free(b);
@@ -179,11 +173,6 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     CU(cudaStreamCreateWithFlags(&b->ks.s, cudaStreamNonBlocking));
     for (int i = 0; b->o.copy_timing && i < 4; i++)
         CU(cudaEventCreate(&b->ev[i]));
-    if (b->o.l2_side_prefetch > 0) {
-        CU(cudaStreamCreateWithFlags(&b->side.s, cudaStreamNonBlocking));
-        CU(cudaEventCreateWithFlags(&b->fork_ev, cudaEventDisableTiming));
-        CU(cudaEventCreateWithFlags(&b->join_ev, cudaEventDisableTiming));
-    }
     const double tu = cuda_now_ms();
     if (cuda_upload_weights(b, ck, err))
         return -1;

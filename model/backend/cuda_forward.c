@@ -87,47 +87,6 @@ static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, c
     return 0;
 }
 
-/* l2_side_prefetch: W's bytes (rows x cols of the serving dtype) prefetched into
- * L2 from the side stream, forked here from the forward's stream, so they
- * overlap whatever the forward enqueues next. */
-static int side_prefetch(cuda_backend *b, int T, const void *W, int rows, int cols, layad_error *err)
-{
-    if (!b->side.s || b->prepare_only || T > b->o.l2_side_prefetch)
-        return 0;
-    CU(cudaEventRecord(b->fork_ev, b->ks.s));
-    CU(cudaStreamWaitEvent(b->side.s, b->fork_ev, 0));
-    KN(kn_l2_prefetch(b->side, W, (size_t)rows * cols * kn_dtype_size(b->dt)));
-    b->side_forked = 1;
-    return 0;
-}
-
-/* The side stream joins the forward's stream again (a capture must end joined). */
-static int side_join(cuda_backend *b, layad_error *err)
-{
-    if (!b->side_forked)
-        return 0;
-    b->side_forked = 0;
-    CU(cudaEventRecord(b->join_ev, b->side.s));
-    CU(cudaStreamWaitEvent(b->ks.s, b->join_ev, 0));
-    return 0;
-}
-
-/* One GEMM's weights ahead (l2_side_layer 0), or at a layer's start the next
- * layer's four matrices (1): the whole layer before runs while they arrive. */
-#define PREFETCH(W, rows, cols)                                                         \
-    do {                                                                                \
-        if (!b->o.l2_side_layer && side_prefetch(b, T, W, rows, cols, err))             \
-            return -1;                                                                  \
-    } while (0)
-#define PREFETCH_LAYER(L)                                                                \
-    do {                                                                                 \
-        if (b->o.l2_side_layer && (side_prefetch(b, T, (L)->wqkv, 3 * D, D, err) ||       \
-                                   side_prefetch(b, T, (L)->wo, D, D, err) ||            \
-                                   side_prefetch(b, T, (L)->wi, 2 * F, D, err) ||        \
-                                   side_prefetch(b, T, (L)->wo2, D, F, err)))            \
-            return -1;                                                                   \
-    } while (0)
-
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
@@ -137,31 +96,22 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
-    PREFETCH(b->w.enc[0].wqkv, 3 * D, D);
-    PREFETCH_LAYER(&b->w.enc[0]);
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        if (i + 1 < b->n_layers)
-            PREFETCH_LAYER(&b->w.enc[i + 1]);
-        PREFETCH(L->wo, D, D);
         GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
         const void *o;
-        PREFETCH(L->wi, 2 * F, D);
         if (branch(b, a->att, L->wo, T, D, &o, err))
             return -1;
         LAUNCH(kn_layernorm(b->ks, a->res, o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
-        PREFETCH(L->wo2, D, F);
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-        if (i + 1 < b->n_layers)
-            PREFETCH(b->w.enc[i + 1].wqkv, 3 * D, D);
         if (branch(b, a->g, L->wo2, T, F, &o, err))
             return -1;
         if (i + 1 < b->n_layers)
@@ -260,7 +210,6 @@ static int mark(cuda_backend *b, int i, layad_error *err)
 int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
     const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
-    b->side_forked = 0;
     if (!b->prepare_only) {
         if (mark(b, 0, err))
             return -1;
@@ -272,7 +221,7 @@ int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
         enqueue_tail(b, T, G, &l, err))
         return -1;
     if (!b->prepare_only) {
-        if (side_join(b, err) || mark(b, 2, err))
+        if (mark(b, 2, err))
             return -1;
         CU(cudaMemcpyAsync(b->pin_out, b->a.out, l.out_bytes, cudaMemcpyDeviceToHost, b->ks.s));
         if (mark(b, 3, err))

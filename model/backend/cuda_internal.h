@@ -100,9 +100,6 @@ typedef struct cuda_backend {
     batch_policy policy;
     int dev;
     kn_stream ks;     /* the backend's stream and PDL choice */
-    kn_stream side;   /* l2_side_prefetch: the prefetches' stream (no PDL), forked from ks */
-    cudaEvent_t fork_ev, join_ev;
-    int side_forked;  /* this enqueue forked the side stream: join it before the output copy */
     kn_dtype dt;      /* encoder / head-layer weights and 16-bit activations */
     kn_dtype tail_dt; /* scorer / act-head weights */
     kn_dtype emb_dt;  /* token embedding table: the checkpoint's 16-bit dtype, else dt */

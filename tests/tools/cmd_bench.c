@@ -49,9 +49,6 @@ static void usage(FILE *f)
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
-            "  --l2-side-prefetch N  in buckets of at most N tokens, prefetch each encoder GEMM's weights\n"
-            "                      into L2 from a side stream while the GEMM before it runs (experiment)\n"
-            "  --l2-side-layer     with it: each layer's four matrices as the layer before starts\n"
             "  --device N          CUDA device (default 0)\n"
             "  --out FILE          JSON report (default bench.json)\n");
 }
@@ -59,7 +56,7 @@ static void usage(FILE *f)
 /* The tool's own options (the common ones are in tool). */
 typedef struct bench_opts {
     const char *shapes, *label, *commit;
-    int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, l2_side, l2_layer;
+    int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -76,8 +73,6 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'N': b->pdl = 0; return 0;
     case 'E': b->copy_timing = 0; return 0;
     case 'R': b->residual_epilogue = 0; return 0;
-    case 'P': b->l2_side = atoi(arg); return 0;
-    case 'Y': b->l2_layer = 1; return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -118,8 +113,6 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.pdl = bo->pdl;
     o.copy_timing = bo->copy_timing;
     o.residual_epilogue = bo->residual_epilogue;
-    o.l2_side_prefetch = bo->l2_side;
-    o.l2_side_layer = bo->l2_layer;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -190,7 +183,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:b}", "tool", "layad",
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b}", "tool", "layad",
                      "label", bo->label ? bo->label : cfg->encoder_name, "command", tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
                      info->name, "dtype", cuda_dtype_name(t->dtype), "sm_count", info->sm_count, "peak_flops",
@@ -200,8 +193,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      bo->branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
                      bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
-                     "residual_add_in_gemm_epilogue", bo->residual_epilogue, "l2_side_prefetch_tokens",
-                     bo->l2_side, "l2_side_prefetch_whole_layer", bo->l2_layer);
+                     "residual_add_in_gemm_epilogue", bo->residual_epilogue);
 }
 
 /* Runs every shape into t->rep. 0, or -1 with t->err set. */
@@ -246,13 +238,11 @@ int cmd_bench(int argc, char **argv)
         {"no-gemm-tune", no_argument, 0, 'T'}, {"no-pdl", no_argument, 0, 'N'},
         {"no-copy-timing", no_argument, 0, 'E'},
         {"no-residual-epilogue", no_argument, 0, 'R'},
-        {"l2-side-prefetch", required_argument, 0, 'P'},
-        {"l2-side-layer", no_argument, 0, 'Y'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1, 0, 0};
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
