@@ -135,8 +135,9 @@ extern "C" int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const
     const size_t n = (size_t)M * 2 * (D / KN_HEAD_DIM) * (KN_ROPE_HALF / (vec ? 8 : 1));
     const unsigned blocks = kn_blocks(n, 256, 132 * 32);
     /* Small packs let the attention after RoPE start early (it reads its tile
-     * list meanwhile): -1.0 to -1.3% on forwards of 40-150 tokens; at 512 the
-     * same early start measured +1.3-2%, so larger packs do not. */
+     * list meanwhile): -0.8 to -1.4% on forwards of 40-150 tokens, same call
+     * (bench/results/experiments/rope-early); at 512 an ungated early start
+     * measured +1.3-2%, so larger packs do not. */
     const int early = M <= KN_ROPE_EARLY_MAX;
     KN_DISPATCH16(dt, T,
         if (vec)
