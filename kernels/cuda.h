@@ -50,7 +50,8 @@ size_t kn_dtype_size(kn_dtype dt);
 
 /* Where a launcher enqueues: the stream, and whether our kernels use
  * programmatic dependent launch there (kernels/cuda_util.cuh: each may be
- * scheduled while its predecessor runs and waits at its first statement).
+ * scheduled while its predecessor runs and waits for it before reading
+ * anything the forward writes).
  * The backend owns one (its field), so two backends in one process may differ;
  * pdl = 0 launches plainly (the benchmark's same-run comparison). */
 typedef struct kn_stream {

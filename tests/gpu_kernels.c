@@ -986,7 +986,8 @@ static void det_geglu(void *p)
     OK(kn_geglu(KS0, a->dt, a->U, a->G, a->M, a->F));
 }
 /* RoPE then both attentions on a->ks: with PDL each kernel may start before its
- * predecessor ends and waits for it at its first statement. */
+ * predecessor ends (the attention while RoPE runs, in small packs) and waits for
+ * it before reading what it writes. */
 static void det_chain(void *p)
 {
     det_args *a = p;
