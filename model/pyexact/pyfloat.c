@@ -29,23 +29,13 @@ int py_float_repr(double x, char out[32])
     if (x == 0.0)
         return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
 
-    /* Round-tripping is monotone in p (a p-digit decimal is also a (p+1)-digit
-     * one, so the closest (p+1)-digit decimal is at least as close to x), and
-     * p = 16 (17 digits) always round-trips: bisect [0, 16], ~5 conversions
-     * instead of up to 17 (a response holds a dozen such numbers). */
     char buf[40];
-    int lo = 0, hi = 16, in_buf = -1; /* in_buf: the precision buf was last printed at */
-    while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        snprintf(buf, sizeof buf, "%.*e", mid, x);
-        in_buf = mid;
+    int p;
+    for (p = 0; p < 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p, x);
         if (strtod(buf, NULL) == x)
-            hi = mid;
-        else
-            lo = mid + 1;
+            break;
     }
-    if (in_buf != lo)
-        snprintf(buf, sizeof buf, "%.*e", lo, x);
     /* buf = [-]d[.ddd]e[+-]XX */
     const char *s = buf;
     int neg = 0;
