@@ -59,21 +59,6 @@ static char *live_metrics(void)
     return body;
 }
 
-/* /metrics once series reads at least min. A request is counted when its
- * connection's completion callback runs, just after its last byte left, so a
- * scrape right after the answer arrived may come first: poll, up to 2 s. */
-static char *metrics_once(const char *series, double min)
-{
-    const double until = td_now() + 2.0;
-    char *m = live_metrics();
-    while (td_sample(m, series) < min && td_now() < until) {
-        free(m);
-        nanosleep(&(struct timespec){0, 5000000}, NULL);
-        m = live_metrics();
-    }
-    return m;
-}
-
 /* Runs `sh -c cmd` (stderr folded into stdout); returns the output, *status its exit status. */
 static char *shell(const char *cmd, int *status)
 {
@@ -196,7 +181,8 @@ START_TEST(latency_by_endpoint_and_code)
     ck_assert_int_eq(td_request(D.port, "GET", "/no-such-endpoint", NULL, NULL, 0, &r), 0);
     ck_assert_int_eq(r.status, 404);
     td_resp_free(&r);
-    char *m = metrics_once("laya_request_duration_seconds_count{endpoint=\"other\",code=\"404\"}", 1);
+    char *m = td_metrics_when(D.port, "laya_request_duration_seconds_count{endpoint=\"other\",code=\"404\"}", 1, 2.0);
+    ck_assert_ptr_nonnull(m);
     /* The 404 has its own series: it is not among the decisions. */
     ck_assert_msg(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"other\",code=\"404\"}") >= 1, "no 404 series");
     ck_assert_msg(td_sample(m, "laya_request_duration_seconds_count{endpoint=\"/decide\",code=\"200\"}") >= 1,

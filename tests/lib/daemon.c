@@ -416,3 +416,22 @@ double td_sample(const char *metrics, const char *series)
             return strtod(p + n + 1, NULL);
     return -1;
 }
+
+char *td_metrics_when(int port, const char *series, double min, double timeout_s)
+{
+    const double until = td_now() + timeout_s;
+    for (;;) {
+        td_resp r;
+        if (td_request(port, "GET", "/metrics", NULL, NULL, 0, &r) || r.status != 200) {
+            td_resp_free(&r);
+            return NULL;
+        }
+        char *body = r.body;
+        r.body = NULL;
+        td_resp_free(&r);
+        if (td_sample(body, series) >= min || td_now() >= until)
+            return body;
+        free(body);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+}

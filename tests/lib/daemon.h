@@ -76,6 +76,12 @@ double td_now(void);
  * labels, no trailing space), or -1 when there is none. */
 double td_sample(const char *metrics, const char *series);
 
+/* GET /metrics of the daemon on port until series reads at least min, or
+ * timeout_s passed: the last body (malloc'ed), or NULL when a request failed.
+ * A request is counted in its connection's completion callback, just after
+ * its last byte left, so a scrape right after its answer can come first. */
+char *td_metrics_when(int port, const char *series, double min, double timeout_s);
+
 /* Runs fn on n threads (n <= 128), thread i on (char *)args + i * size, and
  * joins them all. 0, or -1 when a thread could not start (the started ones
  * are joined first). */
