@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -37,6 +37,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <cublasLt.h>
 
 /* kernels/cpu.h (kn_attention_tiles) is a C header without C++ guards, and cuda.h
  * includes it outside its own extern "C": include it first, with C linkage. */
@@ -262,6 +263,148 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
         CK(cudaFree(b));
 }
 
+/* ---- split-K into partials (experiment) -------------------------------------------------- */
+
+/* Y_s = X[:, ks] . W[:, ks]^T for the S slices ks of K, fp32, as one strided-batched cuBLASLt
+ * call (beta 0): a split whose sum a consumer kernel (LayerNorm, RoPE, GeGLU) would form while
+ * it reads, instead of cuBLASLt's own reduction pass or one CTA walking all of K. The best of
+ * up to 8 heuristic candidates, each timed as a graph of 10 launches, then timed as the
+ * others (rotated sets). */
+#define LT(call)                                                                                  \
+    do {                                                                                          \
+        cublasStatus_t st_ = (call);                                                              \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cublasLtGetStatusString(st_)); \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+static void lt_layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int rows, int cols, int ld, int S,
+                      int64_t stride)
+{
+    LT(cublasLtMatrixLayoutCreate(l, t, rows, cols, ld));
+    LT(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &S, sizeof S));
+    LT(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+}
+
+static void bench_gemm_split(cublasLtHandle_t lt, void *ws, size_t wsb, const char *op, kn_dtype dt, int M, int N,
+                             int K, int S)
+{
+    const int Ks = K / S;
+    const cudaDataType_t wt = dt == KN_F16 ? CUDA_R_16F : CUDA_R_16BF;
+    cublasLtMatmulDesc_t d;
+    cublasLtMatrixLayout_t a, b, c;
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    LT(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    lt_layout(&a, wt, Ks, N, K, S, Ks);
+    lt_layout(&b, wt, Ks, M, K, S, Ks);
+    lt_layout(&c, CUDA_R_32F, N, M, N, S, (int64_t)N * M);
+    cublasLtMatmulPreference_t pref;
+    LT(cublasLtMatmulPreferenceCreate(&pref));
+    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
+    const uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red, sizeof red));
+    cublasLtMatmulHeuristicResult_t res[8];
+    int found = 0;
+    LT(cublasLtMatmulAlgoGetHeuristic(lt, d, a, b, c, c, pref, 8, res, &found));
+    const size_t xs = (size_t)M * K, wsz = (size_t)N * K, ys = (size_t)S * M * N;
+    const int sets = nsets(xs * 2 + wsz * 2 + ys * 4);
+    std::vector<void *> X(sets), W(sets), Y(sets);
+    for (int i = 0; i < sets; i++) {
+        X[i] = rand_buf(xs, dt);
+        W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
+        CK(cudaMalloc(&Y[i], ys * 4));
+    }
+    const float one = 1, zero = 0;
+    double best = 1e30;
+    int bi = -1;
+    timing bt = {};
+    for (int i = 0; i < found; i++) {
+        if (res[i].state != CUBLAS_STATUS_SUCCESS)
+            continue;
+        timing t = time_it([&](int j) {
+            const int k = j % sets;
+            LT(cublasLtMatmul(lt, d, &one, W[k], a, X[k], b, &zero, Y[k], c, Y[k], c, &res[i].algo, ws, wsb, g_s));
+        });
+        if (t.med_us < best)
+            best = t.med_us, bi = i, bt = t;
+    }
+    char shape[96], extra[160];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
+    snprintf(extra, sizeof extra, ", \"split\": %d, \"candidates\": %d, \"best\": %d, \"ydt\": \"fp32 partials\"", S,
+             found, bi);
+    if (bi >= 0)
+        record("gemm_split", op, dt, shape, bt, 2.0 * M * N * (double)K, (double)wsz * 2, extra);
+    for (int i = 0; i < sets; i++) {
+        CK(cudaFree(X[i]));
+        CK(cudaFree(W[i]));
+        CK(cudaFree(Y[i]));
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(a);
+    cublasLtMatrixLayoutDestroy(b);
+    cublasLtMatrixLayoutDestroy(c);
+    cublasLtMatmulDescDestroy(d);
+}
+
+/* The forward's own plan for the same shape, tuned as at warm-up (kn_gemm_prepare on real
+ * operands): 16-bit output for Wqkv / Wi, the accumulating fp32 epilogue for Wo / Wo2. */
+static void bench_gemm_tuned(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int M, int N, int K, bool acc)
+{
+    const kn_dtype ydt = acc ? KN_F32 : dt;
+    const int epi = acc ? KN_EPI_ACC : KN_EPI_NONE;
+    const size_t xs = (size_t)M * K, wsz = (size_t)N * K, ys = (size_t)M * N;
+    const int sets = nsets(xs * 2 + wsz * 2 + ys * kn_dtype_size(ydt));
+    std::vector<void *> X(sets), W(sets), Y(sets);
+    for (int i = 0; i < sets; i++) {
+        X[i] = rand_buf(xs, dt);
+        W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
+        Y[i] = rand_buf(ys, ydt);
+    }
+    KOK(kn_gemm_prepare(tctx, dt, dt, ydt, M, N, K, epi, 0, g_ks, X[0], W[0], Y[0]));
+    timing t = time_it([&](int j) {
+        const int k = j % sets;
+        KOK(kn_gemm_ex(tctx, g_ks, X[k], dt, W[k], dt, NULL, KN_F32, Y[k], ydt, M, N, K, epi));
+    });
+    char shape[96], extra[96];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
+    snprintf(extra, sizeof extra, ", \"split\": 0, \"ydt\": \"%s\", \"epi\": %d", kn_dtype_name(ydt), epi);
+    record("gemm_split", op, dt, shape, t, 2.0 * M * N * (double)K, (double)wsz * 2, extra);
+    for (int i = 0; i < sets; i++) {
+        CK(cudaFree(X[i]));
+        CK(cudaFree(W[i]));
+        CK(cudaFree(Y[i]));
+    }
+}
+
+static void bench_gemm_splits(kn_dtype dt)
+{
+    struct proj { const char *op; int N, K; bool acc; } eng[] = {
+        {"en.Wqkv", 3072, 1024, false}, {"en.attn.Wo", 1024, 1024, true},
+        {"en.mlp.Wi", 5248, 1024, false}, {"en.mlp.Wo", 1024, 2624, true}};
+    kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
+    if (!tctx)
+        exit(1);
+    kn_gemm_ctx_set_tuning(tctx, 1);
+    cublasLtHandle_t lt;
+    LT(cublasLtCreate(&lt));
+    const size_t wsb = (size_t)32 << 20;
+    void *ws;
+    CK(cudaMalloc(&ws, wsb));
+    for (int m : {48, 96, 128, 256, 512})
+        for (auto &p : eng) {
+            bench_gemm_tuned(tctx, p.op, dt, m, p.N, p.K, p.acc);
+            for (int s : {1, 2, 4, 8})
+                if (p.K % (8 * s) == 0)
+                    bench_gemm_split(lt, ws, wsb, p.op, dt, m, p.N, p.K, s);
+        }
+    CK(cudaFree(ws));
+    cublasLtDestroy(lt);
+    kn_gemm_ctx_destroy(tctx);
+}
+
 /* ---- the launch floor ------------------------------------------------------------------ */
 
 /* A kernel that only waits for its predecessor: launched back to back with programmatic
@@ -320,6 +463,34 @@ static void bench_layernorm(kn_dtype dt, int M, int D)
     for (int i = 0; i < S; i++) {
         CK(cudaFree(R[i]));
         CK(cudaFree(X[i]));
+        CK(cudaFree(Y[i]));
+    }
+    CK(cudaFree(w));
+}
+
+/* kn_layernorm_parts: the residual branch as S fp32 partial products (a split GEMM's output). */
+static void bench_layernorm_parts(kn_dtype dt, int M, int D, int S)
+{
+    const size_t set = (size_t)M * D * (4 + 4 + 4 * S + 2); /* r read + write, parts read, y write */
+    const int sets = nsets(set);
+    std::vector<void *> R(sets), P(sets), Y(sets);
+    for (int i = 0; i < sets; i++) {
+        R[i] = rand_buf((size_t)M * D, KN_F32, -3, 3);
+        P[i] = rand_buf((size_t)S * M * D, KN_F32, -1e-3f, 1e-3f);
+        CK(cudaMalloc(&Y[i], (size_t)M * D * 2));
+    }
+    float *w = (float *)rand_buf(D, KN_F32, 0.5f, 1.5f);
+    timing t = time_it([&](int i) {
+        const int k = i % sets;
+        KOK(kn_layernorm_parts(g_ks, (float *)R[k], (const float *)P[k], S, (long)M * D, w, NULL, Y[k], dt, NULL, M,
+                               D, 1e-5f));
+    });
+    char shape[64];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"D\": %d, \"S\": %d}", M, D, S);
+    record("layernorm_parts", "parts_add_layernorm", dt, shape, t, 0, (double)set);
+    for (int i = 0; i < sets; i++) {
+        CK(cudaFree(R[i]));
+        CK(cudaFree(P[i]));
         CK(cudaFree(Y[i]));
     }
     CK(cudaFree(w));
@@ -406,7 +577,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -461,6 +632,13 @@ int main(int argc, char **argv)
         const kn_dtype dt = dts[d];
         if (want("launch_floor") && dt == KN_F16)
             bench_launch_floor();
+        if (want("gemm_split") && dt == KN_F16)
+            bench_gemm_splits(dt);
+        if (want("layernorm_parts") && dt == KN_F16)
+            for (int m : {48, 96, 128}) {
+                bench_layernorm(dt, m, 1024);
+                bench_layernorm_parts(dt, m, 1024, 4);
+            }
         if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
             for (int m : {16, 96, 128})
                 for (auto &p : eng)

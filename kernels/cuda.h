@@ -175,6 +175,27 @@ int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt,
                     int M, int N, int K, int epi, int has_bias, kn_stream ks, const void *X,
                     const void *W, void *Y);
 
+/*
+ * Split-K into partial products: Y[s] = X[:, sKs:(s+1)Ks] . W[:, sKs:(s+1)Ks]^T
+ * for s < S, Ks = K / S, each fp32 [M, N] (Y holds S x M x N, part s at s M N),
+ * one strided-batched cuBLASLt call with fp32 accumulation; xdt == wdt (16-bit).
+ * The sum is left to the kernel that reads the product next
+ * (kn_layernorm_parts), so a short product spreads over S times the blocks
+ * without a reduction pass of its own. Needs kn_gemm_split_ok: 2 <= S <=
+ * KN_GEMM_SPLIT_MAX, K % (8 S) == 0, N % 4 == 0, 16-byte aligned operands.
+ * Plans, tuning and the tuning file work as for kn_gemm (a split plan is its
+ * own shape). Returns -1 when the arguments are refused or cuBLASLt has no
+ * algorithm. kn_gemm_prepare_split is kn_gemm_prepare for it: 1 once the
+ * plan is ready, 0 when cuBLASLt has no algorithm (do not launch it), -1 on
+ * failure.
+ */
+#define KN_GEMM_SPLIT_MAX 8
+int kn_gemm_split_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int N, int K, int S);
+int kn_gemm_split(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y,
+                  int M, int N, int K, int S);
+int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int N, int K, int S, kn_stream ks,
+                          const void *X, const void *W, float *Y);
+
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
 int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,
                           const void *W, const void *Y, int N, int K, int epi);
@@ -204,6 +225,18 @@ int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int M, int F);
 int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
                  const float *w, const float *b, void *y16, kn_dtype ydt, float *y32,
                  int M, int D, float eps);
+
+/* kn_layernorm with the residual branch given as S fp32 partial products
+ * (kn_gemm_split): r[m] += ((p[0][m] + p[1][m]) + ...) + p[S-1][m], summed in
+ * that order in fp32 (the CPU's kn_layernorm of r with x = that sum, bit for
+ * bit in the residual), part s at parts + s * part_stride floats. One block
+ * per row, every load of the row issued before the first add. Needs D % 128
+ * == 0, D <= 4096, 1 <= S <= KN_GEMM_SPLIT_MAX, part_stride % 4 == 0 and
+ * 16-byte aligned buffers (kn_layernorm_parts_ok). */
+int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *w,
+                          const float *b, const void *y16, const float *y32, int D);
+int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride, const float *w,
+                       const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
 
 /* ---- RoPE ------------------------------------------------------------------- */
 

@@ -61,6 +61,7 @@ static_assert(sizeof(cublasLtMatmulAlgo_t) == KN_GEMM_ALGO_WORDS * sizeof(uint64
 typedef struct gemm_plan {
     kn_dtype wdt, ydt;
     int M, N, K, epi, has_bias;
+    int parts;  /* > 1: K split into this many fp32 partial products (kn_gemm_split) */
     int ok; /* 0: the heuristic found nothing; the own kernel runs this shape */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t a, b, c;
@@ -209,10 +210,24 @@ static int gemm_plan_descs(kn_gemm_ctx *ctx, gemm_plan *p)
         KN_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &dummy,
                                                  sizeof dummy));
     }
-    /* Column-major view: A = W as [K, N] (op T), B = X as [K, M], C = Y^T [N, M]. */
-    KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->a, wt, p->K, p->N, p->K));
-    KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->b, wt, p->K, p->M, p->K));
+    /* Column-major view: A = W as [K, N] (op T), B = X as [K, M], C = Y^T [N, M]. A split
+     * is a strided batch over K: part s reads columns [s Ks, (s + 1) Ks) of W and X (the
+     * same leading dimension K, offset Ks) and writes its own [N, M] block of C. */
+    const int Ks = p->K / p->parts;
+    KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->a, wt, Ks, p->N, p->K));
+    KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->b, wt, Ks, p->M, p->K));
     KN_CUBLAS(cublasLtMatrixLayoutCreate(&p->c, yt, p->N, p->M, p->N));
+    if (p->parts > 1) {
+        const int32_t n = p->parts;
+        const int64_t sk = Ks, sc = (int64_t)p->N * p->M;
+        cublasLtMatrixLayout_t l[3] = {p->a, p->b, p->c};
+        const int64_t stride[3] = {sk, sk, sc};
+        for (int i = 0; i < 3; i++) {
+            KN_CUBLAS(cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n));
+            KN_CUBLAS(cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                       &stride[i], sizeof stride[i]));
+        }
+    }
     return 0;
 }
 
@@ -285,9 +300,14 @@ static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
     return 0;
 }
 
+/* A split plan's key carries its part count in epi's second byte (the tuning
+ * file's epi column), so its record never seeds an unsplit plan of the shape. */
+#define GEMM_KEY_PARTS 0x100
+
 static kn_gemm_key gemm_key(const gemm_plan *p)
 {
-    kn_gemm_key k = {(int32_t)p->wdt, (int32_t)p->ydt, p->M, p->N, p->K, p->epi, p->has_bias};
+    const int32_t epi = p->epi + (p->parts > 1 ? GEMM_KEY_PARTS * p->parts : 0);
+    kn_gemm_key k = {(int32_t)p->wdt, (int32_t)p->ydt, p->M, p->N, p->K, epi, p->has_bias};
     return k;
 }
 
@@ -327,12 +347,12 @@ static int gemm_plan_build(kn_gemm_ctx *ctx, gemm_plan *p)
 
 /* The plan of a shape: found in the cache or built and added. NULL on failure. */
 static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, int M, int N, int K,
-                                int epi, int has_bias)
+                                int epi, int has_bias, int parts)
 {
     for (int i = 0; i < ctx->n; i++) {
         gemm_plan *p = &ctx->plans[i];
         if (p->wdt == wdt && p->ydt == ydt && p->M == M && p->N == N && p->K == K && p->epi == epi &&
-            p->has_bias == has_bias)
+            p->has_bias == has_bias && p->parts == parts)
             return p;
     }
     if (ctx->n == ctx->cap) {
@@ -342,6 +362,7 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
     gemm_plan *p = &ctx->plans[ctx->n];
     memset(p, 0, sizeof *p);
     p->wdt = wdt, p->ydt = ydt, p->M = M, p->N = N, p->K = K, p->epi = epi, p->has_bias = has_bias;
+    p->parts = parts;
     if (gemm_plan_build(ctx, p)) {
         gemm_plan_release(p);
         return NULL;
@@ -479,6 +500,20 @@ extern "C" void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, i
         *rejected = ctx ? ctx->n_rejected : 0;
 }
 
+/* The plan of a shape, built (and with operands and tuning on, timed on them
+ * before any capture, launching nothing else). 1 when cuBLASLt runs it, 0 when
+ * it has no algorithm for it, -1 on failure. */
+static int gemm_prepare_plan(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, int M, int N, int K, int lt_epi,
+                             int has_bias, int parts, kn_stream ks, const void *X, const void *W, void *Y)
+{
+    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, has_bias, parts);
+    if (!p)
+        return -1;
+    if (X && W && Y && p->ok && !p->chosen && gemm_tune(ctx, p, ks.s, W, X, Y))
+        return -1;
+    return p->ok;
+}
+
 extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, int M, int N,
                                int K, int epi, int has_bias, kn_stream ks, const void *X, const void *W,
                                void *Y)
@@ -490,21 +525,35 @@ extern "C" int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_
         !kn_gemm_uses_cublaslt(xdt, wdt, ydt, ops ? X : a16, ops ? W : a16, ops ? Y : a16, N, K, epi))
         return 0; /* the own kernel needs no plan */
     const int lt_epi = epi == KN_EPI_GELU ? KN_EPI_NONE : epi; /* GELU is a separate pass */
-    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, has_bias != 0);
-    if (!p)
-        return -1;
-    /* with operands, tuning happens here, before any capture, and launches nothing else */
-    return ops && p->ok && !p->chosen ? gemm_tune(ctx, p, ks.s, W, X, Y) : 0;
+    return gemm_prepare_plan(ctx, wdt, ydt, M, N, K, lt_epi, has_bias != 0, 1, ks, X, W, Y) < 0 ? -1 : 0;
 }
 
-/* See kernels/gemm_internal.cuh. */
-int kn_gemm_lt_run(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt,
-                   const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int lt_epi)
+extern "C" int kn_gemm_split_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int N, int K, int S)
+{
+    return S >= 2 && S <= KN_GEMM_SPLIT_MAX && kn_is16(wdt) && N > 0 && N % 4 == 0 && K > 0 && K % (8 * S) == 0 &&
+           kn_aligned16(X) && kn_aligned16(W) && kn_aligned16(Y);
+}
+
+extern "C" int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int N, int K, int S, kn_stream ks,
+                                     const void *X, const void *W, float *Y)
+{
+    KN_REQUIRE(ctx, "NULL GEMM context");
+    static const char a16[16] __attribute__((aligned(16))) = {0};
+    const bool ops = X && W && Y;
+    KN_REQUIRE(M > 0 && kn_gemm_split_ok(wdt, ops ? X : a16, ops ? W : a16, ops ? (const void *)Y : a16, N, K, S),
+               "split GEMM shape or alignment not supported");
+    return gemm_prepare_plan(ctx, wdt, KN_F32, M, N, K, KN_EPI_NONE, 0, S, ks, X, W, (void *)Y);
+}
+
+/* kn_gemm_lt_run with K split into parts (1: none). */
+static int gemm_lt_launch(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt,
+                          const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int lt_epi,
+                          int parts)
 {
     const bool convert = bias && bdt != ydt;
     if (convert && N > GEMM_BIAS_MAX)
         return 1;
-    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, bias != NULL);
+    gemm_plan *p = gemm_plan_get(ctx, wdt, ydt, M, N, K, lt_epi, bias != NULL, parts);
     if (!p)
         return -1;
     if (!p->ok)
@@ -528,4 +577,23 @@ int kn_gemm_lt_run(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W,
                              ctx->ws, ctx->ws_bytes, ks.s));
     KN_LAUNCHED();
     return 0;
+}
+
+/* See kernels/gemm_internal.cuh. */
+int kn_gemm_lt_run(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt,
+                   const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int lt_epi)
+{
+    return gemm_lt_launch(ctx, ks, X, W, wdt, bias, bdt, Y, ydt, M, N, K, lt_epi, 1);
+}
+
+extern "C" int kn_gemm_split(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y,
+                             int M, int N, int K, int S)
+{
+    KN_REQUIRE(ctx, "NULL GEMM context");
+    KN_REQUIRE(M >= 0 && kn_gemm_split_ok(wdt, X, W, Y, N, K, S), "split GEMM shape or alignment not supported");
+    if (M == 0)
+        return 0;
+    const int rc = gemm_lt_launch(ctx, ks, X, W, wdt, NULL, KN_F32, Y, KN_F32, M, N, K, KN_EPI_NONE, S);
+    KN_REQUIRE(rc <= 0, "cuBLASLt has no algorithm for this split GEMM");
+    return rc;
 }

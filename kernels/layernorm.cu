@@ -257,3 +257,92 @@ extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *
     KN_LAUNCHED();
     return 0;
 }
+
+/* ---- the residual branch as split-K partial products ------------------------ */
+
+/* v summed over the block (every thread gets it); red holds one double per warp. */
+__device__ __forceinline__ double block_sum(double v, double *red)
+{
+    const int warp = threadIdx.x / 32, nw = (blockDim.x + 31) / 32;
+    v = warp_sum(v);
+    __syncthreads(); /* red may still be read from the previous sum */
+    if (threadIdx.x % 32 == 0)
+        red[warp] = v;
+    __syncthreads();
+    double t = 0.0;
+    for (int i = 0; i < nw; i++) /* the same order in every thread: one value for all */
+        t += red[i];
+    return t;
+}
+
+/* Block m: row m, thread t owning columns [4t, 4t + 4). The partial products
+ * were just written by the split GEMM (L2-resident): all S loads and r's are
+ * in flight at once, so the row costs one round trip whatever S. The
+ * statistics are the fast path's above (double row sum, deviations against mh
+ * + ml, squares per 4-column chunk in fp32, chunks summed in double). */
+template <typename TY>
+__global__ void __launch_bounds__(1024)
+layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ w,
+                       const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
+{
+    __shared__ double red[32];
+    const int d = 4 * threadIdx.x;
+    const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* a weight: before the wait */
+    kn_pdl_wait();
+    const size_t off = (size_t)blockIdx.x * D + d;
+    float4 v = *reinterpret_cast<const float4 *>(r + off), p[KN_GEMM_SPLIT_MAX];
+#pragma unroll
+    for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
+        if (s < S)
+            p[s] = *reinterpret_cast<const float4 *>(parts + s * stride + off);
+    float4 a = p[0];
+#pragma unroll
+    for (int s = 1; s < KN_GEMM_SPLIT_MAX; s++)
+        if (s < S)
+            a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
+    v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
+    *reinterpret_cast<float4 *>(r + off) = v;
+    const double mean = block_sum(((double)v.x + (double)v.y) + ((double)v.z + (double)v.w), red) / (double)D;
+    const float mh = (float)mean, ml = (float)(mean - (double)mh);
+    v = make_float4((v.x - mh) - ml, (v.y - mh) - ml, (v.z - mh) - ml, (v.w - mh) - ml);
+    const double ss = block_sum((double)((v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w)), red);
+    const float rstd = (float)(1.0 / sqrt(ss / (double)D + (double)eps));
+    float4 o = make_float4(v.x * rstd * ww.x, v.y * rstd * ww.y, v.z * rstd * ww.z, v.w * rstd * ww.w);
+    if (b) {
+        const float4 bb = *reinterpret_cast<const float4 *>(b + d);
+        o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
+    }
+    if (y16)
+        ln_store4(y16 + off, o);
+    if (y32)
+        *reinterpret_cast<float4 *>(y32 + off) = o;
+}
+
+extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *w,
+                                     const float *b, const void *y16, const float *y32, int D)
+{
+    return D > 0 && D % 128 == 0 && D <= 4096 && S >= 1 && S <= KN_GEMM_SPLIT_MAX && part_stride >= 0 &&
+           part_stride % 4 == 0 && kn_aligned16(r) && kn_aligned16(parts) && kn_aligned16(w) && kn_aligned16(b) &&
+           kn_aligned16(y16) && kn_aligned16(y32);
+}
+
+extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride,
+                                  const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D,
+                                  float eps)
+{
+    KN_REQUIRE(M >= 0, "LayerNorm needs M >= 0");
+    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
+    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
+    KN_REQUIRE(r && w && parts, "NULL LayerNorm r, weight or parts");
+    KN_REQUIRE(kn_layernorm_parts_ok(r, parts, part_stride, S, w, b, y16, y32, D),
+               "LayerNorm over parts needs D % 128 == 0, D <= 4096, 1 <= S <= 8 and aligned buffers");
+    KN_REQUIRE(M == 0 || (size_t)M * D <= (size_t)part_stride || S == 1, "LayerNorm parts overlap");
+    KN_REQUIRE(M <= 0x7fffffff, "LayerNorm grid too large");
+    if (M == 0)
+        return 0;
+    KN_DISPATCH16(y16 ? ydt : KN_F16, TY,
+                  (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
+                                  parts, S, part_stride, w, b, (TY *)y16, y32, D, eps));
+    KN_LAUNCHED();
+    return 0;
+}

@@ -53,10 +53,13 @@ static void teardown(void)
 }
 
 /* A backend warming every bucket (warm NULL) or only those of the given shapes. */
-static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
+/* split_tokens < 0: the default (cuda_backend_opts.split_tokens). */
+static laya_backend *make_split(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
+    if (split_tokens >= 0)
+        o.split_tokens = split_tokens;
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
@@ -64,6 +67,11 @@ static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
     laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
     ck_assert_msg(b != NULL, "create: %s", err.msg);
     return b;
+}
+
+static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
+{
+    return make_split(dtype, warm, n_warm, -1);
 }
 
 static void fwd(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
@@ -159,7 +167,10 @@ START_TEST(packing_order_and_k)
     if (!g_have)
         return;
     layad_error err = {0};
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
+    /* Without the split branch GEMMs: with them a pack of at most 128 tokens adds its branches
+     * into the residual as partial products, so a short row alone and the same row in a
+     * larger pack differ in the last bits (split_branch_rows bounds that). */
+    laya_backend *b = make_split(CUDA_DT_FP16, NULL, 0, 0);
     /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
@@ -206,6 +217,52 @@ START_TEST(packing_order_and_k)
     cuda_backend_stats st;
     cuda_backend_stats_get(b, &st);
     ck_assert_int_eq(st.graph_misses, 0); /* every bucket was warmed */
+    b->ops->destroy(b);
+}
+END_TEST
+
+/* Short rows, one per forward, so every pack is small enough for the split branch GEMMs
+ * (kn_gemm_split + kn_layernorm_parts; parity_fp16's one pack is not): graph replay equals
+ * eager launches bit for bit, and the answers meet the fp16 gates against the CPU fp32
+ * forward. (Against the same backend without the split they differ by as much as two fp16
+ * forwards do: 2.6e-3 in max |dp| on the H200, a 16-bit rounding of the normalized
+ * activations flipping now and then.) */
+START_TEST(split_branch_rows)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    synth_set s;
+    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 100, 5, &err), 0);
+    fwd_out ref, e, g, one_e, one_g;
+    ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
+              !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&
+              !fwd_out_alloc(&one_g, 1, s.max_markers, &err));
+    laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
+    ck_assert_msg(cpu != NULL, "%s", err.msg);
+    ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
+    cpu->ops->destroy(cpu);
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
+    const size_t K = (size_t)s.max_markers;
+    for (int i = 0; i < s.n; i++) {
+        fwd(b, &s.rows[i], 1, &one_e, 0);
+        fwd(b, &s.rows[i], 1, &one_g, 1);
+        memcpy(e.logits + i * K, one_e.logits, K * sizeof(float));
+        memcpy(g.logits + i * K, one_g.logits, K * sizeof(float));
+        memcpy(e.act + 2 * i, one_e.act, 2 * sizeof(float));
+        memcpy(g.act + 2 * i, one_g.act, 2 * sizeof(float));
+    }
+    ck_assert_msg(fwd_out_identical(&e, &g), "split: graph replay != eager");
+    delta_stats st[3] = {{0}}, all = {0};
+    delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
+    printf("split branch GEMMs, %d rows of <= 100 tokens one per forward, vs cpu fp32: max|dp| %.3e "
+           "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
+    ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
+    ck_assert_int_eq(all.n_gated_agree, all.n_gated);
+    fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g};
+    for (int i = 0; i < 5; i++)
+        fwd_out_free(outs[i]);
+    synth_free(&s);
     b->ops->destroy(b);
 }
 END_TEST
@@ -308,6 +365,7 @@ int main(void)
     tcase_add_test(t, parity_fp16);
     tcase_add_test(t, parity_bf16);
     tcase_add_test(t, packing_order_and_k);
+    tcase_add_test(t, split_branch_rows);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

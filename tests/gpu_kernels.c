@@ -440,6 +440,95 @@ START_TEST(test_layernorm)
 }
 END_TEST
 
+/* ---- a residual branch as split-K partial products ------------------------------------ */
+
+/* Rows m of the [M, K] matrix A restricted to columns [k0, k0 + n), into a fresh [M, n]. */
+static float *cols(const float *A, int M, int K, int k0, int n)
+{
+    float *o = malloc(sizeof(float) * M * n + 1);
+    for (int m = 0; m < M; m++)
+        memcpy(o + (size_t)m * n, A + (size_t)m * K + k0, sizeof(float) * n);
+    return o;
+}
+
+/* kn_gemm_split's S parts, each against the CPU product of its K slice (tuned on its own
+ * operands first when tune), a second run bit-identical; then kn_layernorm_parts over those
+ * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) as the CPU forms it from
+ * the same parts, the outputs as kn_cpu_layernorm's. */
+static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, rng *r)
+{
+    const int Ks = K / S;
+    const size_t MD = (size_t)M * D;
+    float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)D * K, -1, 1);
+    void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)D * K, dt);
+    float *dP = dout(S * MD, KN_F32);
+    OK(kn_gemm_prepare_split(ctx, dt, M, D, K, S, KS0, dX, dW, dP) == 1 ? 0 : -1);
+    poison(dP, S * MD, KN_F32);
+    OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
+    float *g = download(dP, S * MD, KN_F32), *ref = malloc(sizeof(float) * MD + 1), *tol = malloc(sizeof(float) * MD + 1);
+    char what[128];
+    for (int k = 0; k < S; k++) {
+        float *xs = cols(X, M, K, k * Ks, Ks), *ws = cols(W, D, K, k * Ks, Ks);
+        kn_cpu_gemm(xs, ws, NULL, ref, M, D, Ks, KN_EPI_NONE);
+        for (size_t i = 0; i < (size_t)Ks * M; i++)
+            xs[i] = fabsf(xs[i]);
+        for (size_t i = 0; i < (size_t)Ks * D; i++)
+            ws[i] = fabsf(ws[i]);
+        kn_cpu_gemm(xs, ws, NULL, tol, M, D, Ks, KN_EPI_NONE);
+        for (size_t i = 0; i < MD; i++)
+            tol[i] = 1e-5f * (tol[i] + 1.0f);
+        snprintf(what, sizeof what, "gemm_split %s M%d N%d K%d S%d part %d", kn_dtype_name(dt), M, D, K, S, k);
+        expect_close(what, g + k * MD, ref, MD, 2 * unit_roundoff(KN_F32), 0, tol);
+        free(xs), free(ws);
+    }
+    OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
+    float *g2 = download(dP, S * MD, KN_F32);
+    snprintf(what, sizeof what, "gemm_split %s M%d K%d S%d rerun", kn_dtype_name(dt), M, K, S);
+    expect_equal(what, g2, g, S * MD);
+
+    float *R = hrand(r, MD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * MD + 1);
+    for (size_t i = 0; i < MD; i++) {
+        R[i] += (i / D) % 2 ? base : 0.0f;
+        sum[i] = g[i];
+        for (int k = 1; k < S; k++)
+            sum[i] += g[k * MD + i];
+    }
+    float *dR = upload_raw(R, sizeof(float) * MD), *dw = upload_raw(w, sizeof(float) * D);
+    void *y16 = dout(MD, dt);
+    OK(kn_layernorm_parts(KS0, dR, dP, S, (long)MD, dw, NULL, y16, dt, NULL, M, D, 1e-5f));
+    float *gr = download(dR, MD, KN_F32), *gy = download(y16, MD, dt);
+    kn_cpu_layernorm(R, sum, w, NULL, ref, M, D, 1e-5f); /* R += sum, ref = LN(R) */
+    snprintf(what, sizeof what, "layernorm_parts %s M%d D%d S%d |r|~%g: r", kn_dtype_name(dt), M, D, S, base);
+    expect_equal(what, gr, R, MD);
+    what[strlen(what) - 1] = 'y';
+    expect_close(what, gy, ref, MD, 2 * unit_roundoff(dt), 1e-5f, NULL);
+    free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(w), free(sum), free(gr), free(gy);
+}
+
+START_TEST(test_split_branch)
+{
+    const kn_dtype dt = DTS[_i];
+    kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
+    ck_assert_ptr_nonnull(ctx);
+    kn_gemm_ctx_set_tuning(ctx, 1);
+    for (int pass = 0; pass < 2; pass++) {
+        rng r = {seed_of(pass)};
+        run_split_case(ctx, dt, 37, 1024, 1024, 4, 0.0f, &r);
+        run_split_case(ctx, dt, 96, 1024, 2624, 4, 1e4f, &r); /* the MLP-out shape, large residuals */
+        run_split_case(ctx, dt, 1, 768, 1152, 2, 0.0f, &r);   /* mmBERT's MLP out, one row */
+        run_split_case(ctx, dt, 129, 1024, 1024, 8, 3e4f, &r);
+        dfree_all();
+    }
+    /* refused: K not a multiple of 8 S, D not a multiple of 128, too many parts */
+    float *p = (float *)256;
+    ck_assert_int_eq(kn_gemm_split(ctx, KS0, p, p, dt, p, 4, 1024, 1000, 4), -1);
+    ck_assert_int_eq(kn_gemm_split(ctx, KS0, p, p, dt, p, 4, 1024, 1024, KN_GEMM_SPLIT_MAX + 1), -1);
+    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 4096, p, NULL, p, dt, NULL, 4, 200, 1e-5f), -1);
+    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 1024, p, NULL, p, dt, NULL, 4, 1024, 1e-5f), -1);
+    kn_gemm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_embed_layernorm)
 {
     const kn_dtype dt = DTS[_i];
@@ -1160,6 +1249,7 @@ int main(void)
     tcase_add_loop_test(tc, test_geglu, 0, 2);
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
+    tcase_add_loop_test(tc, test_split_branch, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);

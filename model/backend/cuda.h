@@ -66,6 +66,12 @@ typedef struct cuda_backend_opts {
                               the next LayerNorm reads only the stream; 0: they write the branch
                               and the LayerNorm adds it (one more pass over it). With branch16
                               the branch is 16-bit and the LayerNorm always adds it. */
+    int split_tokens;   /* with residual_epilogue: in buckets of at most this many tokens
+                           (default 128; 0: never) the attention-out and MLP-out GEMMs split
+                           K into 4 fp32 partial products (kn_gemm_split) that the next
+                           LayerNorm sums into the residual stream (kn_layernorm_parts),
+                           instead of one accumulating GEMM; a row's last bits then depend
+                           on whether its pack is split */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

@@ -74,23 +74,77 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
+/* What the LayerNorm after a residual branch must still add into res: nothing
+ * (o NULL), the branch o, or its parts partial products at a->o. */
+typedef struct pending_branch {
+    const void *o;
+    int parts;
+} pending_branch;
+
+/* Partial products of a split residual branch. Measured on the H200
+ * (bench/results/experiments/split-branch/): at 48-128 rows four parts took
+ * the MLP-out GEMM from 7.5-8.0 to 5.0-5.6 us and the attention-out one from
+ * 4.7-5.0 to 3.8-4.2, and the forward at 40-120 tokens 4% down; two parts at
+ * 160-256 tokens gained nothing in the forward (the LayerNorm reads more). */
+#define BRANCH_PARTS 4
+
+/* How many partial products the branch X W^T (K deep) of a T-slot bucket is
+ * split into: 1 (not split) unless the bucket is small enough
+ * (o.split_tokens) and both the split GEMM and the LayerNorm over its parts
+ * take the buffers. */
+static int branch_parts(const cuda_backend *b, const void *X, const void *W, int T, int K)
+{
+    const int S = BRANCH_PARTS;
+    const dev_acts *a = &b->a;
+    if (!b->acc || T > b->o.split_tokens || (long)S * T > b->Tmax)
+        return 1;
+    return kn_gemm_split_ok(b->dt, X, W, a->o, b->D, K, S) &&
+                   kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, b->w.final_norm, NULL, a->xn, a->res, b->D)
+               ? S
+               : 1;
+}
+
 /* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
- * (b->acc), or written to a->o for the next LayerNorm to add. *pending gets
- * what that LayerNorm must still add: NULL, or a->o. */
-static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, const void **pending,
+ * (b->acc), split into partial products at a->o (branch_parts), or written to
+ * a->o; *pending gets what the next LayerNorm must still add. */
+static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, pending_branch *pending,
                   layad_error *err)
 {
     dev_acts *a = &b->a;
-    *pending = b->acc ? NULL : a->o;
+    const int S = branch_parts(b, X, W, T, K);
+    pending->o = b->acc && S == 1 ? NULL : a->o;
+    pending->parts = S;
+    if (S > 1) {
+        if (b->prepare_only)
+            KN(kn_gemm_prepare_split(b->gemm, b->dt, T, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
+        else
+            KN(kn_gemm_split(b->gemm, b->ks, X, W, b->dt, (float *)a->o, T, b->D, K, S));
+        return 0;
+    }
     GEMM(X, b->dt, W, b->dt, NULL, b->dt, b->acc ? (void *)a->res : a->o, b->br_dt, T, b->D, K,
          b->acc ? KN_EPI_ACC : KN_EPI_NONE);
+    return 0;
+}
+
+/* The LayerNorm after a residual branch: res += what is pending, then y16 (dt)
+ * and / or y32 = LN(res) with scale w. */
+static int branch_norm(cuda_backend *b, const pending_branch *p, const float *w, void *y16, float *y32, int T,
+                       layad_error *err)
+{
+    dev_acts *a = &b->a;
+    const float eps = (float)b->cfg.norm_eps;
+    if (p->parts > 1)
+        LAUNCH(kn_layernorm_parts(b->ks, a->res, (const float *)p->o, p->parts, (long)T * b->D, w, NULL, y16, b->dt,
+                                  y32, T, b->D, eps));
+    else
+        LAUNCH(kn_layernorm(b->ks, a->res, p->o, b->br_dt, w, NULL, y16, b->dt, y32, T, b->D, eps));
     return 0;
 }
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
-    const kn_dtype dt = b->dt, br = b->br_dt;
+    const kn_dtype dt = b->dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
@@ -106,20 +160,18 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
-        const void *o;
-        if (branch(b, a->att, L->wo, T, D, &o, err))
+        pending_branch o;
+        if (branch(b, a->att, L->wo, T, D, &o, err) || branch_norm(b, &o, L->mlp_norm, a->xn, NULL, T, err))
             return -1;
-        LAUNCH(kn_layernorm(b->ks, a->res, o, br, L->mlp_norm, NULL, a->xn, dt, NULL, T, D, eps));
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
         if (branch(b, a->g, L->wo2, T, F, &o, err))
             return -1;
-        if (i + 1 < b->n_layers)
-            LAUNCH(kn_layernorm(b->ks, a->res, o, br, b->w.enc[i + 1].attn_norm, NULL, a->xn, dt,
-                                NULL, T, D, eps));
-        else /* h_enc = final_norm(res), fp32, in place */
-            LAUNCH(kn_layernorm(b->ks, a->res, o, br, b->w.final_norm, NULL, NULL, dt, a->res, T,
-                                D, eps));
+        /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
+        const int last = i + 1 == b->n_layers;
+        if (branch_norm(b, &o, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm, last ? NULL : a->xn,
+                        last ? a->res : NULL, T, err))
+            return -1;
     }
     return 0;
 }

@@ -16,6 +16,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->use_graphs = 1;
     o->gemm_tune = 1;
     o->residual_epilogue = 1;
+    o->split_tokens = 128;
     o->pdl = 1;
     o->copy_timing = 1;
 }

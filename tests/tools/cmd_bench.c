@@ -47,6 +47,7 @@ static void usage(FILE *f)
 
             "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
+            "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --device N          CUDA device (default 0)\n"
@@ -56,7 +57,7 @@ static void usage(FILE *f)
 /* The tool's own options (the common ones are in tool). */
 typedef struct bench_opts {
     const char *shapes, *label, *commit;
-    int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue;
+    int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -73,6 +74,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'N': b->pdl = 0; return 0;
     case 'E': b->copy_timing = 0; return 0;
     case 'R': b->residual_epilogue = 0; return 0;
+    case 'S': b->split_tokens = atoi(arg); return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -113,6 +115,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.pdl = bo->pdl;
     o.copy_timing = bo->copy_timing;
     o.residual_epilogue = bo->residual_epilogue;
+    o.split_tokens = bo->split_tokens;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -183,7 +186,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b}", "tool", "layad",
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i}", "tool", "layad",
                      "label", bo->label ? bo->label : cfg->encoder_name, "command", tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
                      info->name, "dtype", cuda_dtype_name(t->dtype), "sm_count", info->sm_count, "peak_flops",
@@ -193,7 +196,8 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      bo->branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
                      bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
-                     "residual_add_in_gemm_epilogue", bo->residual_epilogue);
+                     "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
+                     bo->split_tokens);
 }
 
 /* Runs every shape into t->rep. 0, or -1 with t->err set. */
@@ -238,11 +242,12 @@ int cmd_bench(int argc, char **argv)
         {"no-gemm-tune", no_argument, 0, 'T'}, {"no-pdl", no_argument, 0, 'N'},
         {"no-copy-timing", no_argument, 0, 'E'},
         {"no-residual-epilogue", no_argument, 0, 'R'},
+        {"split-tokens", required_argument, 0, 'S'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1};
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1, 128};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
