@@ -40,8 +40,11 @@
  * with D % 64 == 0, so every token row, and every head's 64 columns in it, stay
  * 16-byte aligned wherever a row starts (cp.async 16-byte loads, 4-byte stores).
  * K fragments come from shared memory through ldmatrix, V fragments through
- * ldmatrix.trans, on rows padded to 72 elements (conflict-free); 128 registers
- * at most, so 4 blocks (16 warps) share an SM. Measured against the previous
+ * ldmatrix.trans, on rows padded to 72 elements (conflict-free). 168 registers
+ * at most, so 3 blocks (12 warps) share an SM: capped at 128 for 4 blocks the
+ * kernel spilled 12-36 bytes, and with no spills it is 4% faster in the
+ * forward from 1x16 to 1x512 on the H200 (global 64x512 alone +2%,
+ * bench/results/experiments/attention-mask/). Measured against the previous
  * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
  * the H200: 1.08-1.26x faster (bench/results/h200/kernels.md).
  *
@@ -87,7 +90,7 @@ __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_c
  * first slot at the head's K column; V is D columns further) into ks and vs;
  * keys >= len (past the row) are zero-filled and not read. Thread x copies 16
  * bytes at column 8 (x % 8) of keys x / 8 + 16 k, k < 4 (unrolled), from one
- * running pointer (few registers: the kernel is capped at 128 for 4 blocks per
+ * running pointer (few registers: the kernel is capped at 168 for 3 blocks per
  * SM). */
 template <typename T>
 __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], const T *ksrc, int D, int D3,
@@ -127,14 +130,19 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
     const int D3 = 3 * D;
+    /* The tile's query span, by every warp at once: two entries a lane and a warp
+     * reduction (a loop over all 64 in every thread: the prologue around it drew a
+     * quarter of the stall samples at 1x83 under Nsight Compute). */
     int qmin = 0x7fffffff, qmax = -1;
-    for (int t = 0; t < ATT_TQ; t++) {
+    for (int t = lane; t < ATT_TQ; t += 32) {
         const int i = sm.qpos[t];
         if (i >= 0) {
             qmin = i < qmin ? i : qmin;
             qmax = i > qmax ? i : qmax;
         }
     }
+    qmin = __reduce_min_sync(0xffffffffu, qmin);
+    qmax = __reduce_max_sync(0xffffffffu, qmax);
     /* Q tile (rows with no query are zero). */
     for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += ATT_THREADS) {
         const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
@@ -209,25 +217,30 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
         const int j0 = t * ATT_TK;
         const bool full = j0 + ATT_TK <= len &&
                           (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
+        if (!full) {
+            /* The keys each of the two rows sees, [lo, hi) (empty for no query): two compares
+             * a score, the same set as j < len && |i - j| <= window (keys j >= 0); formed
+             * here, not kept across the loop (kept, they made 512-token global rows 18%
+             * slower). */
+            const int lo0 = i0 < 0 || window < 0 ? 0 : max(i0 - window, 0);
+            const int lo1 = i1 < 0 || window < 0 ? 0 : max(i1 - window, 0);
+            const int hi0 = i0 < 0 ? 0 : window < 0 ? len : min(i0 + window + 1, len);
+            const int hi1 = i1 < 0 ? 0 : window < 0 ? len : min(i1 + window + 1, len);
+#pragma unroll
+            for (int n = 0; n < 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int j = j0 + 8 * n + 2 * c4 + (e & 1);
+                    const bool vis = e < 2 ? j >= lo0 && j < hi0 : j >= lo1 && j < hi1;
+                    sc[n][e] = vis ? sc[n][e] : -INFINITY;
+                }
+        }
         float tm0 = -INFINITY, tm1 = -INFINITY;
 #pragma unroll
-        for (int n = 0; n < 8; n++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int j = j0 + 8 * n + 2 * c4 + (e & 1);
-                const int i = e < 2 ? i0 : i1;
-                float v = sc[n][e];
-                if (!full) {
-                    const int dd = i - j;
-                    const bool vis = i >= 0 && j < len && (window < 0 || (dd <= window && -dd <= window));
-                    v = vis ? v : -INFINITY;
-                }
-                sc[n][e] = v;
-                if (e < 2)
-                    tm0 = fmaxf(tm0, v);
-                else
-                    tm1 = fmaxf(tm1, v);
-            }
+        for (int n = 0; n < 8; n++) {
+            tm0 = fmaxf(tm0, fmaxf(sc[n][0], sc[n][1]));
+            tm1 = fmaxf(tm1, fmaxf(sc[n][2], sc[n][3]));
+        }
 #pragma unroll
         for (int x = 1; x < 4; x <<= 1) {
             tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
@@ -300,7 +313,7 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
  * are clamped to [0, nslot] (the launcher's T), so a malformed cu cannot reach
  * past the buffers. */
 template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 4)
+__global__ void __launch_bounds__(ATT_THREADS, 3)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
                  const int32_t *__restrict__ tiles, int window)
 {
@@ -333,7 +346,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
  * x % ATT_SSEG, + ATT_SSEG, ... A run with qrow < 0, or a query whose slot is
  * outside its row, stores zeros. */
 template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 4)
+__global__ void __launch_bounds__(ATT_THREADS, 3)
 attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, const int32_t *__restrict__ cu,
                         int window, const int32_t *__restrict__ qrow, const int32_t *__restrict__ qpos, int G)
 {
