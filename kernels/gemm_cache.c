@@ -28,7 +28,7 @@
 
 #define GC_MAGIC "layad-gemm-tuning"
 #define GC_VERSION 1
-#define GC_LINE_MAX 256 /* bytes of one record line, generously (about 230 at most) */
+#define GC_LINE_MAX 256 /* bytes of one record line, generously (about 232 at most) */
 #define GC_FILE_MAX (1024 + (size_t)(KN_GEMM_CACHE_MAX + 2) * GC_LINE_MAX)
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -130,7 +130,7 @@ const kn_gemm_rec *kn_gemm_cache_find(const kn_gemm_cache *c, const kn_gemm_key 
 static int gc_key_ok(const kn_gemm_key *k)
 {
     return k->wdt >= 0 && k->wdt <= 255 && k->ydt >= 0 && k->ydt <= 255 && k->M >= 1 && k->N >= 1 &&
-           k->K >= 1 && k->epi >= 0 && k->epi <= 255 && (k->has_bias == 0 || k->has_bias == 1);
+           k->K >= 1 && k->epi >= 0 && k->epi <= KN_GEMM_EPI_MAX && (k->has_bias == 0 || k->has_bias == 1);
 }
 
 int kn_gemm_cache_put(kn_gemm_cache *c, const kn_gemm_rec *r)
@@ -256,7 +256,7 @@ static int gc_parse_rec(gc_cursor *c, kn_gemm_rec *r)
     kn_gemm_key *k = &r->key;
     if (gc_lit(c, "rec ") || gc_i32(c, 0, 255, &k->wdt) || gc_lit(c, " ") || gc_i32(c, 0, 255, &k->ydt) ||
         gc_lit(c, " ") || gc_i32(c, 1, INT32_MAX, &k->M) || gc_lit(c, " ") || gc_i32(c, 1, INT32_MAX, &k->N) ||
-        gc_lit(c, " ") || gc_i32(c, 1, INT32_MAX, &k->K) || gc_lit(c, " ") || gc_i32(c, 0, 255, &k->epi) ||
+        gc_lit(c, " ") || gc_i32(c, 1, INT32_MAX, &k->K) || gc_lit(c, " ") || gc_i32(c, 0, KN_GEMM_EPI_MAX, &k->epi) ||
         gc_lit(c, " ") || gc_i32(c, 0, 1, &k->has_bias) || gc_lit(c, " ") ||
         gc_u64(c, UINT64_MAX, &r->time_ns))
         return -1;

@@ -52,7 +52,9 @@ typedef struct kn_gemm_env {
 
 /* The shape of a plan, as gemm_lt.cu keys them: dtypes are kn_dtype values
  * (X has W's dtype on the cuBLASLt path), epi the epilogue given to cuBLASLt
- * (enum kn_epilogue, never GELU: that is a separate pass). */
+ * (enum kn_epilogue, never GELU: that is a separate pass) in its low byte and,
+ * for a split plan (kn_gemm_split), the part count in its high byte. */
+#define KN_GEMM_EPI_MAX 0xffff
 typedef struct kn_gemm_key {
     int32_t wdt, ydt;
     int32_t M, N, K;
@@ -82,7 +84,7 @@ void kn_gemm_cache_free(kn_gemm_cache *c);
 const kn_gemm_rec *kn_gemm_cache_find(const kn_gemm_cache *c, const kn_gemm_key *k);
 
 /* Adds r, or replaces the record with r's key. -1 (c unchanged) when the key
- * is out of the file's ranges (dimensions >= 1, dtypes and epi 0..255,
+ * is out of the file's ranges (dimensions >= 1, dtypes 0..255, epi 0..KN_GEMM_EPI_MAX,
  * has_bias 0/1), the cache already holds KN_GEMM_CACHE_MAX records or memory
  * runs out; else 0. */
 int kn_gemm_cache_put(kn_gemm_cache *c, const kn_gemm_rec *r);

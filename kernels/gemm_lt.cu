@@ -300,9 +300,10 @@ static int gemm_plan_heuristic(kn_gemm_ctx *ctx, gemm_plan *p)
     return 0;
 }
 
-/* A split plan's key carries its part count in epi's second byte (the tuning
- * file's epi column), so its record never seeds an unsplit plan of the shape. */
+/* A split plan's key carries its part count in epi's high byte (kernels/
+ * gemm_cache.h), so its record never seeds an unsplit plan of the shape. */
 #define GEMM_KEY_PARTS 0x100
+static_assert(GEMM_KEY_PARTS * KN_GEMM_SPLIT_MAX + KN_EPI_ACC <= KN_GEMM_EPI_MAX, "a split plan's key fits the file");
 
 static kn_gemm_key gemm_key(const gemm_plan *p)
 {

@@ -161,7 +161,7 @@ START_TEST(round_trip)
         ck_assert_int_eq(kn_gemm_cache_put(&c, &r), 0);
     }
     kn_gemm_rec big = rec_of(100); /* the widest fields */
-    big.key = (kn_gemm_key){255, 255, INT32_MAX, INT32_MAX, INT32_MAX, 255, 1};
+    big.key = (kn_gemm_key){255, 255, INT32_MAX, INT32_MAX, INT32_MAX, KN_GEMM_EPI_MAX, 1};
     big.time_ns = UINT64_MAX;
     ck_assert_int_eq(kn_gemm_cache_put(&c, &big), 0);
     ck_assert_int_eq(kn_gemm_cache_save(&c, path, err, sizeof err), 21);
@@ -252,6 +252,11 @@ START_TEST(set_operations)
     ck_assert_int_eq(kn_gemm_cache_put(&c, &bad), -1);
     bad = rec_of(3), bad.key.wdt = -1;
     ck_assert_int_eq(kn_gemm_cache_put(&c, &bad), -1);
+    bad = rec_of(3), bad.key.epi = KN_GEMM_EPI_MAX + 1;
+    ck_assert_int_eq(kn_gemm_cache_put(&c, &bad), -1);
+    bad = rec_of(3), bad.key.epi = 0x400; /* a split plan's key: 4 parts in the high byte */
+    ck_assert_int_eq(kn_gemm_cache_put(&c, &bad), 0);
+    kn_gemm_cache_remove(&c, &bad.key);
     ck_assert_int_eq(c.n, 1);
     kn_gemm_cache_free(&c);
     ck_assert_int_eq(c.n, 0);
@@ -267,7 +272,7 @@ START_TEST(bounded_size)
     kn_gemm_cache_init(&c, &ENV_A);
     for (int i = 0; i < KN_GEMM_CACHE_MAX; i++) {
         kn_gemm_rec r = rec_of(i);
-        r.key = (kn_gemm_key){255, 255, INT32_MAX - i, INT32_MAX, INT32_MAX, 255, 1};
+        r.key = (kn_gemm_key){255, 255, INT32_MAX - i, INT32_MAX, INT32_MAX, KN_GEMM_EPI_MAX, 1};
         r.time_ns = UINT64_MAX;
         ck_assert_int_eq(kn_gemm_cache_put(&c, &r), 0);
     }
