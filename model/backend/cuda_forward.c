@@ -90,8 +90,10 @@ typedef struct pending_branch {
 
 /* How many partial products the branch X W^T (K deep) of a T-slot bucket is
  * split into: 1 (not split) unless the bucket is small enough
- * (o.split_tokens) and both the split GEMM and the LayerNorm over its parts
- * take the buffers. */
+ * (o.split_tokens), the parts fit a->o (fp32 [Tmax, D] when the branches
+ * accumulate) and both the split GEMM and the LayerNorm over its parts take
+ * the buffers (every LayerNorm scale is a 256-byte-aligned slice of the weight
+ * arena, so final_norm stands for the one that follows). */
 static int branch_parts(const cuda_backend *b, const void *X, const void *W, int T, int K)
 {
     const int S = BRANCH_PARTS;
@@ -114,7 +116,7 @@ static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, p
     const int S = branch_parts(b, X, W, T, K);
     pending->o = b->acc && S == 1 ? NULL : a->o;
     pending->parts = S;
-    if (S > 1) {
+    if (S > 1) { /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
         if (b->prepare_only)
             KN(kn_gemm_prepare_split(b->gemm, b->dt, T, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
         else
