@@ -15,7 +15,10 @@
  * path on the same rows.
  * Beyond parity: graph replay bit-identical to eager launches and run to run;
  * packing changes nothing (a row's outputs are the same bits alone, packed
- * with others at any place, or next to padding); results come back in the
+ * with others at any place, or next to padding; checked with the split branch
+ * GEMMs off, which change a short row's last bits when it is packed into a
+ * larger bucket); short rows one per forward, through the split branch GEMMs,
+ * meet the fp16 gates and replay bit for bit; results come back in the
  * caller's order; the single-option case and K = 40 in one pack; a bucket
  * outside the warm-up set runs eagerly, is captured by ops->idle and then
  * replayed with the same bits; bad rows are refused before anything reaches
