@@ -42,9 +42,9 @@
  * K fragments come from shared memory through ldmatrix, V fragments through
  * ldmatrix.trans, on rows padded to 72 elements (conflict-free). 168 registers
  * at most, so 3 blocks (12 warps) share an SM: capped at 128 for 4 blocks the
- * kernel spilled 12-36 bytes, and with no spills it is 4% faster in the
- * forward from 1x16 to 1x512 on the H200 (global 64x512 alone +2%,
- * bench/results/experiments/attention-mask/). Measured against the previous
+ * kernel spilled 12-28 bytes, and without the spills the forward is 1-3%
+ * faster from 1x83 to 1x512 on the H200 (the kernel alone: 8x512 global +3%,
+ * 64x512 global +2%; bench/results/experiments/attention-mask/). Measured against the previous
  * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
  * the H200: 1.08-1.26x faster (bench/results/h200/kernels.md).
  *

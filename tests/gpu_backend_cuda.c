@@ -227,9 +227,9 @@ END_TEST
 /* Short rows, one per forward, so every pack is small enough for the split branch GEMMs
  * (kn_gemm_split + kn_layernorm_parts; parity_fp16's one pack is not): graph replay equals
  * eager launches bit for bit, and the answers meet the fp16 gates against the CPU fp32
- * forward. (Against the same backend without the split they differ by as much as two fp16
- * forwards do: 2.6e-3 in max |dp| on the H200, a 16-bit rounding of the normalized
- * activations flipping now and then.) */
+ * forward. Against the same backend without the split some row must differ, or the split
+ * did not run (they differ by as much as two fp16 forwards do: 2.6e-3 in max |dp| on the
+ * H200, a 16-bit rounding of the normalized activations flipping now and then). */
 START_TEST(split_branch_rows)
 {
     if (!g_have)
@@ -237,36 +237,41 @@ START_TEST(split_branch_rows)
     layad_error err = {0};
     synth_set s;
     ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 100, 5, &err), 0);
-    fwd_out ref, e, g, one_e, one_g;
+    fwd_out ref, e, g, one_e, one_g, one_u;
     ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&
-              !fwd_out_alloc(&one_g, 1, s.max_markers, &err));
+              !fwd_out_alloc(&one_g, 1, s.max_markers, &err) && !fwd_out_alloc(&one_u, 1, s.max_markers, &err));
     laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
     ck_assert_msg(cpu != NULL, "%s", err.msg);
     ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
     cpu->ops->destroy(cpu);
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0);
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_split(CUDA_DT_FP16, NULL, 0, 0);
     const size_t K = (size_t)s.max_markers;
+    int differs = 0; /* the split ran: some row's bits differ from the unsplit backend's */
     for (int i = 0; i < s.n; i++) {
         fwd(b, &s.rows[i], 1, &one_e, 0);
         fwd(b, &s.rows[i], 1, &one_g, 1);
+        fwd(off, &s.rows[i], 1, &one_u, 1);
+        differs |= !fwd_out_identical(&one_g, &one_u);
         memcpy(e.logits + i * K, one_e.logits, K * sizeof(float));
         memcpy(g.logits + i * K, one_g.logits, K * sizeof(float));
         memcpy(e.act + 2 * i, one_e.act, 2 * sizeof(float));
         memcpy(g.act + 2 * i, one_g.act, 2 * sizeof(float));
     }
     ck_assert_msg(fwd_out_identical(&e, &g), "split: graph replay != eager");
+    ck_assert_msg(differs, "no row differs from the unsplit backend: the split did not run");
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
     printf("split branch GEMMs, %d rows of <= 100 tokens one per forward, vs cpu fp32: max|dp| %.3e "
            "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
     ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
     ck_assert_int_eq(all.n_gated_agree, all.n_gated);
-    fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g};
-    for (int i = 0; i < 5; i++)
+    fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g, &one_u};
+    for (int i = 0; i < 6; i++)
         fwd_out_free(outs[i]);
     synth_free(&s);
     b->ops->destroy(b);
+    off->ops->destroy(off);
 }
 END_TEST
 

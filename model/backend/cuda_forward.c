@@ -84,8 +84,9 @@ typedef struct pending_branch {
 /* Partial products of a split residual branch. Measured on the H200
  * (bench/results/experiments/split-branch/): at 48-128 rows four parts took
  * the MLP-out GEMM from 7.5-8.0 to 5.0-5.6 us and the attention-out one from
- * 4.7-5.0 to 3.8-4.2, and the forward at 40-120 tokens 4% down; two parts at
- * 160-256 tokens gained nothing in the forward (the LayerNorm reads more). */
+ * 4.7-5.0 to 3.8-4.2, and the forward at 16-120 tokens 4-7% down; two or
+ * four parts at 160-256 tokens gained nothing in the forward (the LayerNorm
+ * reads more). */
 #define BRANCH_PARTS 4
 
 /* How many partial products the branch X W^T (K deep) of a T-slot bucket is
