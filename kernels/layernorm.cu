@@ -139,7 +139,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
                 ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
             }
-        const float rstd = (float)(1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps));
+        const float rstd = (float)rsqrt(warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see below */
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
@@ -260,12 +260,12 @@ extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *
 
 /* ---- the residual branch as split-K partial products ------------------------ */
 
-/* v summed over the block (every thread gets it); red holds one double per warp. */
+/* v summed over the block (every thread gets it); red holds one double per warp
+ * and serves one sum only (no barrier before its writes). */
 __device__ __forceinline__ double block_sum(double v, double *red)
 {
     const int warp = threadIdx.x / 32, nw = (blockDim.x + 31) / 32;
     v = warp_sum(v);
-    __syncthreads(); /* red may still be read from the previous sum */
     if (threadIdx.x % 32 == 0)
         red[warp] = v;
     __syncthreads();
@@ -279,15 +279,26 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * were just written by the split GEMM (L2-resident): all S loads and r's are
  * in flight at once, so the row costs one round trip whatever S. The
  * statistics are the fast path's above (double row sum, deviations against mh
- * + ml, squares per 4-column chunk in fp32, chunks summed in double). */
+ * + ml, squares per 4-column chunk in fp32, chunks summed in double). Their
+ * double steps are kept off the row's chain of dependent latencies: 1 / D is
+ * formed before the wait and the scale is one rsqrt, where a division of the sum
+ * and 1 / sqrt (each a software sequence of dependent double FMAs) took about a
+ * quarter of the kernel at 96 rows on the H200. The sum times 1 / D is the
+ * division's value for D = 1024 (a power of two), and rsqrt and 1 / sqrt differ
+ * in the last double bit at most, rarely visible after the rounding to float:
+ * the English parity sweep repeated to the last digit.
+ * A one-pass variant (moments about a value of the row, one reduction) was no
+ * faster than this and re-drew the forward's fp16 rounding past the parity gate
+ * (bench/results/experiments/ln-statistics/). */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
 layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ w,
                        const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
 {
-    __shared__ double red[32];
+    __shared__ double red[2][32];
     const int d = 4 * threadIdx.x;
     const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* a weight: before the wait */
+    const double inv_d = 1.0 / (double)D;
     kn_pdl_wait();
     const size_t off = (size_t)blockIdx.x * D + d;
     float4 v = *reinterpret_cast<const float4 *>(r + off), p[KN_GEMM_SPLIT_MAX];
@@ -302,11 +313,11 @@ layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const f
             a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
     v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
     *reinterpret_cast<float4 *>(r + off) = v;
-    const double mean = block_sum(((double)v.x + (double)v.y) + ((double)v.z + (double)v.w), red) / (double)D;
+    const double mean = block_sum(((double)v.x + (double)v.y) + ((double)v.z + (double)v.w), red[0]) * inv_d;
     const float mh = (float)mean, ml = (float)(mean - (double)mh);
     v = make_float4((v.x - mh) - ml, (v.y - mh) - ml, (v.z - mh) - ml, (v.w - mh) - ml);
-    const double ss = block_sum((double)((v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w)), red);
-    const float rstd = (float)(1.0 / sqrt(ss / (double)D + (double)eps));
+    const double ss = block_sum((double)((v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w)), red[1]);
+    const float rstd = (float)rsqrt(ss * inv_d + (double)eps);
     float4 o = make_float4(v.x * rstd * ww.x, v.y * rstd * ww.y, v.z * rstd * ww.z, v.w * rstd * ww.w);
     if (b) {
         const float4 bb = *reinterpret_cast<const float4 *>(b + d);
