@@ -283,15 +283,15 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * double steps are kept off the row's chain of dependent latencies: 1 / D is
  * formed before the wait and the scale is one rsqrt, instead of the sums
  * divided by D and 1 / sqrt (three divisions and a square root, each a
- * software sequence of dependent double FMAs); with the
- * barrier that preceded the first sum gone too, the kernel went from 3.74 to
- * 2.75 us at 96 rows on the H200. The sum times 1 / D is the
- * division's value for D = 1024 (a power of two), and rsqrt and 1 / sqrt differ
- * in the last double bit at most, rarely visible after the rounding to float:
- * the English parity sweep repeated to the last digit.
- * A one-pass variant (moments about a value of the row, one reduction) was no
- * faster than this and re-drew the forward's fp16 rounding past the parity gate
- * (bench/results/experiments/ln-statistics/). */
+ * software sequence of dependent double FMAs); with the barrier that preceded
+ * the first sum gone too, the kernel went from 3.74 to 2.75 us at 96 rows on
+ * the H200. The sum times 1 / D is the division's value for D = 1024 (a power
+ * of two), and rsqrt and 1 / sqrt differ in the last double bit at most,
+ * rarely visible after the rounding to float: the English parity sweep
+ * repeated to the last digit. A one-pass variant (moments about a value of the
+ * row, one reduction) was no faster than this and re-drew the forward's fp16
+ * rounding past the parity gate (bench/results/experiments/ln-statistics/).
+ */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
 layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ w,
