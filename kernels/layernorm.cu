@@ -286,7 +286,7 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * software sequence of dependent double FMAs); with the barrier that preceded
  * the first sum gone too, the kernel went from 3.74 to 2.75 us at 96 rows on
  * the H200. The sum times 1 / D is the division's value for D = 1024 (a power
- * of two), and rsqrt and 1 / sqrt differ in the last double bit at most,
+ * of two), and rsqrt and 1 / sqrt differ only in a double's last bits,
  * rarely visible after the rounding to float: the English parity sweep
  * repeated to the last digit. A one-pass variant (moments about a value of the
  * row, one reduction) was no faster than this and re-drew the forward's fp16
