@@ -267,6 +267,18 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
         CK(cudaFree(b));
 }
 
+/* The model's projections, W [N, K]; acc: a residual branch (the forward adds it into the fp32
+ * residual stream in the GEMM's epilogue). */
+struct proj {
+    const char *op;
+    int N, K;
+    bool acc;
+};
+static const proj g_english[] = {{"en.Wqkv", 3072, 1024, false}, {"en.attn.Wo", 1024, 1024, true},
+                                 {"en.mlp.Wi", 5248, 1024, false}, {"en.mlp.Wo", 1024, 2624, true}};
+static const proj g_mmbert[] = {{"mm.Wqkv", 2304, 768, false}, {"mm.attn.Wo", 768, 768, true},
+                                {"mm.mlp.Wi", 2304, 768, false}, {"mm.mlp.Wo", 768, 1152, true}};
+
 /* ---- split-K into partials ---------------------------------------------------------------- */
 
 /* A residual branch's GEMM at M rows as the forward's tuned plan would run it (kn_gemm_prepare
@@ -308,15 +320,12 @@ static void bench_gemm_parts(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int
  * output, and 2 / 4 / 8 partial products, each tuned on its own operands. */
 static void bench_gemm_splits(kn_dtype dt)
 {
-    struct proj { const char *op; int N, K; bool acc; } eng[] = {
-        {"en.Wqkv", 3072, 1024, false}, {"en.attn.Wo", 1024, 1024, true},
-        {"en.mlp.Wi", 5248, 1024, false}, {"en.mlp.Wo", 1024, 2624, true}};
     kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
     if (!tctx)
         exit(1);
     kn_gemm_ctx_set_tuning(tctx, 1);
     for (int m : {48, 96, 128, 256, 512})
-        for (auto &p : eng) {
+        for (auto &p : g_english) {
             bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, p.acc ? KN_F32 : dt, p.acc ? KN_EPI_ACC : KN_EPI_NONE, 1);
             bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, KN_F32, KN_EPI_NONE, 1);
             for (int s : {2, 4, 8})
@@ -517,10 +526,6 @@ int main(int argc, char **argv)
     fprintf(g_json, "  \"results\": [");
 
     const int Ms[] = {83, 512, 4096, 32768};
-    struct proj { const char *op; int N, K; } eng[] = {{"en.Wqkv", 3072, 1024}, {"en.attn.Wo", 1024, 1024},
-                                                       {"en.mlp.Wi", 5248, 1024}, {"en.mlp.Wo", 1024, 2624}},
-                                               mm[] = {{"mm.Wqkv", 2304, 768}, {"mm.attn.Wo", 768, 768},
-                                                       {"mm.mlp.Wi", 2304, 768}, {"mm.mlp.Wo", 768, 1152}};
     const kn_dtype dts[2] = {KN_BF16, KN_F16};
     for (int d = 0; d < (quick ? 1 : 2); d++) {
         const kn_dtype dt = dts[d];
@@ -535,15 +540,15 @@ int main(int argc, char **argv)
             }
         if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
             for (int m : {16, 96, 128})
-                for (auto &p : eng)
+                for (auto &p : g_english)
                     for (bool hot : {false, true})
                         bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false, false, -1, -1, hot);
         if (want("gemm")) {
             for (int m : Ms) {
-                for (auto &p : eng)
+                for (auto &p : g_english)
                     bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
                 if (dt == KN_BF16)
-                    for (auto &p : mm)
+                    for (auto &p : g_mmbert)
                         bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
             }
             /* The head's erf-GELU layers as the GPU forward runs them (fp32 X: own kernels), the

@@ -139,7 +139,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
                 ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
             }
-        const float rstd = (float)rsqrt(warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see below */
+        const float rstd = (float)rsqrt(warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see layernorm_parts_kernel */
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {

@@ -55,8 +55,8 @@ static void teardown(void)
         checkpoint_close(&g_ck);
 }
 
-/* A backend warming every bucket (warm NULL) or only those of the given shapes. */
-/* split_tokens < 0: the default (cuda_backend_opts.split_tokens). */
+/* A backend warming every bucket (warm NULL) or only those of the given shapes;
+ * split_tokens < 0: the default (cuda_backend_opts.split_tokens). */
 static laya_backend *make_split(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens)
 {
     cuda_backend_opts o;

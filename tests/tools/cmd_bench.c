@@ -247,11 +247,14 @@ int cmd_bench(int argc, char **argv)
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, 0, 1, 1, 1, 1, 128};
+    cuda_backend_opts d; /* the backend's defaults, which the flags turn off or change */
+    cuda_backend_opts_default(&d);
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, d.branch16, d.gemm_tune, d.pdl,
+                     d.copy_timing, d.residual_epilogue, d.split_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
-    if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1)
+    if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;
