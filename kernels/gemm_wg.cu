@@ -49,28 +49,36 @@ struct wg_params {
     int M, ncols;  /* output rows, columns (= Y's row stride) */
     int off1;      /* W row of a tile's second box, relative to its first */
     int step;      /* W rows between the first boxes of neighbouring tile columns */
-    int m_tiles, tiles, k_blocks;
+    int m_pairs, tiles, k_blocks; /* tiles: pairs of 64-row tiles (one per CTA of a cluster) x columns */
 };
 
 #if KN_HOPPER
 
+/* The CTA's part of cluster tile t: its 64 rows and the tile's first W row. */
+__device__ __forceinline__ void wg_tile(const wg_params &p, int t, uint32_t rank, int *m0, int *n0)
+{
+    *m0 = (2 * (t % p.m_pairs) + (int)rank) * WG_BM;
+    *n0 = (t / p.m_pairs) * p.step;
+}
+
 /* One elected thread of the producer warpgroup: the ring's loads for every
- * tile this CTA takes, in order, waiting for a stage to be released before
- * refilling it. */
+ * tile this CTA takes, in order, waiting for a stage to be released (by both
+ * CTAs of the cluster: each writes half of W's slice into the other's ring)
+ * before refilling it. */
 __device__ __forceinline__ void wg_produce(const CUtensorMap *xmap, const CUtensorMap *wmap, const wg_params &p,
-                                           unsigned char *ring, uint64_t *full, uint64_t *empty)
+                                           unsigned char *ring, uint64_t *full, uint64_t *empty, uint32_t rank)
 {
     int s = 0;
     uint32_t ph = 0;
-    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-        const int m0 = (t % p.m_tiles) * WG_BM, n0 = (t / p.m_tiles) * p.step;
+    for (int t = blockIdx.x / 2; t < p.tiles; t += gridDim.x / 2) {
+        int m0, n0;
+        wg_tile(p, t, rank, &m0, &n0);
         for (int kb = 0; kb < p.k_blocks; kb++) {
             kn_mbar_wait(&empty[s], ph ^ 1);
             unsigned char *a = ring + (size_t)s * WG_STAGE_BYTES, *b = a + WG_A_BYTES;
             kn_mbar_arrive_tx(&full[s], WG_STAGE_BYTES);
             kn_tma_load_2d(a, xmap, kb * WG_BK, m0, &full[s]);
-            kn_tma_load_2d(b, wmap, kb * WG_BK, n0, &full[s]);
-            kn_tma_load_2d(b + WG_B_BYTES / 2, wmap, kb * WG_BK, n0 + p.off1, &full[s]);
+            kn_tma_load_2d_mc(b + rank * (WG_B_BYTES / 2), wmap, kb * WG_BK, n0 + (int)rank * p.off1, &full[s], 3);
             if (++s == WG_STAGES)
                 s = 0, ph ^= 1;
         }
@@ -78,7 +86,9 @@ __device__ __forceinline__ void wg_produce(const CUtensorMap *xmap, const CUtens
 }
 
 /* acc = one 64 x 256 tile, X . W^T over all of K, from the ring's stages
- * g0, g0 + 1, ... (g counts the CTA's stage loads from 0). */
+ * g0, g0 + 1, ... (g counts the CTA's stage loads from 0); each stage is
+ * released in both CTAs of the cluster (threads 0 and 1 arrive at rank 0's
+ * and rank 1's barrier). */
 template <typename T>
 __device__ __forceinline__ void wg_mainloop(float (&acc)[128], const wg_params &p, unsigned char *ring,
                                             uint64_t *full, uint64_t *empty, unsigned g0)
@@ -99,13 +109,13 @@ __device__ __forceinline__ void wg_mainloop(float (&acc)[128], const wg_params &
         kn_wg_commit();
         /* the stage before this one is read once its wgmmas are done */
         kn_wg_wait<1>();
-        if (prev >= 0 && threadIdx.x % 128 == 0)
-            kn_mbar_arrive(&empty[prev]);
+        if (prev >= 0 && threadIdx.x % 128 < 2)
+            kn_mbar_arrive_cluster(&empty[prev], threadIdx.x % 128);
         prev = s;
     }
     kn_wg_wait<0>();
-    if (prev >= 0 && threadIdx.x % 128 == 0)
-        kn_mbar_arrive(&empty[prev]);
+    if (prev >= 0 && threadIdx.x % 128 < 2)
+        kn_mbar_arrive_cluster(&empty[prev], threadIdx.x % 128);
 }
 
 /* Y[m, n..n+1] += d[0..1] for 8 column pairs at once: the loads are issued
@@ -168,7 +178,10 @@ __device__ __forceinline__ void wg_store(const float (&acc)[128], const wg_param
 #endif /* KN_HOPPER */
 
 /* Ping-pong: the CTA's tiles alternate between the two consumer warpgroups,
- * so one stores its tile while the other's wgmmas run. */
+ * so one stores its tile while the other's wgmmas run. Clusters of two CTAs
+ * take neighbouring 64-row tiles of the same columns and share W's slice:
+ * each loads one 128-row box of it into both rings (TMA multicast), which
+ * halves W's reads from L2. */
 template <typename T, int KIND>
 __global__ void __launch_bounds__(WG_THREADS, 1)
 wg_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap wmap, wg_params p)
@@ -179,36 +192,41 @@ wg_kernel(const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUte
     uint64_t *full = reinterpret_cast<uint64_t *>(ring + WG_STAGES * WG_STAGE_BYTES), *empty = full + WG_STAGES;
     uint64_t *turn = empty + WG_STAGES; /* turn[c]: warpgroup c may start its next mainloop */
     const int wg = threadIdx.x / 128;
+    const uint32_t rank = kn_cluster_rank();
     if (threadIdx.x == 0) {
         for (int s = 0; s < WG_STAGES; s++) {
             kn_mbar_init(&full[s], 1);
-            kn_mbar_init(&empty[s], 1); /* one thread of the consuming warpgroup */
+            kn_mbar_init(&empty[s], 2); /* the consuming warpgroup of each CTA */
         }
         kn_mbar_init(&turn[0], 1);
         kn_mbar_init(&turn[1], 1);
         kn_mbar_init_fence();
     }
-    __syncthreads();
-    kn_pdl_wait(); /* X is the previous kernel's output; Y may be read (ACC) */
+    kn_cluster_sync(); /* both CTAs' barriers exist before either signals the other */
+    kn_pdl_wait();     /* X is the previous kernel's output; Y may be read (ACC) */
     if (wg == 0) {
         if (threadIdx.x == 0)
-            wg_produce(&xmap, &wmap, p, ring, full, empty);
-        return;
+            wg_produce(&xmap, &wmap, p, ring, full, empty, rank);
+    } else {
+        /* The mainloops take turns: tile i's starts once tile i - 1's has
+         * passed its last stage, so a warpgroup never waits on a stage more
+         * than one phase ahead of the ring (a parity wait cannot tell phases
+         * two apart). */
+        float acc[128];
+        const int c = wg - 1;
+        unsigned i = c, j = 0; /* the CTA's i-th tile, this warpgroup's j-th */
+        for (int t = blockIdx.x / 2 + i * (gridDim.x / 2); t < p.tiles; t += gridDim.x, i += 2, j++) {
+            if (i > 0)
+                kn_mbar_wait(&turn[c], (c ? j : j - 1) & 1);
+            wg_mainloop<T>(acc, p, ring, full, empty, i * (unsigned)p.k_blocks);
+            if (threadIdx.x % 128 == 0)
+                kn_mbar_arrive(&turn[1 - c]);
+            int m0, n0;
+            wg_tile(p, t, rank, &m0, &n0);
+            wg_store<T, KIND>(acc, p, m0, t / p.m_pairs);
+        }
     }
-    /* The mainloops take turns: tile i's starts once tile i - 1's has passed
-     * its last stage, so a warpgroup never waits on a stage more than one
-     * phase ahead of the ring (a parity wait cannot tell phases two apart). */
-    float acc[128];
-    const int c = wg - 1;
-    unsigned i = c, j = 0; /* the CTA's i-th tile, this warpgroup's j-th */
-    for (int t = blockIdx.x + i * gridDim.x; t < p.tiles; t += 2 * gridDim.x, i += 2, j++) {
-        if (i > 0)
-            kn_mbar_wait(&turn[c], (c ? j : j - 1) & 1);
-        wg_mainloop<T>(acc, p, ring, full, empty, i * (unsigned)p.k_blocks);
-        if (threadIdx.x % 128 == 0)
-            kn_mbar_arrive(&turn[1 - c]);
-        wg_store<T, KIND>(acc, p, (t % p.m_tiles) * WG_BM, t / p.m_tiles);
-    }
+    kn_cluster_sync(); /* no CTA leaves while the other may still write into its ring */
 #else
     __trap();
 #endif
@@ -260,8 +278,22 @@ static int wg_launch(kn_stream ks, const CUtensorMap &xm, const CUtensorMap &wm,
 {
     auto kern = wg_kernel<T, KIND>;
     KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
-    const int sms = wg_sms(), grid = p.tiles < sms ? p.tiles : sms;
-    KN_CUDA(kn_launch(kern, dim3(grid), dim3(WG_THREADS), WG_SMEM, ks, xm, wm, p));
+    const int pairs = wg_sms() / 2;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(2 * (p.tiles < pairs ? p.tiles : pairs));
+    cfg.blockDim = dim3(WG_THREADS);
+    cfg.dynamicSmemBytes = WG_SMEM;
+    cfg.stream = ks.s;
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 2;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = ks.s && ks.pdl ? 2 : 1;
+    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, xm, wm, p));
     return 0;
 }
 
@@ -292,8 +324,8 @@ extern "C" int kn_gemm_wg(kn_stream ks, kn_dtype dt, const void *X, const void *
                "kn_gemm_wg: needs sm_90, 16-bit operands, 16-byte alignment, N % 8 == 0, K % 64 == 0");
     const int geglu = kind == KN_WG_GEGLU;
     const int w_rows = geglu ? 2 * N : N, step = geglu ? WG_HALF : WG_BN;
-    wg_params p = {Y, M, N, geglu ? N : WG_HALF, step, (M + WG_BM - 1) / WG_BM, 0, K / WG_BK};
-    p.tiles = p.m_tiles * ((N + step - 1) / step);
+    wg_params p = {Y, M, N, geglu ? N : WG_HALF, step, (M + 2 * WG_BM - 1) / (2 * WG_BM), 0, K / WG_BK};
+    p.tiles = p.m_pairs * ((N + step - 1) / step);
     CUtensorMap xm, wm;
     if (wg_map(&xm, dt, X, M, K, WG_BM) || wg_map(&wm, dt, W, w_rows, K, WG_HALF))
         return -1;

@@ -92,6 +92,42 @@ __device__ __forceinline__ void kn_tma_load_2d(void *dst, const void *tmap, int 
                  : "memory");
 }
 
+/* The same box written to the same offset of every CTA in cta_mask of the
+ * cluster, completing its bytes on each one's barrier at bar's offset. */
+__device__ __forceinline__ void kn_tma_load_2d_mc(void *dst, const void *tmap, int c0, int c1, uint64_t *bar,
+                                                  uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                 "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(kn_smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(kn_smem_addr(bar)), "h"(cta_mask)
+                 : "memory");
+}
+
+/* ---- clusters ---- */
+
+__device__ __forceinline__ uint32_t kn_cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* Every thread of every CTA of the cluster, with release / acquire of shared
+ * memory (not .aligned: a warp may arrive diverged). */
+__device__ __forceinline__ void kn_cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* One arrival on the barrier at bar's offset in CTA rank's shared memory. */
+__device__ __forceinline__ void kn_mbar_arrive_cluster(uint64_t *bar, uint32_t rank)
+{
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(kn_smem_addr(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+
 /* ---- warpgroup MMA ---- */
 
 /* Descriptor of a K-major operand in the 128-byte swizzle TMA writes: rows of
