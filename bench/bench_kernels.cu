@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,gemm_wg,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -335,63 +335,6 @@ static void bench_gemm_splits(kn_dtype dt)
     kn_gemm_ctx_destroy(tctx);
 }
 
-/* ---- the warpgroup GEMM at large M ---------------------------------------------------------- */
-
-/* One of the encoder's GEMMs on kn_gemm_wg (kind as the forward would use it), or with ref the
- * forward's cuBLASLt plan, tuned on its own operands; geglu: Wi with its activation, against
- * cuBLASLt and kn_geglu as two launches. */
-static void bench_wg_case(kn_gemm_ctx *tctx, const proj &p, kn_dtype dt, int M, bool geglu, bool ref)
-{
-    const int N = geglu ? p.N / 2 : p.N;
-    const kn_dtype ydt = p.acc ? KN_F32 : dt;
-    const size_t xs = (size_t)M * p.K, wsz = (size_t)p.N * p.K, us = (size_t)M * p.N, ys = (size_t)M * N;
-    const int sets = nsets(xs * 2 + wsz * 2 + ys * kn_dtype_size(ydt) + (geglu && ref ? us * 2 : 0));
-    std::vector<void *> X(sets), W(sets), Y(sets), U(sets);
-    for (int i = 0; i < sets; i++) {
-        X[i] = rand_buf(xs, dt);
-        W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
-        Y[i] = rand_buf(ys, ydt);
-        U[i] = geglu && ref ? rand_buf(us, dt) : NULL;
-    }
-    const int epi = p.acc ? KN_EPI_ACC : KN_EPI_NONE, kind = geglu ? KN_WG_GEGLU : p.acc ? KN_WG_ACC : KN_WG_STORE;
-    if (ref)
-        KOK(kn_gemm_prepare(tctx, dt, dt, ydt, M, p.N, p.K, epi, 0, g_ks, X[0], W[0], geglu ? U[0] : Y[0]));
-    timing t = time_it([&](int j) {
-        const int k = j % sets;
-        if (!ref)
-            KOK(kn_gemm_wg(g_ks, dt, X[k], W[k], Y[k], M, N, p.K, kind));
-        else if (geglu) {
-            KOK(kn_gemm_ex(tctx, g_ks, X[k], dt, W[k], dt, NULL, KN_F32, U[k], dt, M, p.N, p.K, epi));
-            KOK(kn_geglu(g_ks, dt, U[k], Y[k], M, N));
-        } else
-            KOK(kn_gemm_ex(tctx, g_ks, X[k], dt, W[k], dt, NULL, KN_F32, Y[k], ydt, M, p.N, p.K, epi));
-    });
-    char shape[96], extra[128];
-    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, p.N, p.K);
-    snprintf(extra, sizeof extra, ", \"path\": \"%s\", \"epilogue\": \"%s\"", ref ? "cublaslt" : "wg",
-             geglu ? (ref ? "+ kn_geglu launch" : "geglu") : p.acc ? "fp32 +=" : "store");
-    record(ref ? "gemm_wg_ref" : "gemm_wg", p.op, dt, shape, t, 2.0 * M * p.N * (double)p.K, 0, extra);
-    free_sets({&X, &W, &Y, &U});
-}
-
-static void bench_gemm_wg(kn_dtype dt)
-{
-    if (!kn_gemm_wg_supported())
-        return;
-    kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
-    if (!tctx)
-        exit(1);
-    kn_gemm_ctx_set_tuning(tctx, 1);
-    for (int m : {1024, 4096, 32768})
-        for (auto &p : g_english)
-            for (bool ref : {true, false}) {
-                bench_wg_case(tctx, p, dt, m, false, ref);
-                if (!strcmp(p.op, "en.mlp.Wi"))
-                    bench_wg_case(tctx, p, dt, m, true, ref);
-            }
-    kn_gemm_ctx_destroy(tctx);
-}
-
 /* ---- the launch floor ------------------------------------------------------------------ */
 
 /* A kernel that only waits for its predecessor: launched back to back with programmatic
@@ -537,7 +480,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,gemm_wg,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -590,8 +533,6 @@ int main(int argc, char **argv)
             bench_launch_floor();
         if (want("gemm_split") && dt == KN_F16)
             bench_gemm_splits(dt);
-        if (want("gemm_wg"))
-            bench_gemm_wg(dt);
         if (want("layernorm_parts") && dt == KN_F16)
             for (int m : {48, 96, 128}) {
                 bench_layernorm(dt, m, 1024);

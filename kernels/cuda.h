@@ -205,24 +205,6 @@ int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *
 int kn_gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn_dtype wdt,
                 const float *bias, void *Y, kn_dtype ydt, int M, int N, int K, int epi);
 
-/* ---- the warpgroup GEMM (Hopper, large packs; kernels/gemm_wg.cu) ---------- */
-
-/* What kn_gemm_wg writes from X[M, K] . W^T (16-bit X and W, fp32 sums):
- *   KN_WG_STORE  Y[M, N] = X W^T in dt (W [N, K]);
- *   KN_WG_ACC    Y[M, N] += X W^T, Y fp32 (one fp32 add, as kn_gemm's KN_EPI_ACC);
- *   KN_WG_GEGLU  Y[M, N] = gelu_erf(P[:, :N]) * P[:, N:2N] in dt with P = X W^T
- *                rounded to dt first (W [2N, K]): the Wi GEMM and kn_geglu in one. */
-enum kn_wg_kind { KN_WG_STORE = 0, KN_WG_ACC = 1, KN_WG_GEGLU = 2 };
-
-/* 1 when the device runs the kernel (sm_90). */
-int kn_gemm_wg_supported(void);
-/* 1 when kn_gemm_wg takes these arguments: sm_90, dt 16-bit, M >= 1, N % 8 == 0,
- * K % 64 == 0, 16-byte-aligned pointers. */
-int kn_gemm_wg_ok(kn_dtype dt, const void *X, const void *W, const void *Y, int M, int N, int K, int kind);
-/* Launches it (no allocation, no synchronization: capturable). A row's bits
- * depend on K only, not on M, within this kernel; they differ from cuBLASLt's. */
-int kn_gemm_wg(kn_stream ks, kn_dtype dt, const void *X, const void *W, void *Y, int M, int N, int K, int kind);
-
 /* ---- GeGLU ----------------------------------------------------------------- */
 
 /* out[M,F] = gelu_erf(U[:, 0:F]) * U[:, F:2F]; U [M, 2F] and out in dt (16-bit),

@@ -48,9 +48,6 @@ typedef struct cuda_bucket {
 /* Progress of create's warm-up: called after each bucket (done of total). */
 typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens, double ms);
 
-/* The encoder GEMMs the warpgroup GEMM can take (cuda_backend_opts.wg_ops). */
-enum cuda_wg_op { CUDA_WG_WI = 1, CUDA_WG_QKV = 2, CUDA_WG_WO = 4, CUDA_WG_WO2 = 8 };
-
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
     int dtype;          /* enum cuda_dtype; default fp16 */
@@ -75,11 +72,6 @@ typedef struct cuda_backend_opts {
                            LayerNorm sums into the residual stream (kn_layernorm_parts),
                            instead of one accumulating GEMM; a row's last bits then depend
                            on whether its pack is split */
-    int wg_tokens;      /* buckets of at least this many token slots run the encoder GEMMs named
-                           by wg_ops on the Hopper warpgroup GEMM (kernels/gemm_wg.cu), with
-                           GeGLU in Wi's epilogue; 0: never (cuBLASLt everywhere). A row's last
-                           bits then depend on whether its pack reaches wg_tokens. */
-    int wg_ops;         /* CUDA_WG_* bits: which GEMMs wg_tokens moves */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

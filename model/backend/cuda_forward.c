@@ -74,26 +74,6 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
-/* The CUDA_WG_* GEMMs a T-slot bucket runs on the warpgroup GEMM
- * (o.wg_tokens, o.wg_ops; measured in bench/results/experiments/). */
-static int wg_ops(const cuda_backend *b, int T)
-{
-    return b->o.wg_tokens > 0 && T >= b->o.wg_tokens ? b->o.wg_ops : 0;
-}
-
-/* Y = X W^T on the warpgroup GEMM when op is among this bucket's and the
- * kernel takes the operands (1: launched or, in prepare mode, skipped; there
- * is no plan to prepare), else 0 and the caller takes cuBLASLt. */
-static int wg_gemm(cuda_backend *b, int op, int T, const void *X, const void *W, void *Y, int N, int K, int kind,
-                   layad_error *err)
-{
-    if (!(wg_ops(b, T) & op) || !kn_gemm_wg_ok(b->dt, X, W, Y, T, N, K, kind))
-        return 0;
-    if (!b->prepare_only && kn_gemm_wg(b->ks, b->dt, X, W, Y, T, N, K, kind))
-        return layad_fail(err, 500, "cuda backend: kn_gemm_wg: %s", kn_cuda_last_error());
-    return 1;
-}
-
 /* What the LayerNorm after a residual branch must still add into res: nothing
  * (o NULL), the branch o, or its parts partial products at a->o. */
 typedef struct pending_branch {
@@ -127,22 +107,16 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
                : 1;
 }
 
-/* A residual branch o = X W^T ([T, D]) (op: which, CUDA_WG_WO / _WO2): added
- * into res by the GEMM's epilogue (b->acc; the warpgroup GEMM's where op is
- * among the bucket's wg_ops), split into partial products at a->o (branch_parts), or written to
+/* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
+ * (b->acc), split into partial products at a->o (branch_parts), or written to
  * a->o; *pending gets what the next LayerNorm must still add. */
-static int branch(cuda_backend *b, int op, const void *X, const void *W, int T, int K, pending_branch *pending,
+static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, pending_branch *pending,
                   layad_error *err)
 {
     dev_acts *a = &b->a;
     const int S = branch_parts(b, X, W, T, K);
     pending->o = b->acc && S == 1 ? NULL : a->o;
     pending->parts = S;
-    if (S == 1 && b->acc) {
-        const int wg = wg_gemm(b, op, T, X, W, a->res, b->D, K, KN_WG_ACC, err);
-        if (wg)
-            return wg < 0 ? -1 : 0;
-    }
     if (S > 1) { /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
         if (b->prepare_only)
             KN(kn_gemm_prepare_split(b->gemm, b->dt, T, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
@@ -184,25 +158,17 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        int wg = wg_gemm(b, CUDA_WG_QKV, T, a->xn, L->wqkv, a->qkv, 3 * D, D, KN_WG_STORE, err);
-        if (wg < 0)
-            return -1;
-        if (!wg)
-            GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
         pending_branch o;
-        if (branch(b, CUDA_WG_WO, a->att, L->wo, T, D, &o, err) || branch_norm(b, &o, L->mlp_norm, a->xn, NULL, T, err))
+        if (branch(b, a->att, L->wo, T, D, &o, err) || branch_norm(b, &o, L->mlp_norm, a->xn, NULL, T, err))
             return -1;
-        if ((wg = wg_gemm(b, CUDA_WG_WI, T, a->xn, L->wi, a->g, F, D, KN_WG_GEGLU, err)) < 0)
-            return -1;
-        if (!wg) {
-            GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
-            LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-        }
-        if (branch(b, CUDA_WG_WO2, a->g, L->wo2, T, F, &o, err))
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
+        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
+        if (branch(b, a->g, L->wo2, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;
