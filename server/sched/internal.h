@@ -6,6 +6,7 @@
  *                that links or unlinks a job), submit and drain
  *   cut.c        cutting a batch into packs (the policy: model/backend/batching.h)
  *   scheduler.c  the loop: dispatch to workers, completion, deadlines, shutdown
+ *   poll.c       the loop polling instead of sleeping while work is likely soon
  *
  * Threads: HTTP threads only touch the queue (under `lock`) and wake the loop
  * with uv_async_send; workers wake it the same way when a bucket is done;
@@ -26,6 +27,8 @@ struct scheduler {
     uv_timer_t window;     /* batch window expiry */
     uv_timer_t tick;       /* deadlines */
     uv_timer_t grace;      /* shutdown grace */
+    uv_idle_t poll;        /* active: the loop polls instead of sleeping (poll.c) */
+    double poll_since;     /* the loop's last work, while polling */
     int window_armed;
 
     uv_mutex_t lock;       /* guards the queue fields and draining */
@@ -59,6 +62,14 @@ void job_finish(serve_job *j, int status, const layad_error *err);
 /* Drops the scheduler's reference once j is finished and nothing of the
  * scheduler (queue, batch in flight) still points at it. */
 void job_release_if_idle(serve_job *j);
+
+/* ---- poll.c (loop thread) ---- */
+
+/* Sets up s->poll (inactive). */
+void poll_init(scheduler *s);
+/* The loop had work just now: it polls while a batch is in flight and for
+ * worker_spin_us after this call (nothing when that is 0). */
+void poll_keep(scheduler *s);
 
 /* ---- queue.c: functions marked "lock held" expect s->lock taken ---- */
 

@@ -125,6 +125,7 @@ static void on_window(uv_timer_t *t)
     scheduler *s = t->data;
     s->window_armed = 0;
     dispatch(s);
+    poll_keep(s);
 }
 
 static void arm_window(scheduler *s, double remaining_s)
@@ -243,6 +244,7 @@ static void on_wake(uv_async_t *a)
         }
     }
     dispatch(s);
+    poll_keep(s);
     maybe_stop(s);
 }
 
@@ -403,6 +405,7 @@ scheduler *scheduler_create(const sched_opts *o, layad_error *err)
     uv_timer_init(&s->loop, &s->tick);
     uv_timer_init(&s->loop, &s->grace);
     s->wake.data = s->window.data = s->tick.data = s->grace.data = s;
+    poll_init(s);
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
     return s;
 fail:
