@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/checkpoint/checkpoint.h"
@@ -265,6 +266,44 @@ START_TEST(polling_workers_answer_and_stop)
     const double t0 = sched_now();
     stop(5);
     ck_assert_msg(sched_now() - t0 < 0.25, "stopping took %.3f s with polling workers", sched_now() - t0);
+}
+END_TEST
+
+/* CPU time of the scheduler's loop thread so far, seconds. */
+static double loop_cpu_s(void)
+{
+    clockid_t c;
+    struct timespec t;
+    ck_assert_int_eq(pthread_getcpuclockid(H.loop, &c), 0);
+    ck_assert_int_eq(clock_gettime(c, &t), 0);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* With worker_spin_us set, the loop thread polls for the spin time after its
+ * last work (it burns its core: well over a fifth of it), then sleeps again:
+ * an idle daemon must not keep a core busy. */
+START_TEST(polling_loop_sleeps_when_idle)
+{
+    g_worker_spin_us = 200000;
+    const int sleeps[1] = {1000};
+    start_n(1, 1024, 100, 64, 30, sleeps, -1);
+    g_worker_spin_us = 0;
+    serve_job *j = job_create(parse(5, 1), on_done, NULL);
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+    wait_done(1, 10);
+    ck_assert_int_eq(j->status, 200);
+    job_unref(j);
+    const double c0 = loop_cpu_s();
+    usleep(100000); /* inside the 200 ms spin */
+    const double polling = loop_cpu_s() - c0;
+    usleep(250000); /* past it */
+    const double c1 = loop_cpu_s();
+    usleep(300000);
+    const double idle = loop_cpu_s() - c1;
+    ck_assert_msg(polling > 0.02, "the loop used only %.3f s of CPU in 0.1 s of its spin", polling);
+    ck_assert_msg(idle < 0.03, "the loop used %.3f s of CPU over 0.3 s idle", idle);
+    stop(5);
 }
 END_TEST
 
@@ -894,6 +933,7 @@ Suite *suite(void)
     tcase_add_test(tc, rows_of_many_requests_share_batches);
     tcase_add_test(tc, two_models_share_a_worker);
     tcase_add_test(tc, polling_workers_answer_and_stop);
+    tcase_add_test(tc, polling_loop_sleeps_when_idle);
     tcase_add_test(tc, big_request_split_over_batches);
     tcase_add_test(tc, failed_batch_retried_one_by_one);
     tcase_add_test(tc, deadline_504_late_result_dropped);
