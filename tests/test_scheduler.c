@@ -280,7 +280,7 @@ static double loop_cpu_s(void)
 }
 
 /* With worker_spin_us set, the loop thread polls for the spin time after its
- * last work (it burns its core: well over a fifth of it), then sleeps again:
+ * last work (at least a fifth of a core, asserted below), then sleeps again:
  * an idle daemon must not keep a core busy. */
 START_TEST(polling_loop_sleeps_when_idle)
 {
