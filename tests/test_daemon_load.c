@@ -354,6 +354,49 @@ START_TEST(idle_device_no_window)
 }
 END_TEST
 
+/* The answers' path, from /metrics: how many lone decisions the HTTP thread
+ * polled for and how many went through a suspend and resume. */
+static void answers_taken(int port, int n, double *polled, double *resumed)
+{
+    char *m = td_metrics_when(port, "laya_requests_total{endpoint=\"/decide\",code=\"200\"}", n, 5.0);
+    ck_assert_ptr_nonnull(m);
+    *polled = td_sample(m, "laya_http_answers_total{how=\"polled\"}");
+    *resumed = td_sample(m, "laya_http_answers_total{how=\"resumed\"}");
+    free(m);
+}
+
+/* A decision alone in flight: with http_spin_us its HTTP thread polls for the
+ * answer and never suspends the connection; with 0 (the CPU's default) every
+ * answer comes through a resume. The spin (1 s) outlasts the tiny model's
+ * forward even under ASan. Then 8 clients at once: the polls end when a
+ * second decision is pending, and every answer is still right. */
+START_TEST(lone_request_polled)
+{
+    for (int spin = 0; spin < 2; spin++) {
+        daemon_proc d;
+        const char *args[] = {"--http-spin-us", spin ? "1000000" : "0", SLOW_OK, NULL};
+        ck_assert_int_eq(td_start(&d, args, NULL, 1), 0);
+        for (int i = 0; i < 6; i++) {
+            td_resp r;
+            ck_assert_int_eq(td_request(d.port, "POST", "/decide", NULL, BODY[0], strlen(BODY[0]), &r), 0);
+            ck_assert_msg(is_want(0, &r), "spin %d, request %d: %d %s", spin, i, r.status, r.body);
+            td_resp_free(&r);
+        }
+        double polled = -1, resumed = -1;
+        answers_taken(d.port, 6, &polled, &resumed);
+        ck_assert_msg(polled == (spin ? 6 : 0) && resumed == (spin ? 0 : 6), "spin %d: %g polled, %g resumed",
+                      spin, polled, resumed);
+        if (spin) {
+            tally t = {0};
+            run_clients(d.port, 8, 6, 0, 0, &t, NULL, NULL);
+            ck_assert_msg(t.ok == 48 && t.wrong == 0 && t.failed == 0, "%d ok, %d wrong, %d failed", t.ok, t.wrong,
+                          t.failed);
+        }
+        ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
+    }
+}
+END_TEST
+
 static daemon_proc *g_term_d;
 static void term_after_1s(void *arg)
 {
@@ -397,6 +440,7 @@ Suite *suite(void)
     tcase_add_test(tc, slow_clients_hold_no_slot);
     tcase_add_test(tc, deadline_504);
     tcase_add_test(tc, idle_device_no_window);
+    tcase_add_test(tc, lone_request_polled);
     tcase_add_test(tc, sigterm_under_load);
     suite_add_tcase(s, tc);
     return s;

@@ -35,9 +35,11 @@ typedef struct serve_app {
     char key[SERVE_KEY_MAX + 1];  /* bearer key ("" = none) */
     size_t key_len;
     _Atomic long responses_pending; /* suspended/decided requests not yet sent */
+    _Atomic long decisions_running; /* submitted decisions whose job is not done yet */
     _Atomic long requests_open;   /* requests begun (headers in) and not yet completed */
     _Atomic long requests_dropped; /* requests ended by the daemon stopping, without their response */
     int (*client_gone)(serve_job *j); /* the HTTP front's serve_job.gone (set by http_start) */
+    int http_spin_us;             /* resolved http_spin_us; valid once loaded */
 } serve_app;
 
 #endif

@@ -223,6 +223,8 @@ static int start_scheduler(serve_state *st)
     /* auto: poll on the GPU, where a worker waits on the device anyway; on the
      * CPU the cores are the backend's */
     so.worker_spin_us = cfg->worker_spin_us >= 0 ? cfg->worker_spin_us : so.exact_cost ? 0 : 1000;
+    /* covers the forward of a short request on the GPU (1-2 ms on the H200) */
+    app->http_spin_us = cfg->http_spin_us >= 0 ? cfg->http_spin_us : so.exact_cost ? 0 : 2000;
     if (so.kmax < cfg->max_options)
         so.kmax = cfg->max_options;
     if (so.kmax < cfg->max_levels)

@@ -103,13 +103,6 @@ static void run_batch(serve_worker *w, serve_batch *b)
     atomic_fetch_add_explicit(&w->n_batches, 1, memory_order_relaxed);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 /* With w->lock held: returns once a batch is submitted or stop is set. For
  * spin_s after the last batch the thread polls instead of sleeping: a wake
  * through the condition variable costs tens of microseconds on a virtual
@@ -120,7 +113,7 @@ static void wait_todo(serve_worker *w, double last_done)
     while (!w->todo && !w->stop && w->spin_s > 0 && layad_now() - last_done < w->spin_s) {
         pthread_mutex_unlock(&w->lock);
         for (int i = 0; i < 32; i++)
-            cpu_relax();
+            layad_cpu_relax();
         pthread_mutex_lock(&w->lock);
     }
     while (!w->todo && !w->stop)

@@ -69,6 +69,7 @@ static struct {
     _Atomic uint64_t requests[EP_COUNT][N_CODES + 1]; /* last column: other codes */
     hist latency[EP_COUNT][N_CODES + 1];               /* laya_request_duration_seconds, same labels */
     _Atomic uint64_t rejects[REJ_COUNT];
+    _Atomic uint64_t taken[TAKEN_COUNT];
     hist h[H_COUNT];
     hist infer[METRICS_MAX_DEVICES];
     hist stage[ST_COUNT];
@@ -201,6 +202,12 @@ void metrics_reject(int reason)
 {
     if (reason >= 0 && reason < REJ_COUNT)
         atomic_fetch_add_explicit(&R.rejects[reason], 1, memory_order_relaxed);
+}
+
+void metrics_answer_taken(int how)
+{
+    if (how >= 0 && how < TAKEN_COUNT)
+        atomic_fetch_add_explicit(&R.taken[how], 1, memory_order_relaxed);
 }
 
 void metrics_observe(int h, double v)
@@ -390,6 +397,12 @@ static void render_state(FILE *f, int ndev)
     for (int r = 0; r < REJ_COUNT; r++)
         fprintf(f, "laya_rejections_total{reason=\"%s\"} %llu\n", rej_names[r],
                 (unsigned long long)atomic_load_explicit(&R.rejects[r], memory_order_relaxed));
+    fprintf(f, "# HELP laya_http_answers_total Decisions whose answer their HTTP thread found ready (polled: it "
+               "waited for the only decision in flight) or took up after a suspend (resumed).\n"
+               "# TYPE laya_http_answers_total counter\n"
+               "laya_http_answers_total{how=\"polled\"} %llu\nlaya_http_answers_total{how=\"resumed\"} %llu\n",
+            (unsigned long long)atomic_load_explicit(&R.taken[TAKEN_POLLED], memory_order_relaxed),
+            (unsigned long long)atomic_load_explicit(&R.taken[TAKEN_RESUMED], memory_order_relaxed));
     fprintf(f, "# HELP laya_graph_cache_total CUDA graph lookups by bucket shape (0 on the CPU backend).\n"
                 "# TYPE laya_graph_cache_total counter\n"
                 "laya_graph_cache_total{result=\"hit\"} %lld\nlaya_graph_cache_total{result=\"miss\"} %lld\n",

@@ -73,6 +73,11 @@ const char *metrics_endpoint_name(int ep);
  * a fast 401 or 422 no longer lands among the decisions). */
 void metrics_request(int endpoint, int status, double seconds);
 void metrics_reject(int reason);
+/* How an HTTP thread took up a decision's answer (laya_http_answers_total{how}):
+ * it was there when the handler looked (after polling while the decision was
+ * the only one in flight), or the connection was suspended and resumed. */
+enum metrics_taken { TAKEN_POLLED, TAKEN_RESUMED, TAKEN_COUNT };
+void metrics_answer_taken(int how);
 void metrics_observe(int hist, double value);
 void metrics_stage(int stage, double seconds);
 const char *metrics_stage_name(int stage);
