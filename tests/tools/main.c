@@ -18,6 +18,7 @@ static const tool tools[] = {
     {"parity-fast", cmd_parity_fast, "GPU forward (fp16/bf16, eager and graphs) vs the CPU fp32 one"},
     {"check", cmd_check, "GPU load/capture times, latencies, deltas, NVML (SKIP without a GPU)"},
     {"bench", cmd_bench, "GPU forward time per shape against the physical floor"},
+    {"bench-request", cmd_bench_request, "host time of request_parse and request_format on one body (no forward)"},
 };
 
 static void usage(FILE *f)

@@ -12,5 +12,6 @@ int cmd_bench_cpu(int argc, char **argv);   /* cmd_bench_cpu.c */
 int cmd_parity_fast(int argc, char **argv); /* cmd_parity.c */
 int cmd_check(int argc, char **argv);       /* cmd_check.c */
 int cmd_bench(int argc, char **argv);       /* cmd_bench.c */
+int cmd_bench_request(int argc, char **argv); /* cmd_bench_request.c */
 
 #endif
