@@ -60,9 +60,10 @@ void arena_reset(arena *a, size_t keep)
         return;
     }
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    keep = round_up(keep, page);
-    if (a->used > keep && keep < a->cap)
+    if (keep < a->used && round_up(keep, page) < a->used) {
+        keep = round_up(keep, page);
         (void)madvise(a->base + keep, round_up(a->used, page) - keep, MADV_DONTNEED);
+    }
     a->used = a->last = 0;
     a->full = 0;
 }
