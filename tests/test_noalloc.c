@@ -13,25 +13,36 @@
  * plumbing: request_parse_in in a reserved arena, the CPU forward
  * (request_run), request_format or request_error_write into the same arena,
  * then the arena's reset. The slot pool the HTTP layer takes that arena from
- * is checked at the end.
+ * is checked on its own, and the whole daemon (cmd_serve in a thread of this
+ * process, CPU backend, libmicrohttpd) answers 200 decisions and refusals on
+ * one keep-alive connection while counting: http.c, routes, the scheduler,
+ * the worker and the telemetry included.
  *
  * Warm-up first: a thread's first encode creates its tokenizer word cache and
  * regex match data (per thread, kept), so every body is run once uncounted.
  * No Check assertion runs while counting: libcheck is linked statically and
  * its assertions allocate.
  */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "model/backend/cpu.h"
 #include "model/base/arena.h"
 #include "model/checkpoint/checkpoint.h"
 #include "model/pyexact/pyjson.h"
 #include "server/api/request.h"
+#include "server/cli/commands.h"
 #include "server/http/slots.h"
+#include "tests/lib/daemon.h"
 #include "tests/lib/testutil.h"
 
 /* ---- counting allocator ----------------------------------------------------- */
@@ -274,6 +285,92 @@ START_TEST(slot_pool_reuses_without_allocating)
 }
 END_TEST
 
+/* ---- the daemon in this process ------------------------------------------------ */
+
+static char g_port[16], g_log[64];
+
+static void *serve_thread(void *arg)
+{
+    (void)arg;
+    char *argv[] = {"serve", "--model", (char *)tu_tiny(), "--device", "cpu", "--bind", "127.0.0.1",
+                    "--port", g_port, "--log-file", g_log, "--cpu-threads", "1", NULL};
+    return (void *)(long)cmd_serve((int)(sizeof argv / sizeof argv[0]) - 1, argv);
+}
+
+/* Sends one request on fd and reads its whole response (Content-Length framed) into buf;
+ * returns the status, or -1. No allocation: a fixed buffer, plain syscalls. */
+static int roundtrip(int fd, const char *path, const char *body, char *buf, size_t cap)
+{
+    char head[256];
+    int hn = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: %zu\r\n\r\n", path, strlen(body));
+    if (write(fd, head, (size_t)hn) != hn || write(fd, body, strlen(body)) != (ssize_t)strlen(body))
+        return -1;
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+        buf[got] = 0;
+        char *end = strstr(buf, "\r\n\r\n"), *cl = strcasestr(buf, "\r\nContent-Length: ");
+        if (end && cl && got >= (size_t)(end + 4 - buf) + strtoul(cl + 18, NULL, 10))
+            return atoi(buf + 9);
+        if (got + 1 >= cap)
+            return -1;
+    }
+}
+
+START_TEST(daemon_answers_without_allocator_calls)
+{
+    snprintf(g_port, sizeof g_port, "%d", td_free_port());
+    snprintf(g_log, sizeof g_log, "/tmp/layad-noalloc-%d.log", (int)getpid());
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_t t;
+    ck_assert(pthread_create(&t, NULL, serve_thread, NULL) == 0);
+    int fd = -1;
+    static char buf[1 << 16];
+    for (int i = 0; i < 600 && fd < 0; i++, usleep(50000)) { /* up to 30 s for load and warm-up */
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(g_port))};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (connect(s, (struct sockaddr *)&a, sizeof a) == 0 &&
+            roundtrip(s, "/decide", g_bodies[0].text, buf, sizeof buf) == 200)
+            fd = s;
+        else
+            close(s);
+    }
+    ck_assert_msg(fd >= 0, "the daemon did not answer (log: %s)", g_log);
+    static const char *const paths[] = {"/decide", "/v1/systemone"};
+    for (int i = 0; i < N_BODIES; i++) /* warm-up: every HTTP thread may take this connection */
+        for (int p = 0; p < 2; p++)
+            if (g_bodies[i].mode == PLAIN && g_bodies[i].text != g_big)
+                roundtrip(fd, paths[p], g_bodies[i].text, buf, sizeof buf);
+    int failed = 0, answered = 0;
+    atomic_store(&g_counting, 1);
+    for (int i = 0; answered < 200; i++) {
+        const body *b = &g_bodies[(i * 7) % N_BODIES];
+        if (b->mode != PLAIN || b->text == g_big)
+            continue;
+        failed += roundtrip(fd, paths[i % 2], b->text, buf, sizeof buf) < 0;
+        answered++;
+    }
+    atomic_store(&g_counting, 0);
+    close(fd);
+    pthread_kill(t, SIGTERM);
+    kill(getpid(), SIGTERM);
+    void *rc;
+    pthread_join(t, &rc);
+    char what[256];
+    long total = counted(what, sizeof what);
+    ck_assert_int_eq(failed, 0);
+    ck_assert_msg(total == 0, "200 requests through the daemon made %ld allocator calls:%s", total, what);
+    unlink(g_log);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("noalloc");
@@ -282,6 +379,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, request_path_makes_no_allocator_calls);
     tcase_add_test(tc, slot_pool_reuses_without_allocating);
+    tcase_add_test(tc, daemon_answers_without_allocator_calls);
     suite_add_tcase(s, tc);
     return s;
 }
