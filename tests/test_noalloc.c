@@ -92,14 +92,16 @@ static long counted(char *what, size_t cap)
 
 /* ---- the bodies ------------------------------------------------------------- */
 
-#define Q3 "\"questions\": {\"department\": {\"type\": \"choice\", \"instructions\": \"Which team should handle this?\", " \
+#define Q3 "\"questions\": {\"department\": {\"type\": \"choice\", "                                           \
+           "\"instructions\": \"Which team should handle this?\", "                                             \
            "\"criteria\": {\"billing\": \"Payments, invoicing, refunds\", \"technical\": \"Bugs, outages\", "      \
            "\"sales\": null, \"other\": \"Anything else\"}}, "                                                      \
            "\"frustration\": {\"type\": \"score\", \"instructions\": \"How frustrated is the customer?\", "        \
            "\"criteria\": [\"Calm\", \"Frustrated\", \"Very angry\"]}, "                                             \
            "\"is_urgent\": {\"type\": \"noul\", \"instructions\": \"The message conveys urgency.\", "                \
            "\"criteria\": {\"true\": \"explicitly time-sensitive\", \"false\": \"no urgency\"}}}"
-#define Q1 "\"questions\": {\"q\": {\"type\": \"choice\", \"instructions\": \"Pick one\", \"criteria\": [\"a\", \"b\"]}}"
+#define Q1 "\"questions\": {\"q\": {\"type\": \"choice\", \"instructions\": \"Pick one\", " \
+           "\"criteria\": [\"a\", \"b\"]}}"
 
 enum { PLAIN, STRICT, SYSTEMONE, BATCH, SMALL_LIMITS };
 
@@ -115,8 +117,8 @@ static const body g_bodies[] = {
     {"{\"state\": \"Help! My payouts have been failing for 3 days.\", " Q3 "}", PLAIN, 200},
     {"{\"states\": [\"a refund please\", {\"user\": \"bob\", \"msg\": [1, 2.5, null, true]}, "
      "[\"hi\", \"the app crashed\"]], " Q3 "}", PLAIN, 200},
-    {"{\"state\": {\"ticket\": {\"id\": 12, \"tags\": [\"x\", \"y\"], \"body\": \"caf\\u00e9 \\ud83d\\ude00\"}}, " Q3 "}",
-     PLAIN, 200},
+    {"{\"state\": {\"ticket\": {\"id\": 12, \"tags\": [\"x\", \"y\"], "
+     "\"body\": \"caf\\u00e9 \\ud83d\\ude00\"}}, " Q3 "}", PLAIN, 200},
     {g_long, PLAIN, 200},
     {"{\"state\": \"Refund my order\", " Q3 "}", STRICT, 200},
     {"{\"state\": \"Refund my order\", \"min_confidence\": {\"choice:3-5\": 0.4, \"default\": 0.2}, "

@@ -244,11 +244,10 @@ static int check_choice(const char *qid, size_t ql, const pj_value *crit, layad_
             char mem[MSG_BYTES];
             pj_buf r = pj_buf_fixed(mem, sizeof mem);
             py_repr_value(&r, label);
-            int rc = qfail(err, qid, ql, "criteria",
-                           "choice label %zu is a %s; a label is rendered as option text and used as the "
-                           "answer key, so it must be a scalar (a string, number or bool), got %s",
-                           i, py_type_name(label), r.p);
-            return rc;
+            return qfail(err, qid, ql, "criteria",
+                         "choice label %zu is a %s; a label is rendered as option text and used as the "
+                         "answer key, so it must be a scalar (a string, number or bool), got %s",
+                         i, py_type_name(label), r.p);
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -257,11 +256,10 @@ static int check_choice(const char *qid, size_t ql, const pj_value *crit, layad_
                 char mem[MSG_BYTES];
                 pj_buf r = pj_buf_fixed(mem, sizeof mem);
                 py_repr_value(&r, crit->u.arr.items[i]);
-                int rc = qfail(err, qid, ql, "criteria",
-                               "choice label %zu (%s) repeats label %zu; the labels are the answer keys, so "
-                               "every option needs its own (1, 1.0 and True are one key)",
-                               i, r.p, j);
-                return rc;
+                return qfail(err, qid, ql, "criteria",
+                             "choice label %zu (%s) repeats label %zu; the labels are the answer keys, so "
+                             "every option needs its own (1, 1.0 and True are one key)",
+                             i, r.p, j);
             }
     return 0;
 }
@@ -340,13 +338,12 @@ static int check_noul(arena *a, const char *qid, size_t ql, const pj_value *crit
     pj_buf keys = pj_buf_fixed(mem, sizeof mem);
     if (repr_lowered_keys(a, &keys, crit, err))
         return -1;
-    int rc = qfail(err, qid, ql, "criteria",
-                   "a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and omitted "
-                   "is fine), got %s. Those keys are the option texts the model reads; any other key was "
-                   "silently dropped and replaced with the defaults. If you want the answer worded "
-                   "differently, keep 'criteria' keyed 'true'/'false' and set 'labels' instead.",
-                   keys.p);
-    return rc;
+    return qfail(err, qid, ql, "criteria",
+                 "a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and omitted "
+                 "is fine), got %s. Those keys are the option texts the model reads; any other key was "
+                 "silently dropped and replaced with the defaults. If you want the answer worded "
+                 "differently, keep 'criteria' keyed 'true'/'false' and set 'labels' instead.",
+                 keys.p);
 }
 
 /* Resolves noul labels (NULL or JSON null: defaults). Fills the stripped labels. */
@@ -405,9 +402,8 @@ static int parse_type(const char *qid, size_t ql, const pj_value *type, int *qty
         py_repr_value(&r, type);
     else
         pj_buf_puts(&r, "None");
-    int rc = qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
-                   r.p);
-    return rc;
+    return qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
+                 r.p);
 }
 
 /* 'instructions': present, not null, not blank, not an empty list/object. */

@@ -9,9 +9,10 @@
  *
  * A loaded tokenizer is immutable and shared by all threads without locks.
  * Memory: an encode writes only into the caller's tok_ids and into a scratch
- * owned by the calling thread (or, for tok_ids in an arena, into that arena) (created on its first encode, reused, grown only
+ * owned by the calling thread (created on its first encode, reused, grown only
  * for a larger input than before, freed at thread exit, by
- * tokenizer_thread_cleanup, or right after an input over 256 KiB). The scratch includes a fixed-size per-thread cache
+ * tokenizer_thread_cleanup, or right after an input over 256 KiB); for tok_ids
+ * in an arena, its buffers come from that arena instead. The scratch includes a fixed-size per-thread cache
  * of short words' BPE results (see tokenizer.c). Cost is linear in the input
  * apart from BPE inside one word (O(n log n)).
  *

@@ -5,7 +5,7 @@
  * /v1/systemone and its /batch the configured systemone_busy_status: 503 by default, the
  * status the official laya client (laya.mcp.remote) reads as "busy" (it reports any other
  * as an upstream error), or 529 ("site overloaded") for Jev clients that retry on it.
- * A 500 never carries details to the client (request_error_body
+ * A 500 never carries details to the client (request_error_write
  * replaces its message); the details go to the log line.
  */
 #include "server/http/routes.h"

@@ -28,8 +28,8 @@ slot_pool *slots_create(int n, size_t max_body_bytes, layad_error *err)
     for (p->n = 0; p->n < n; p->n++) {
         req_slot *s = &p->slot[p->n];
         if (arena_reserve(&s->a, bytes)) {
-            layad_fail(err, 500, "request slots: cannot reserve %d x %zu MiB of address space (%s)", n,
-                       bytes >> 20, "mmap failed; lower max_connections, max_queue or max_body_bytes");
+            layad_fail(err, 500, "request slots: cannot reserve %d x %zu MiB of address space; lower "
+                                 "max_connections, max_queue or max_body_bytes", n, bytes >> 20);
             slots_destroy(p);
             return NULL;
         }

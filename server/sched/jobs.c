@@ -18,7 +18,7 @@ serve_job *job_create(arena *a, laya_request *r, void (*done)(serve_job *), void
     serve_job *j = a ? arena_alloc(a, sizeof *j) : calloc(1, sizeof *j);
     if (!j)
         return NULL;
-    j->arena = a;
+    j->mem = a;
     j->req = r;
     j->model = request_model(r);
     j->rows = request_rows(r);
@@ -39,7 +39,7 @@ void job_unref(serve_job *j)
 {
     if (!j || atomic_fetch_sub(&j->refs, 1) != 1)
         return;
-    if (j->arena) {
+    if (j->mem) {
         if (j->release)
             j->release(j->release_ctx); /* j is gone after this */
         return;

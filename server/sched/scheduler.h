@@ -84,7 +84,7 @@ struct serve_job {
     /* memory: NULL arena: the job is malloc'ed and its last unref frees it and its request.
      * In an arena: the last unref calls release(release_ctx) when set (the owner of the
      * arena takes the memory back), else nothing. */
-    arena *arena;
+    arena *mem;
     void (*release)(void *ctx);
     void *release_ctx;
 };
