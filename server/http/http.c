@@ -323,7 +323,9 @@ static enum MHD_Result submit_decide(conn_ctx *x)
                              &r))
         return send_reply(x, &r);
     x->job = job;
-    slot_ref(x->slot); /* the job's hold on the slot, dropped by its last reference */
+    /* The job's hold on the slot, dropped by its last reference; set while this side's
+     * reference is held, so the scheduler's unref cannot be the last before it. */
+    slot_ref(x->slot);
     job->release = slot_unref;
     job->release_ctx = x->slot;
     atomic_fetch_add(&x->app->responses_pending, 1);
