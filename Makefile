@@ -97,6 +97,11 @@ $(BUILD)/layad-dev: $(BUILD)/tests/tools/main.o $(BUILD)/libtools.a $(BUILD)/lib
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libtools.a $(BUILD)/libserver.a $(BUILD)/liblayad.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+# test_noalloc counts the allocator calls of our code on the serving path: every call from the
+# static libraries linked into it goes through its __wrap_ functions (not calls inside shared ones).
+$(BUILD)/tests/test_noalloc: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+    -Wl,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign,--wrap=aligned_alloc
+
 # tiny_assets.c embeds the tiny presets' tokenizers with .incbin (invisible to -MMD).
 $(BUILD)/tests/tools/tiny_assets.o: config/tiny-tokenizer.json tests/fixtures/tokenizer/gemma-like.json
 # Likewise the API description and the /docs page (GET /openapi.json, GET /docs).
@@ -147,7 +152,7 @@ test-gpu: $(BUILD)/layad $(GPU_TEST_BIN) $(TINY)/model.safetensors
 
 # Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer
 # targets (clang, CPU-only, ASan+UBSan; run e.g. build/fuzz/fuzz_tokenizer_encode -max_total_time=600).
-TOK_SRC      := $(wildcard model/tokenizer/*.c) model/base/error.c
+TOK_SRC      := $(wildcard model/tokenizer/*.c) model/base/error.c model/base/arena.c
 TOK_FUZZ_BIN := $(patsubst tests/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz_tokenizer_*.c))
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DLAYAD_CUDA=0 -g -O1 -I. -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS)

@@ -140,18 +140,17 @@ static void check_rows(laya_request *r, const decide_opts *o)
      * -Infinity for a non-finite label ("choice": Infinity for criteria [1e400]):
      * json.dumps writes them and json.loads reads them; pj_parse judges those. */
     if (!j && !strstr(je.text, "NUL byte in object key")) {
-        pj_arena a = {0};
+        arena a = {0};
         pj_value *v = NULL;
         layad_error pe;
         int python_json = pj_parse(&a, out, len, &v, &pe) == 0 && has_nonfinite(v);
-        pj_arena_free(&a);
+        arena_release(&a);
         if (!python_json) {
             fprintf(stderr, "response is not JSON (%s): %.300s\n", je.text, out);
             abort();
         }
     }
     json_decref(j);
-    free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -74,7 +74,7 @@ static char *format(const laya_question *q, int k, const float *lg, int strict, 
 
 START_TEST(answer_shapes)
 {
-    pj_arena a = {0};
+    arena a = {0};
     layad_error err = {0};
     laya_question q;
     pj_value *def;
@@ -129,7 +129,7 @@ START_TEST(answer_shapes)
     ck_assert_str_eq(s, "{\"type\": \"choice\", \"choice\": \"solo\", \"probabilities\": {\"solo\": 1.0}, \"confidence\": "
                         "1.0, \"answer_confidence\": 1.0, \"action\": {\"act_probability\": 0.9526}}");
     free(s);
-    pj_arena_free(&a);
+    arena_release(&a);
 }
 END_TEST
 

@@ -98,7 +98,6 @@ static void check_case(const pj_value *c, laya_backend *b, tally *t)
     const pj_value *want = pj_get(c, "response");
     ck_assert_msg(len == want->u.str.len && !memcmp(out, want->u.str.s, len), "case %d response:\n got %s\nwant %s", id,
                   out, want->u.str.s);
-    free(out);
     t->responses++;
     if (b && n) {
         ck_assert_msg(request_run(r, b, 16, &err) == 0, "case %d: %s", id, err.msg);
@@ -134,11 +133,11 @@ static void run_all(int forward)
         if (!end)
             end = g_text + g_len;
         if (end > line) {
-            pj_arena a = {0};
+            arena a = {0};
             pj_value *c;
             ck_assert_msg(pj_parse(&a, line, (size_t)(end - line), &c, &err) == 0, "%s", err.msg);
             check_case(c, b, &t);
-            pj_arena_free(&a);
+            arena_release(&a);
         }
         line = end + 1;
     }

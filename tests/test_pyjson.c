@@ -60,7 +60,7 @@ START_TEST(dumps_matches_python)
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *c = cases->u.arr.items[i];
         const pj_value *text = pj_get(c, "text"), *want = pj_get(c, "dumps"), *str = pj_get(c, "str");
-        pj_arena a = {0};
+        arena a = {0};
         pj_value *v;
         layad_error err = {0};
         ck_assert_msg(pj_parse(&a, text->u.str.s, text->u.str.len, &v, &err) == 0, "%s: %s", text->u.str.s, err.msg);
@@ -76,7 +76,7 @@ START_TEST(dumps_matches_python)
                           text->u.str.s, s.p, str->u.str.s);
             free(s.p);
         }
-        pj_arena_free(&a);
+        arena_release(&a);
     }
 }
 END_TEST
@@ -87,12 +87,12 @@ START_TEST(bad_json_is_400)
     ck_assert(cases && cases->u.arr.n >= 10);
     for (size_t i = 0; i < cases->u.arr.n; i++) {
         const pj_value *t = cases->u.arr.items[i];
-        pj_arena a = {0};
+        arena a = {0};
         pj_value *v;
         layad_error err = {0};
         ck_assert_msg(pj_parse(&a, t->u.str.s, t->u.str.len, &v, &err) == -1, "accepted %s", t->u.str.s);
         ck_assert_int_eq(err.status, 400);
-        pj_arena_free(&a);
+        arena_release(&a);
     }
 }
 END_TEST
@@ -104,15 +104,15 @@ START_TEST(invalid_utf8_is_400)
     static const char *bad[] = {"\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\x80\"", "\"\xe2\x82\"",
                                 "[\"ok\", \"\xff\"]", "{\"\xfe\": 1}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        pj_arena a = {0};
+        arena a = {0};
         pj_value *v;
         layad_error err = {0};
         ck_assert_msg(pj_parse(&a, bad[i], strlen(bad[i]), &v, &err) == -1, "accepted case %zu", i);
         ck_assert_int_eq(err.status, 400);
-        pj_arena_free(&a);
+        arena_release(&a);
     }
     /* valid 4-byte UTF-8 and NUL inside a string survive a round trip */
-    pj_arena a = {0};
+    arena a = {0};
     pj_value *v;
     layad_error err = {0};
     const char ok[] = "\"a\\u0000\xf0\x9f\x9a\x80\"";
@@ -122,13 +122,13 @@ START_TEST(invalid_utf8_is_400)
     pj_dump(&b, v);
     ck_assert_str_eq(b.p, "\"a\\u0000\xf0\x9f\x9a\x80\"");
     free(b.p);
-    pj_arena_free(&a);
+    arena_release(&a);
 }
 END_TEST
 
 START_TEST(scalar_equality_is_python_dict_key_equality)
 {
-    pj_arena a = {0};
+    arena a = {0};
     pj_value *v;
     layad_error err = {0};
     const char *t = "[1, 1.0, true, \"1\", 0, -0.0, false, 100000000000000000000, 1e20, 1.5, NaN, NaN, null]";
@@ -141,7 +141,7 @@ START_TEST(scalar_equality_is_python_dict_key_equality)
     ck_assert(!pj_scalar_equal(x[0], x[9]));
     ck_assert(!pj_scalar_equal(x[10], x[11]));
     ck_assert(pj_scalar_equal(x[12], x[12]));
-    pj_arena_free(&a);
+    arena_release(&a);
 }
 END_TEST
 
@@ -152,12 +152,12 @@ START_TEST(deep_nesting_is_refused)
     memset(t, '[', n);
     memset(t + n, ']', n);
     t[2 * n] = 0;
-    pj_arena a = {0};
+    arena a = {0};
     pj_value *v;
     layad_error err = {0};
     ck_assert(pj_parse(&a, t, 2 * n, &v, &err) == -1);
     ck_assert_int_eq(err.status, 400);
-    pj_arena_free(&a);
+    arena_release(&a);
     free(t);
 }
 END_TEST
@@ -176,7 +176,7 @@ static double now_ms(clockid_t c)
 
 /* Parses t[0..n) into a (must succeed), prints and bounds the time it took: thread CPU time is
  * asserted (robust to a loaded machine), wall time is printed beside it. */
-static pj_value *timed_parse(pj_arena *a, const char *label, const char *t, size_t n)
+static pj_value *timed_parse(arena *a, const char *label, const char *t, size_t n)
 {
     pj_value *v = NULL;
     layad_error err = {0};
@@ -201,7 +201,7 @@ START_TEST(state_with_120k_keys_parses_in_linear_time)
         pj_buf_printf(&b, "%s\"k%zu\": %zu", i ? ", " : "", i, i);
     pj_buf_puts(&b, "}}");
     ck_assert(!b.failed && b.len <= BODY_LIMIT);
-    pj_arena a = {0};
+    arena a = {0};
     const pj_value *root = timed_parse(&a, "state with 120k keys", b.p, b.len);
     const pj_value *st = pj_get(root, "state");
     ck_assert(st && st->type == PJ_OBJECT);
@@ -212,7 +212,7 @@ START_TEST(state_with_120k_keys_parses_in_linear_time)
         ck_assert_str_eq(st->u.obj.m[i].key, key);
         ck_assert_int_eq(atol(st->u.obj.m[i].val->u.str.s), (long)i);
     }
-    pj_arena_free(&a);
+    arena_release(&a);
     free(b.p);
 }
 END_TEST
@@ -233,10 +233,10 @@ START_TEST(most_keys_in_the_body_limit_parse_in_linear_time)
             }
     pj_buf_puts(&b, "}");
     ck_assert(!b.failed && b.len <= BODY_LIMIT && n > 250000);
-    pj_arena a = {0};
+    arena a = {0};
     const pj_value *v = timed_parse(&a, "2 MiB of 3-byte keys", b.p, b.len);
     ck_assert_uint_eq(v->u.obj.n, n);
-    pj_arena_free(&a);
+    arena_release(&a);
     free(b.p);
 }
 END_TEST
@@ -270,7 +270,7 @@ START_TEST(wide_and_deep_mix_parses_in_linear_time)
         pj_buf_puts(&b, "}");
     pj_buf_puts(&b, "}");
     ck_assert(!b.failed && b.len <= BODY_LIMIT);
-    pj_arena a = {0};
+    arena a = {0};
     const pj_value *root = timed_parse(&a, "64 x 120 x 10 keys + 500 deep x 31", b.p, b.len);
     const pj_value *ss = pj_get(root, "states");
     ck_assert_uint_eq(ss->u.arr.n, 64);
@@ -285,7 +285,7 @@ START_TEST(wide_and_deep_mix_parses_in_linear_time)
         d = pj_get(d, "next");
     }
     ck_assert_int_eq(d->type, PJ_NULL);
-    pj_arena_free(&a);
+    arena_release(&a);
     free(b.p);
 }
 END_TEST
@@ -301,7 +301,7 @@ START_TEST(many_duplicate_keys_keep_first_position_last_value)
         pj_buf_printf(&b, "%s\"k%d\": %d", i ? ", " : "", (i * 7) % distinct, i);
     pj_buf_puts(&b, "}");
     ck_assert(!b.failed && b.len <= BODY_LIMIT);
-    pj_arena a = {0};
+    arena a = {0};
     const pj_value *v = timed_parse(&a, "120k members, 1000 distinct keys", b.p, b.len);
     ck_assert_uint_eq(v->u.obj.n, (size_t)distinct);
     char key[32];
@@ -311,7 +311,7 @@ START_TEST(many_duplicate_keys_keep_first_position_last_value)
         ck_assert_str_eq(v->u.obj.m[j].key, key);
         ck_assert_int_eq(atoi(v->u.obj.m[j].val->u.str.s), n - distinct + j); /* last i with i*7 = k */
     }
-    pj_arena_free(&a);
+    arena_release(&a);
     free(b.p);
 }
 END_TEST
@@ -354,7 +354,7 @@ START_TEST(duplicate_keys_match_dict_insertion)
             last[j] = i;
         }
         pj_buf_puts(&b, "}");
-        pj_arena a = {0};
+        arena a = {0};
         pj_value *v;
         layad_error err = {0};
         ck_assert_msg(pj_parse(&a, b.p, b.len, &v, &err) == 0, "%s", err.msg);
@@ -375,7 +375,7 @@ START_TEST(duplicate_keys_match_dict_insertion)
             ck_assert_msg(atoi(m->val->u.str.s) == last[j], "round %d member %d: value %s, want %d", round, j,
                           m->val->u.str.s, last[j]);
         }
-        pj_arena_free(&a);
+        arena_release(&a);
         free(b.p);
     }
 }

@@ -226,6 +226,7 @@ static char *answer(const char *body, const decide_opts *opts)
     size_t n;
     char *out = request_format(r, &n, &err);
     ck_assert_ptr_nonnull(out);
+    out = strdup(out); /* the request's copy goes with it */
     request_free(r);
     return out;
 }
@@ -331,6 +332,7 @@ static int answer_or_status(const char *body, const decide_opts *opts, char *fie
     size_t n;
     *out = request_format(r, &n, &err);
     ck_assert_ptr_nonnull(*out);
+    *out = strdup(*out); /* the request's copy goes with it */
     json_t *j = json_loadb(*out, n, 0, NULL);
     ck_assert_msg(j != NULL, "not JSON: %s", *out);
     json_decref(j);

@@ -221,7 +221,7 @@ START_TEST(rows_of_many_requests_share_batches)
     enum { N = 40 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(3 + i % 17, 1 + i % 4), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(3 + i % 17, 1 + i % 4), on_done, NULL);
         int reason;
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
@@ -250,7 +250,7 @@ START_TEST(polling_workers_answer_and_stop)
     enum { N = 30 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(3 + i % 7, 1 + i % 3), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(3 + i % 7, 1 + i % 3), on_done, NULL);
         int reason;
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
         if (i < N / 2)
@@ -288,7 +288,7 @@ START_TEST(polling_loop_sleeps_when_idle)
     const int sleeps[1] = {1000};
     start_n(1, 1024, 100, 64, 30, sleeps, -1);
     g_worker_spin_us = 0;
-    serve_job *j = job_create(parse(5, 1), on_done, NULL);
+    serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
     int reason;
     ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
     wait_done(1, 10);
@@ -342,12 +342,12 @@ START_TEST(two_models_share_a_worker)
     enum { N = 30 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(3 + i % 11, 1 + i % 3), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(3 + i % 11, 1 + i % 3), on_done, NULL);
         jobs[i]->model = (i % 3 == 1); /* set by the submitter before submit */
         int reason;
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
-    serve_job *stray = job_create(parse(3, 1), on_done, NULL); /* a model no worker serves */
+    serve_job *stray = job_create(NULL, parse(3, 1), on_done, NULL); /* a model no worker serves */
     stray->model = 2;
     int why = 0;
     ck_assert_int_eq(scheduler_submit(H.s, stray, &why), -1);
@@ -369,7 +369,7 @@ END_TEST
 START_TEST(big_request_split_over_batches)
 {
     start(1024, 0, 8, 30, 0, -1); /* 8 rows per batch, a request of 30 rows */
-    serve_job *j = job_create(parse(5, 30), on_done, NULL);
+    serve_job *j = job_create(NULL, parse(5, 30), on_done, NULL);
     int reason;
     ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
     wait_done(1, 30);
@@ -390,7 +390,7 @@ START_TEST(failed_batch_retried_one_by_one)
     enum { N = 12 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(i == 5 ? p : parse(3 + i, 2), on_done, NULL);
+        jobs[i] = job_create(NULL, i == 5 ? p : parse(3 + i, 2), on_done, NULL);
         int reason;
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
@@ -412,7 +412,7 @@ END_TEST
 START_TEST(deadline_504_late_result_dropped)
 {
     start(1024, 0, 64, 0.05, 300000, -1); /* each forward 300 ms, deadline 50 ms */
-    serve_job *a = job_create(parse(4, 1), on_done, NULL), *b = job_create(parse(6, 1), on_done, NULL);
+    serve_job *a = job_create(NULL, parse(4, 1), on_done, NULL), *b = job_create(NULL, parse(6, 1), on_done, NULL);
     int reason;
     ck_assert_int_eq(scheduler_submit(H.s, a, &reason), 0);
     usleep(20000);
@@ -433,7 +433,7 @@ START_TEST(queue_full_rejects_at_once)
     serve_job *jobs[N];
     int accepted = 0, full = 0;
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(4, 1), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(4, 1), on_done, NULL);
         int reason = 0;
         if (scheduler_submit(H.s, jobs[i], &reason) == 0) {
             accepted++;
@@ -464,7 +464,7 @@ START_TEST(shutdown_finishes_then_503)
     serve_job *jobs[N];
     int reason;
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(4, 2), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(4, 2), on_done, NULL);
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
     stop(10);
@@ -476,7 +476,7 @@ START_TEST(shutdown_finishes_then_503)
     /* Tiny grace with slow forwards: the rest is answered 503, nothing hangs. */
     start(1024, 0, 2, 30, 200000, -1);
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(4, 2), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(4, 2), on_done, NULL);
         ck_assert_int_eq(scheduler_submit(H.s, jobs[i], &reason), 0);
     }
     usleep(50000);
@@ -495,7 +495,7 @@ START_TEST(drain_rejects_new_work)
     start(1024, 0, 64, 30, 0, -1);
     scheduler_drain(H.s);
     ck_assert(scheduler_draining(H.s));
-    serve_job *j = job_create(parse(4, 1), on_done, NULL);
+    serve_job *j = job_create(NULL, parse(4, 1), on_done, NULL);
     int reason = 0;
     ck_assert_int_eq(scheduler_submit(H.s, j, &reason), -1);
     ck_assert_int_eq(reason, REJ_DRAINING);
@@ -543,7 +543,7 @@ START_TEST(busy_worker_gets_no_batch_while_others_are_free)
      * wait for it). */
     const int sleeps[3] = {1500000, 2000, 2000};
     start_n(3, 1024, 0, 64, 30, sleeps, -1);
-    serve_job *first = job_create(parse(9, 2), on_done, NULL);
+    serve_job *first = job_create(NULL, parse(9, 2), on_done, NULL);
     submit_ok(first);
     double end = sched_now() + 5;
     while (atomic_load(&H.fw[0]->calls) == 0 && sched_now() < end)
@@ -552,7 +552,7 @@ START_TEST(busy_worker_gets_no_batch_while_others_are_free)
     enum { N = 30 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(3 + i % 11, 1 + i % 3), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(3 + i % 11, 1 + i % 3), on_done, NULL);
         submit_ok(jobs[i]);
         usleep(1000);
     }
@@ -594,7 +594,7 @@ static float *run_mix(int n_workers, const int *sleeps, size_t *n_out, int *work
     serve_job *jobs[SAME_N];
     long long rows = 0, tokens = 0;
     for (int i = 0; i < SAME_N; i++) {
-        jobs[i] = job_create(parse(2 + (i * 7) % 23, 1 + i % 5), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(2 + (i * 7) % 23, 1 + i % 5), on_done, NULL);
         rows += jobs[i]->n_rows;
         tokens += jobs[i]->n_tokens;
     }
@@ -665,7 +665,7 @@ START_TEST(failing_worker_batch_retried_alone)
     const int sleeps[2] = {100000, 1000};
     start_n(2, 1024, 0, 64, 30, sleeps, -1);
     atomic_store(&H.fw[1]->fail_next, 1);
-    serve_job *first = job_create(parse(5, 1), on_done, NULL);
+    serve_job *first = job_create(NULL, parse(5, 1), on_done, NULL);
     submit_ok(first); /* -> worker 0 (tie: lowest index), busy for 100 ms */
     double end = sched_now() + 5;
     while (atomic_load(&H.fw[0]->calls) == 0 && sched_now() < end)
@@ -673,7 +673,7 @@ START_TEST(failing_worker_batch_retried_alone)
     enum { N = 10 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++)
-        jobs[i] = job_create(parse(4 + i, 1 + i % 2), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(4 + i, 1 + i % 2), on_done, NULL);
     for (int i = 0; i < N; i++)
         submit_ok(jobs[i]); /* worker 1 is the free one: it takes the first of these and faults */
     wait_done(N + 1, 30);
@@ -693,7 +693,7 @@ START_TEST(failing_worker_batch_retried_alone)
     /* Both workers still serve. */
     serve_job *more[N];
     for (int i = 0; i < N; i++) {
-        more[i] = job_create(parse(6 + i, 2), on_done, NULL);
+        more[i] = job_create(NULL, parse(6 + i, 2), on_done, NULL);
         submit_ok(more[i]);
         usleep(3000);
     }
@@ -720,7 +720,7 @@ START_TEST(poison_row_fails_alone_with_several_workers)
     enum { N = 24 };
     serve_job *jobs[N];
     for (int i = 0; i < N; i++)
-        jobs[i] = job_create(i == 7 ? p : parse(3 + i % 9, 1 + i % 3), on_done, NULL);
+        jobs[i] = job_create(NULL, i == 7 ? p : parse(3 + i % 9, 1 + i % 3), on_done, NULL);
     for (int i = 0; i < N; i++)
         submit_ok(jobs[i]);
     wait_done(N, 30);
@@ -751,7 +751,7 @@ START_TEST(token_budget_refused_before_work)
 {
     g_max_request_tokens = 200;
     start(1024, 0, 64, 30, 0, -1);
-    serve_job *big = job_create(parse(60, 4), on_done, NULL), *small = job_create(parse(3, 1), on_done, NULL);
+    serve_job *big = job_create(NULL, parse(60, 4), on_done, NULL), *small = job_create(NULL, parse(3, 1), on_done, NULL);
     ck_assert_int_gt(big->n_tokens, 200);
     ck_assert_int_le(small->n_tokens, 200);
     int reason = 0;
@@ -771,8 +771,8 @@ START_TEST(small_job_waits_one_batch_behind_big)
 {
     /* 8 rows per batch, 50 ms per forward; a 30-row job is 4 batches alone. */
     start(1024, 0, 8, 30, 50000, -1);
-    serve_job *big = job_create(parse(5, 30), on_done_calls, (void *)(intptr_t)0);
-    serve_job *small = job_create(parse(4, 1), on_done_calls, (void *)(intptr_t)1);
+    serve_job *big = job_create(NULL, parse(5, 30), on_done_calls, (void *)(intptr_t)0);
+    serve_job *small = job_create(NULL, parse(4, 1), on_done_calls, (void *)(intptr_t)1);
     submit_ok(big);
     while (atomic_load(&H.f->calls) < 1)
         usleep(500);
@@ -794,12 +794,12 @@ START_TEST(split_job_not_starved_by_small_ones)
 {
     /* A stream of fresh jobs fills batches; the big one still gets half of each. */
     start(1024, 0, 8, 30, 5000, -1);
-    serve_job *big = job_create(parse(5, 24), on_done_calls, (void *)(intptr_t)0);
+    serve_job *big = job_create(NULL, parse(5, 24), on_done_calls, (void *)(intptr_t)0);
     submit_ok(big);
     enum { N = 60 };
     serve_job *small[N];
     for (int i = 0; i < N; i++) {
-        small[i] = job_create(parse(3, 2), on_done_calls, (void *)(intptr_t)(i + 1));
+        small[i] = job_create(NULL, parse(3, 2), on_done_calls, (void *)(intptr_t)(i + 1));
         submit_ok(small[i]);
     }
     wait_done(N + 1, 20);
@@ -830,18 +830,18 @@ static int always_gone(serve_job *j)
 START_TEST(cancelled_and_gone_jobs_do_not_run)
 {
     start(1024, 0, 8, 30, 100000, -1);
-    serve_job *a = job_create(parse(4, 1), on_done, NULL);
+    serve_job *a = job_create(NULL, parse(4, 1), on_done, NULL);
     submit_ok(a);
     while (atomic_load(&H.f->calls) < 1)
         usleep(500);
     /* queued behind a: one cancelled by the HTTP side, one whose client is gone */
-    serve_job *b = job_create(parse(5, 3), on_done, NULL), *c = job_create(parse(6, 2), on_done, NULL);
+    serve_job *b = job_create(NULL, parse(5, 3), on_done, NULL), *c = job_create(NULL, parse(6, 2), on_done, NULL);
     c->gone = always_gone;
     submit_ok(b);
     submit_ok(c);
     scheduler_cancel(H.s, b);
     /* in flight: a 30-row job cancelled after its first batch started */
-    serve_job *d = job_create(parse(7, 30), on_done, NULL);
+    serve_job *d = job_create(NULL, parse(7, 30), on_done, NULL);
     submit_ok(d);
     wait_done(3, 5);
     while (!d->t_dispatch)
@@ -869,7 +869,7 @@ START_TEST(shed_by_estimated_wait_with_retry_after)
 {
     g_max_queue_wait_s = 0.15;
     start(1024, 0, 4, 30, 50000, -1); /* 50 ms a batch of up to 4 rows */
-    serve_job *w = job_create(parse(10, 4), on_done, NULL);
+    serve_job *w = job_create(NULL, parse(10, 4), on_done, NULL);
     submit_ok(w); /* one batch back: the throughput is measured */
     wait_done(1, 5);
     double tps = 0;
@@ -879,7 +879,7 @@ START_TEST(shed_by_estimated_wait_with_retry_after)
     serve_job *jobs[N];
     int accepted = 0, shed = 0;
     for (int i = 0; i < N; i++) {
-        jobs[i] = job_create(parse(10, 4), on_done, NULL);
+        jobs[i] = job_create(NULL, parse(10, 4), on_done, NULL);
         int reason = 0;
         if (scheduler_submit(H.s, jobs[i], &reason) == 0) {
             accepted++;

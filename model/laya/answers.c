@@ -113,12 +113,12 @@ static void legend(pj_buf *b, const laya_question *q)
         if (i)
             pj_buf_put(b, ", ", 2);
         pj_buf_printf(b, "\"%d\": ", i);
-        pj_buf text = {0};
+        pj_buf text = pj_buf_in(b->a); /* b's storage: its arena, or malloc */
         question_render_criterion(&text, q->levels[i]);
         if (text.failed)
             b->failed = 1;
         pj_buf_string(b, text.p ? text.p : "", text.len);
-        free(text.p);
+        pj_buf_free(&text);
     }
     pj_buf_put(b, "}", 1);
 }

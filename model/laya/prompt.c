@@ -40,20 +40,18 @@ void prompt_scrub(pj_buf *b, const char *text, size_t n, const char *mask)
     pj_buf_put(b, text + run, n - run);
 }
 
-/* Tokenizes scrub(prefix + text) into out. */
+/* Tokenizes scrub(prefix + text) into out; the scrubbed text lives in out's arena
+ * (malloc'ed and freed here when out has none). */
 static int encode_scrubbed(const laya_checkpoint *ck, const char *prefix, const char *text, size_t n,
                            tok_ids *out, layad_error *err)
 {
-    pj_buf b = {0};
+    pj_buf b = pj_buf_in(out->a);
     if (prefix)
         pj_buf_puts(&b, prefix);
     prompt_scrub(&b, text, n, ck->cfg.mask_token);
-    if (b.failed) {
-        free(b.p);
-        return layad_fail(err, 500, "out of memory building a prompt");
-    }
-    int rc = tokenizer_encode(ck->tok, b.p ? b.p : "", b.len, out, err);
-    free(b.p);
+    int rc = b.failed ? layad_fail(err, 500, "out of memory building a prompt")
+                      : tokenizer_encode(ck->tok, b.p ? b.p : "", b.len, out, err);
+    pj_buf_free(&b);
     return rc;
 }
 
@@ -76,7 +74,7 @@ static int span_equal(const int32_t *a, int na, const int32_t *b, int nb)
 }
 
 /* The options of one question, tokenized in slot order, each span [MASK] + at most
- * LAYA_OPT_TOKENS tokens of " " + option. Owned by prompt_head. */
+ * LAYA_OPT_TOKENS tokens of " " + option. In prompt_head's arena. */
 typedef struct opt_spans {
     tok_ids ids;  /* every span, back to back */
     int *start;   /* per slot: where its span starts in ids */
@@ -92,7 +90,7 @@ static int append_span(opt_spans *o, int32_t mask_id, const tok_ids *one, size_t
     tok_ids *opt = &o->ids;
     if (opt->cap < opt->n + keep + 1) {
         size_t cap = (opt->n + keep + 1) * 2;
-        int32_t *p = realloc(opt->ids, cap * sizeof *p);
+        int32_t *p = arena_grow(opt->a, opt->ids, opt->cap * sizeof *p, cap * sizeof *p);
         if (!p)
             return layad_fail(err, 500, "out of memory building a prompt");
         opt->ids = p;
@@ -112,13 +110,9 @@ static int encode_options(const laya_checkpoint *ck, const laya_question *q, opt
     for (int s = 0; s < o->n; s++) {
         int i = q->order ? q->order[s] : s;
         size_t before = o->ids.n;
-        tok_ids one = {0};
-        int rc = encode_scrubbed(ck, " ", q->opt[i], q->opt_len[i], &one, err);
-        size_t keep = one.n < LAYA_OPT_TOKENS ? one.n : LAYA_OPT_TOKENS;
-        if (rc == 0)
-            rc = append_span(o, ck->cfg.mask_id, &one, keep, err);
-        free(one.ids);
-        if (rc != 0)
+        tok_ids one = {.a = o->ids.a};
+        if (encode_scrubbed(ck, " ", q->opt[i], q->opt_len[i], &one, err) ||
+            append_span(o, ck->cfg.mask_id, &one, one.n < LAYA_OPT_TOKENS ? one.n : LAYA_OPT_TOKENS, err))
             return -1;
         o->start[s] = (int)before;
         o->len[s] = (int)(o->ids.n - before);
@@ -165,13 +159,13 @@ static int count_distinct(const opt_spans *o)
 
 /* Writes [CLS] head[:hlen] [SEP] spans... [SEP] into out->ids and the span starts into
  * out->markers, both allocated in a; sets len and n_markers. */
-static int write_head(pj_arena *a, const laya_config *cfg, const tok_ids *head, int hlen,
+static int write_head(arena *a, const laya_config *cfg, const tok_ids *head, int hlen,
                       const opt_spans *o, laya_qhead *out, layad_error *err)
 {
     int n = o->n;
     int len = 1 + hlen + 1 + (int)o->total + 1;
-    out->ids = pj_alloc(a, (size_t)len * sizeof *out->ids);
-    out->markers = pj_alloc(a, (size_t)(n ? n : 1) * sizeof *out->markers);
+    out->ids = arena_alloc(a, (size_t)len * sizeof *out->ids);
+    out->markers = arena_alloc(a, (size_t)(n ? n : 1) * sizeof *out->markers);
     if (!out->ids || !out->markers)
         return layad_fail(err, 500, "out of memory building a prompt");
     int p = 0;
@@ -190,38 +184,27 @@ static int write_head(pj_arena *a, const laya_config *cfg, const tok_ids *head, 
     return 0;
 }
 
-int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
+int prompt_head(arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
                 laya_qhead *out, layad_error *err)
 {
     int n = q->n_opts;
-    tok_ids head = {0};
-    opt_spans o = { .n = n };
-    int rc = -1;
-    o.start = malloc((size_t)(n + 1) * sizeof *o.start);
-    o.len = malloc((size_t)(n ? n : 1) * sizeof *o.len);
-    if (!o.start || !o.len) {
-        layad_fail(err, 500, "out of memory building a prompt");
-        goto done;
-    }
-    if (encode_scrubbed(ck, NULL, q->head, q->head_len, &head, err))
-        goto done;
-    if (encode_options(ck, q, &o, err) != 0)
-        goto done;
+    tok_ids head = {.a = a};
+    opt_spans o = { .ids = {.a = a}, .n = n };
+    o.start = arena_alloc(a, (size_t)(n + 1) * sizeof *o.start);
+    o.len = arena_alloc(a, (size_t)(n ? n : 1) * sizeof *o.len);
+    if (!o.start || !o.len)
+        return layad_fail(err, 500, "out of memory building a prompt");
+    if (encode_scrubbed(ck, NULL, q->head, q->head_len, &head, err) || encode_options(ck, q, &o, err) != 0)
+        return -1;
     int per = cut_options(&o, head_max_len);
     long budget = head_max_len - o.total;
     long hk = budget > 8 ? budget : 8;
     int hlen = (int)((long)head.n < hk ? (long)head.n : hk);
     if (write_head(a, &ck->cfg, &head, hlen, &o, out, err) != 0)
-        goto done;
+        return -1;
     out->tokens_per_option = per;
     out->n_distinct = count_distinct(&o);
-    rc = 0;
-done:
-    free(head.ids);
-    free(o.ids.ids);
-    free(o.start);
-    free(o.len);
-    return rc;
+    return 0;
 }
 
 int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *state, int n_state,
@@ -254,7 +237,8 @@ int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *st
     stats->state_tokens = n_state;
     stats->state_tokens_used = used;
     if (k != head->n_markers) {
-        pj_buf m = {0};
+        char mem[sizeof err->msg];
+        pj_buf m = pj_buf_fixed(mem, sizeof mem);
         pj_buf_puts(&m, "question ");
         py_repr_str(&m, q->qid, q->qid_len);
         pj_buf_printf(&m, ": only %d of its %d option markers fit in max_len=%d with head_max_len=%d spent "
@@ -263,9 +247,7 @@ int prompt_row(const laya_qhead *head, const laya_question *q, const int32_t *st
         char field[256];
         snprintf(field, sizeof field, "questions.%.*s.criteria", (int)(q->qid_len > 200 ? 200 : q->qid_len),
                  q->qid);
-        int rc = layad_fail_field(err, 422, field, "%s", m.p ? m.p : "options exceed max_len");
-        free(m.p);
-        return rc;
+        return layad_fail_field(err, 422, field, "%s", m.p);
     }
     return 0;
 }

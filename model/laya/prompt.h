@@ -38,13 +38,13 @@ typedef struct laya_state_stats {
 /* Appends text[0..n) with every occurrence of the mask string replaced by " ". */
 void prompt_scrub(pj_buf *b, const char *text, size_t n, const char *mask);
 
-/* Builds the question half for head_max_len (allocated in a). Errors: 400 on
- * tokenizer failures, 500 out of memory. */
-int prompt_head(pj_arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
+/* Builds the question half for head_max_len (allocated in a, with every temporary).
+ * Errors: 400 on tokenizer failures, 500 out of memory. */
+int prompt_head(arena *a, const laya_checkpoint *ck, const laya_question *q, int head_max_len,
                 laya_qhead *out, layad_error *err);
 
-/* Tokenizes a state (serialized text, not yet scrubbed) into *ids (malloc'ed; ids->ids is
- * NULL when the state has no tokens, e.g. ""). */
+/* Tokenizes a state (serialized text, not yet scrubbed) into *ids (in ids->a when set, with
+ * the scrubbed copy; else malloc'ed); ids->ids is NULL when the state has no tokens, e.g. "". */
 int prompt_state_ids(const laya_checkpoint *ck, const char *text, size_t n, tok_ids *ids, layad_error *err);
 
 /* Writes one row from the state's n_state ids (state may be NULL when n_state is 0):

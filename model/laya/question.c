@@ -26,6 +26,11 @@
 
 #include "model/backend/rows.h"
 
+/* Room for an error message's parts: the message is cut to layad_error.msg (768 bytes) and
+ * a repr inside it to a 600-byte tail, so what lies past 1024 bytes can never show. Fixed
+ * buffers keep validation failures off the allocator. */
+#define MSG_BYTES 1024
+
 const char *const question_type_names[3] = {"choice", "score", "noul"};
 
 /* ---- small Python helpers ---------------------------------------------------- */
@@ -139,7 +144,8 @@ static int qfail(layad_error *err, const char *qid, size_t qid_len, const char *
 
 static int qfail(layad_error *err, const char *qid, size_t qid_len, const char *part, const char *fmt, ...)
 {
-    pj_buf m = {0};
+    char mem[MSG_BYTES];
+    pj_buf m = pj_buf_fixed(mem, sizeof mem);
     pj_buf_puts(&m, "question ");
     py_repr_str(&m, qid, qid_len);
     pj_buf_puts(&m, ": ");
@@ -152,9 +158,7 @@ static int qfail(layad_error *err, const char *qid, size_t qid_len, const char *
     char field[256];
     snprintf(field, sizeof field, "questions.%.*s%s%s", (int)(qid_len > 200 ? 200 : qid_len), qid,
              part ? "." : "", part ? part : "");
-    int rc = layad_fail_field(err, 422, field, "%s", m.p ? m.p : "invalid question");
-    free(m.p);
-    return rc;
+    return layad_fail_field(err, 422, field, "%s", m.p);
 }
 
 /* ---- limits -------------------------------------------------------------------- */
@@ -237,27 +241,25 @@ static int check_choice(const char *qid, size_t ql, const pj_value *crit, layad_
                          "answer key, so it must be a string, number or bool -- a null label renders as "
                          "the text \"None\" while its answer key is \"null\"", i);
         if (!is_scalar_label(label)) {
-            pj_buf r = {0};
+            char mem[MSG_BYTES];
+            pj_buf r = pj_buf_fixed(mem, sizeof mem);
             py_repr_value(&r, label);
-            int rc = qfail(err, qid, ql, "criteria",
-                           "choice label %zu is a %s; a label is rendered as option text and used as the "
-                           "answer key, so it must be a scalar (a string, number or bool), got %s",
-                           i, py_type_name(label), r.p ? r.p : "");
-            free(r.p);
-            return rc;
+            return qfail(err, qid, ql, "criteria",
+                         "choice label %zu is a %s; a label is rendered as option text and used as the "
+                         "answer key, so it must be a scalar (a string, number or bool), got %s",
+                         i, py_type_name(label), r.p);
         }
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
             if (pj_scalar_equal(crit->u.arr.items[i], crit->u.arr.items[j])) {
-                pj_buf r = {0};
+                char mem[MSG_BYTES];
+                pj_buf r = pj_buf_fixed(mem, sizeof mem);
                 py_repr_value(&r, crit->u.arr.items[i]);
-                int rc = qfail(err, qid, ql, "criteria",
-                               "choice label %zu (%s) repeats label %zu; the labels are the answer keys, so "
-                               "every option needs its own (1, 1.0 and True are one key)",
-                               i, r.p ? r.p : "", j);
-                free(r.p);
-                return rc;
+                return qfail(err, qid, ql, "criteria",
+                             "choice label %zu (%s) repeats label %zu; the labels are the answer keys, so "
+                             "every option needs its own (1, 1.0 and True are one key)",
+                             i, r.p, j);
             }
     return 0;
 }
@@ -277,18 +279,18 @@ static int check_score(const char *qid, size_t ql, const pj_value *crit, layad_e
 }
 
 /* Appends sorted(set(k.lower() for k in crit)) as Python prints a list of strings. */
-static int repr_lowered_keys(pj_buf *keys, const pj_value *crit, layad_error *err)
+static int repr_lowered_keys(arena *a, pj_buf *keys, const pj_value *crit, layad_error *err)
 {
     size_t n = crit->u.obj.n;
-    char **lowered = calloc(n ? n : 1, sizeof *lowered);
+    char **lowered = arena_alloc(a, (n ? n : 1) * sizeof *lowered);
     if (!lowered)
         return layad_fail(err, 500, "out of memory");
     size_t nu = 0;
     for (size_t i = 0; i < n; i++) {
         const pj_member *m = &crit->u.obj.m[i];
-        char *l = malloc(m->keylen + 1);
+        char *l = arena_alloc(a, m->keylen + 1);
         if (!l)
-            continue;
+            return layad_fail(err, 500, "out of memory");
         for (size_t k = 0; k < m->keylen; k++)
             l[k] = (m->key[k] >= 'A' && m->key[k] <= 'Z') ? (char)(m->key[k] - 'A' + 'a') : m->key[k];
         l[m->keylen] = 0;
@@ -296,10 +298,8 @@ static int repr_lowered_keys(pj_buf *keys, const pj_value *crit, layad_error *er
         for (k = 0; k < nu; k++)
             if (!strcmp(lowered[k], l))
                 break;
-        if (k < nu) {
-            free(l);
+        if (k < nu)
             continue;
-        }
         lowered[nu++] = l;
     }
     for (size_t i = 1; i < nu; i++) /* insertion sort by code units (UTF-8 byte order = code point order) */
@@ -313,14 +313,12 @@ static int repr_lowered_keys(pj_buf *keys, const pj_value *crit, layad_error *er
         if (i)
             pj_buf_puts(keys, ", ");
         py_repr_str(keys, lowered[i], strlen(lowered[i]));
-        free(lowered[i]);
     }
     pj_buf_puts(keys, "]");
-    free(lowered);
     return 0;
 }
 
-static int check_noul(const char *qid, size_t ql, const pj_value *crit, layad_error *err)
+static int check_noul(arena *a, const char *qid, size_t ql, const pj_value *crit, layad_error *err)
 {
     if (!crit || crit->type == PJ_NULL)
         return 0;
@@ -336,17 +334,16 @@ static int check_noul(const char *qid, size_t ql, const pj_value *crit, layad_er
     }
     if (!bad)
         return 0;
-    pj_buf keys = {0};
-    if (repr_lowered_keys(&keys, crit, err))
+    char mem[MSG_BYTES];
+    pj_buf keys = pj_buf_fixed(mem, sizeof mem);
+    if (repr_lowered_keys(a, &keys, crit, err))
         return -1;
-    int rc = qfail(err, qid, ql, "criteria",
-                   "a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and omitted "
-                   "is fine), got %s. Those keys are the option texts the model reads; any other key was "
-                   "silently dropped and replaced with the defaults. If you want the answer worded "
-                   "differently, keep 'criteria' keyed 'true'/'false' and set 'labels' instead.",
-                   keys.p ? keys.p : "[]");
-    free(keys.p);
-    return rc;
+    return qfail(err, qid, ql, "criteria",
+                 "a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and omitted "
+                 "is fine), got %s. Those keys are the option texts the model reads; any other key was "
+                 "silently dropped and replaced with the defaults. If you want the answer worded "
+                 "differently, keep 'criteria' keyed 'true'/'false' and set 'labels' instead.",
+                 keys.p);
 }
 
 /* Resolves noul labels (NULL or JSON null: defaults). Fills the stripped labels. */
@@ -381,11 +378,11 @@ static int check_id(const char *qid, size_t ql, layad_error *err)
 {
     if (!is_blank(qid, ql))
         return 0;
-    pj_buf r = {0};
+    char mem[MSG_BYTES];
+    pj_buf r = pj_buf_fixed(mem, sizeof mem);
     py_repr_str(&r, qid, ql);
     int rc = layad_fail_field(err, 422, "questions", "question id must be a non-empty string, got %s",
-                              r.p ? r.p : "''");
-    free(r.p);
+                              r.p);
     return rc;
 }
 
@@ -399,15 +396,14 @@ static int parse_type(const char *qid, size_t ql, const pj_value *type, int *qty
             *qtype = t;
     if (*qtype >= 0)
         return 0;
-    pj_buf r = {0};
+    char mem[MSG_BYTES];
+    pj_buf r = pj_buf_fixed(mem, sizeof mem);
     if (type)
         py_repr_value(&r, type);
     else
         pj_buf_puts(&r, "None");
-    int rc = qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
-                   r.p ? r.p : "None");
-    free(r.p);
-    return rc;
+    return qfail(err, qid, ql, "type", "unknown type %s; use one of ['choice', 'noul', 'score']",
+                 r.p);
 }
 
 /* 'instructions': present, not null, not blank, not an empty list/object. */
@@ -426,21 +422,23 @@ static int check_instructions(const char *qid, size_t ql, const pj_value *ins, l
 }
 
 /* 'criteria', by type. */
-static int check_criteria(const char *qid, size_t ql, int qtype, const pj_value *crit, layad_error *err)
+static int check_criteria(arena *a, const char *qid, size_t ql, int qtype, const pj_value *crit,
+                          layad_error *err)
 {
     return qtype == QTYPE_CHOICE  ? check_choice(qid, ql, crit, err)
            : qtype == QTYPE_SCORE ? check_score(qid, ql, crit, err)
-                                  : check_noul(qid, ql, crit, err);
+                                  : check_noul(a, qid, ql, crit, err);
 }
 
 /* 'option_order' (absent is fine): sorted(int entries, bools excluded) must
  * equal range(n): every entry an int, each index once. */
-static int check_option_order(const char *qid, size_t ql, const pj_value *order, int n, layad_error *err)
+static int check_option_order(arena *a, const char *qid, size_t ql, const pj_value *order, int n,
+                              layad_error *err)
 {
     if (!order)
         return 0;
     int ok = order->type == PJ_ARRAY && order->u.arr.n == (size_t)n;
-    unsigned char *seen = ok ? calloc((size_t)n + 1, 1) : NULL;
+    unsigned char *seen = ok ? arena_alloc(a, (size_t)n + 1) : NULL;
     if (ok && !seen)
         return layad_fail(err, 500, "out of memory");
     for (int s = 0; ok && s < n; s++) {
@@ -453,16 +451,14 @@ static int check_option_order(const char *qid, size_t ql, const pj_value *order,
         else
             seen[idx] = 1;
     }
-    free(seen);
     if (ok)
         return 0;
-    pj_buf r = {0};
+    char mem[MSG_BYTES];
+    pj_buf r = pj_buf_fixed(mem, sizeof mem);
     pj_dump(&r, order);
-    int rc = qfail(err, qid, ql, "option_order",
+    return qfail(err, qid, ql, "option_order",
                    "'option_order' must be a permutation of range(%d) -- one slot per option, each "
-                   "option once -- got %s", n, r.p ? r.p : "None");
-    free(r.p);
-    return rc;
+                   "option once -- got %s", n, r.p);
 }
 
 /* 'labels': only on noul questions, and valid there; fills *words for noul. */
@@ -479,7 +475,7 @@ static int check_labels(const char *qid, size_t ql, int qtype, const pj_value *l
 }
 
 /* The checks run in the package's order; the first failure wins. */
-int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def, laya_question *q,
+int question_parse(arena *a, const char *qid, size_t ql, const pj_value *def, laya_question *q,
                    layad_error *err)
 {
     memset(q, 0, sizeof *q);
@@ -494,11 +490,11 @@ int question_parse(pj_arena *a, const char *qid, size_t ql, const pj_value *def,
     if (check_instructions(qid, ql, ins, err))
         return -1;
     const pj_value *crit = pj_get(def, "criteria");
-    if (check_criteria(qid, ql, qtype, crit, err))
+    if (check_criteria(a, qid, ql, qtype, crit, err))
         return -1;
     int n = option_count(qtype, crit);
     const pj_value *order = pj_get(def, "option_order");
-    if (check_option_order(qid, ql, order, n, err))
+    if (check_option_order(a, qid, ql, order, n, err))
         return -1;
     noul_words words;
     if (check_labels(qid, ql, qtype, pj_get(def, "labels"), &words, err))

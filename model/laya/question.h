@@ -36,7 +36,7 @@ int question_check_limits(const pj_value *questions, int max_questions, int max_
                           int max_levels, layad_error *err);
 
 /* Validates question (qid, def) and fills q (allocations in arena a). */
-int question_parse(pj_arena *a, const char *qid, size_t qid_len, const pj_value *def,
+int question_parse(arena *a, const char *qid, size_t qid_len, const pj_value *def,
                    laya_question *q, layad_error *err);
 
 /* Appends render_criterion(v): strings as they are, anything else as compact JSON. */

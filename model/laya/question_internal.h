@@ -25,7 +25,7 @@ int question_ascii_lower_eq(const char *s, size_t n, const char *word);
 
 /* Fills q (qid, qtype and n_opts already set) from a validated definition: head, option texts,
  * labels or levels, option order, all allocated in a. Fails only out of memory (500). */
-int question_normalize(pj_arena *a, laya_question *q, const pj_value *ins, const pj_value *crit,
+int question_normalize(arena *a, laya_question *q, const pj_value *ins, const pj_value *crit,
                        const pj_value *order, const noul_words *words, layad_error *err);
 
 #endif

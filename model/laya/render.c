@@ -1,7 +1,7 @@
 /*
  * render.c - a validated question -> its normalized form (laya-model.md §4.2;
  * Agent._to_internal and render_options of the official package): the head
- * "<type> question: <instructions>" and one text per option, all copied into
+ * "<type> question: <instructions>" and one text per option, all written in
  * the request's arena. question.c validates first; nothing here can fail but
  * for memory.
  */
@@ -13,29 +13,16 @@
 
 #include "model/backend/rows.h"
 
-static char *arena_dup(pj_arena *a, const char *s, size_t n)
+/* Hands a finished arena buffer over as (out, len), trimmed to its length, and starts b
+ * afresh in the same arena. */
+static int take(arena *a, pj_buf *b, const char **out, size_t *len, layad_error *err)
 {
-    char *d = pj_alloc(a, n + 1);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-/* Moves a finished buffer into the arena (the buffer is freed). */
-static int take(pj_arena *a, pj_buf *b, const char **out, size_t *len, layad_error *err)
-{
-    if (b->failed) {
-        free(b->p);
-        return layad_fail(err, 500, "out of memory rendering a question");
-    }
-    size_t n = b->len;
-    char *d = arena_dup(a, b->p ? b->p : "", n);
-    free(b->p);
-    memset(b, 0, sizeof *b);
+    char *d = b->failed ? NULL : b->p ? arena_grow(a, b->p, b->cap, b->len + 1) : arena_alloc(a, 1);
     if (!d)
         return layad_fail(err, 500, "out of memory rendering a question");
     *out = d;
-    *len = n;
+    *len = b->len;
+    *b = pj_buf_in(a);
     return 0;
 }
 
@@ -48,9 +35,9 @@ void question_render_criterion(pj_buf *b, const pj_value *v)
 }
 
 /* "<type> question: <instructions>", non-strings as JSON (json.dumps(ins, ensure_ascii=False)). */
-static int render_head(pj_arena *a, laya_question *q, const pj_value *ins, layad_error *err)
+static int render_head(arena *a, laya_question *q, const pj_value *ins, layad_error *err)
 {
-    pj_buf b = {0};
+    pj_buf b = pj_buf_in(a);
     pj_buf_printf(&b, "%s question: ", question_type_names[q->qtype]);
     if (ins->type == PJ_STRING)
         pj_buf_put(&b, ins->u.str.s, ins->u.str.len);
@@ -60,17 +47,17 @@ static int render_head(pj_arena *a, laya_question *q, const pj_value *ins, layad
 }
 
 /* Choice options: "str(label)[: description]"; the labels are the answer keys. */
-static int render_choice(pj_arena *a, laya_question *q, const pj_value *crit, layad_error *err)
+static int render_choice(arena *a, laya_question *q, const pj_value *crit, layad_error *err)
 {
     int n = q->n_opts;
-    pj_buf b = {0};
-    q->labels = pj_alloc(a, (size_t)n * sizeof *q->labels);
+    pj_buf b = pj_buf_in(a);
+    q->labels = arena_alloc(a, (size_t)n * sizeof *q->labels);
     if (!q->labels)
         return layad_fail(err, 500, "out of memory");
     for (int i = 0; i < n; i++) {
         const pj_value *v = NULL; /* description */
         if (crit->type == PJ_OBJECT) {
-            pj_value *key = pj_alloc(a, sizeof *key);
+            pj_value *key = arena_alloc(a, sizeof *key);
             if (!key)
                 return layad_fail(err, 500, "out of memory");
             key->type = PJ_STRING;
@@ -93,9 +80,9 @@ static int render_choice(pj_arena *a, laya_question *q, const pj_value *crit, la
 }
 
 /* Score options: "level <i>: <description>"; the levels are the legend. */
-static int render_score(pj_arena *a, laya_question *q, const pj_value *crit, layad_error *err)
+static int render_score(arena *a, laya_question *q, const pj_value *crit, layad_error *err)
 {
-    pj_buf b = {0};
+    pj_buf b = pj_buf_in(a);
     q->levels = (const pj_value **)crit->u.arr.items;
     for (int i = 0; i < q->n_opts; i++) {
         pj_buf_printf(&b, "level %d: ", i);
@@ -108,7 +95,7 @@ static int render_score(pj_arena *a, laya_question *q, const pj_value *crit, lay
 
 /* Noul options: {str(k).lower(): v} (a later duplicate wins), then [false, true],
  * each "<word>: <description or default>". */
-static int render_noul(pj_arena *a, laya_question *q, const pj_value *crit, const noul_words *words,
+static int render_noul(arena *a, laya_question *q, const pj_value *crit, const noul_words *words,
                        layad_error *err)
 {
     static const char *const defaults[2] = {"no, the statement does not hold", "yes, the statement holds"};
@@ -117,7 +104,7 @@ static int render_noul(pj_arena *a, laya_question *q, const pj_value *crit, cons
         const pj_member *m = &crit->u.obj.m[i];
         d[question_ascii_lower_eq(m->key, m->keylen, "true")] = m->val;
     }
-    pj_buf b = {0};
+    pj_buf b = pj_buf_in(a);
     for (int i = 0; i < 2; i++) {
         pj_buf_put(&b, words->w[i], words->n[i]);
         pj_buf_puts(&b, ": ");
@@ -131,18 +118,18 @@ static int render_noul(pj_arena *a, laya_question *q, const pj_value *crit, cons
     return 0;
 }
 
-int question_normalize(pj_arena *a, laya_question *q, const pj_value *ins, const pj_value *crit,
+int question_normalize(arena *a, laya_question *q, const pj_value *ins, const pj_value *crit,
                        const pj_value *order, const noul_words *words, layad_error *err)
 {
     int n = q->n_opts;
     if (render_head(a, q, ins, err))
         return -1;
-    q->opt = pj_alloc(a, (size_t)n * sizeof *q->opt);
-    q->opt_len = pj_alloc(a, (size_t)n * sizeof *q->opt_len);
+    q->opt = arena_alloc(a, (size_t)n * sizeof *q->opt);
+    q->opt_len = arena_alloc(a, (size_t)n * sizeof *q->opt_len);
     if (!q->opt || !q->opt_len)
         return layad_fail(err, 500, "out of memory");
     if (order) {
-        q->order = pj_alloc(a, (size_t)n * sizeof *q->order);
+        q->order = arena_alloc(a, (size_t)n * sizeof *q->order);
         if (!q->order)
             return layad_fail(err, 500, "out of memory");
         for (int s = 0; s < n; s++)

@@ -14,28 +14,47 @@
 #include "model/pyexact/pyfloat.h"
 #include "model/pyexact/pyjson.h"
 
-static int buf_grow(pj_buf *b, size_t extra)
+pj_buf pj_buf_fixed(char *storage, size_t cap)
+{
+    storage[0] = 0;
+    return (pj_buf){.p = storage, .cap = cap, .fixed = 1};
+}
+
+void pj_buf_free(pj_buf *b)
+{
+    if (!b->a && !b->fixed)
+        free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Room for extra more bytes and the NUL: the bytes that may be appended (extra, or
+ * for a fixed buffer what still fits); `failed` is set when growth fails. */
+static size_t buf_room(pj_buf *b, size_t extra)
 {
     if (b->failed)
-        return -1;
-    if (b->len + extra + 1 <= b->cap)
         return 0;
+    if (b->len + extra + 1 <= b->cap)
+        return extra;
+    if (b->fixed)
+        return b->cap - 1 - b->len;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    char *p = realloc(b->p, cap);
+    char *p = b->a ? arena_grow(b->a, b->p, b->cap, cap) : realloc(b->p, cap);
     if (!p) {
         b->failed = 1;
-        return -1;
+        return 0;
     }
     b->p = p;
     b->cap = cap;
-    return 0;
+    return extra;
 }
 
 void pj_buf_put(pj_buf *b, const char *s, size_t n)
 {
-    if (buf_grow(b, n))
+    n = buf_room(b, n);
+    if (b->failed)
         return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -53,14 +72,17 @@ void pj_buf_printf(pj_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_grow(b, (size_t)n)) {
+    if (n < 0) {
         b->failed = 1;
         return;
     }
+    size_t room = buf_room(b, (size_t)n);
+    if (b->failed)
+        return;
     va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    vsnprintf(b->p + b->len, room + 1, fmt, ap);
     va_end(ap);
-    b->len += (size_t)n;
+    b->len += room;
 }
 
 void pj_buf_string(pj_buf *b, const char *s, size_t n)

@@ -17,14 +17,16 @@
  *     and ": ", insertion order, raw UTF-8, \" \\ \n \r \t \b \f and \u00XX
  *     (lowercase hex) escapes, Python float repr, true/false/null.
  *
- * Values live in an arena owned by the caller; freeing the arena frees them
- * (the arena and the queries below: pyjson_value.c).
+ * Values live in an arena owned by the caller (model/base/arena.h): resetting
+ * or releasing the arena frees them. The parse's temporary lists live in the
+ * same arena, so a parse into a reserved arena calls no allocator.
  */
 #ifndef LAYAD_PYJSON_H
 #define LAYAD_PYJSON_H
 
 #include <stddef.h>
 
+#include "model/base/arena.h"
 #include "model/base/error.h"
 
 typedef enum pj_type { PJ_NULL, PJ_FALSE, PJ_TRUE, PJ_INT, PJ_FLOAT, PJ_STRING, PJ_ARRAY, PJ_OBJECT } pj_type;
@@ -46,16 +48,8 @@ struct pj_value {
     } u;
 };
 
-/* A bump allocator: blocks are chained and freed together. */
-typedef struct pj_arena {
-    struct pj_block *head;
-} pj_arena;
-
-void *pj_alloc(pj_arena *a, size_t n); /* NULL when out of memory; zeroed */
-void pj_arena_free(pj_arena *a);
-
 /* Parses body[0..len) into *out (allocated in a). Errors are status 400. */
-int pj_parse(pj_arena *a, const char *body, size_t len, pj_value **out, layad_error *err);
+int pj_parse(arena *a, const char *body, size_t len, pj_value **out, layad_error *err);
 
 /* Member of an object by key, or NULL. */
 pj_value *pj_get(const pj_value *obj, const char *key);
@@ -67,12 +61,23 @@ int pj_is_number(const pj_value *v);
  * "a" == "a", NaN never equal); containers are never equal here. */
 int pj_scalar_equal(const pj_value *a, const pj_value *b);
 
-/* A growable output buffer (malloc). On out-of-memory `failed` is set and appends stop. */
+/* A growable output buffer, always NUL-terminated once written. Its storage is one of:
+ *   malloc (a zero-initialized pj_buf): release with pj_buf_free;
+ *   an arena (pj_buf_in): grows in place there, freed with the arena;
+ *   fixed (pj_buf_fixed): the caller's array, never grown; appends keep what fits (a
+ *     prefix of the full text), for messages that are cut to a layad_error anyway.
+ * When growth fails `failed` is set and appends stop. */
 typedef struct pj_buf {
     char *p;
     size_t len, cap;
     int failed;
+    arena *a;   /* arena storage, or NULL */
+    int fixed;  /* 1: p is the caller's array of cap bytes */
 } pj_buf;
+
+static inline pj_buf pj_buf_in(arena *a) { return (pj_buf){.a = a}; }
+pj_buf pj_buf_fixed(char *storage, size_t cap); /* cap >= 1 */
+void pj_buf_free(pj_buf *b); /* frees malloc storage; nothing for the other two */
 
 void pj_buf_put(pj_buf *b, const char *s, size_t n);
 void pj_buf_puts(pj_buf *b, const char *s);

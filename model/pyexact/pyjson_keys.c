@@ -83,13 +83,13 @@ static void index_put(pj_key_index *ix, uint32_t hash, uint32_t at)
 
 /* Makes room in ix for member n + 1: builds the index from m[0..n) on first use, doubles it
  * when it would pass 3/4 full. 0, or -1 (500) out of memory with ix unchanged. */
-static int index_reserve(pj_key_index *ix, const pj_hash_key *hk, const pj_member *m, size_t n,
+static int index_reserve(arena *a, pj_key_index *ix, const pj_hash_key *hk, const pj_member *m, size_t n,
                          layad_error *err)
 {
     if (4 * (n + 1) <= 3 * ix->cap)
         return 0;
     pj_key_index grown = {.cap = ix->cap ? 2 * ix->cap : 4 * PJ_LINEAR_KEYS};
-    grown.slot = calloc(grown.cap, sizeof *grown.slot);
+    grown.slot = arena_alloc(a, grown.cap * sizeof *grown.slot);
     if (!grown.slot)
         return layad_fail(err, 500, "out of memory parsing the request");
     if (ix->slot) {
@@ -101,12 +101,11 @@ static int index_reserve(pj_key_index *ix, const pj_hash_key *hk, const pj_membe
             index_put(&grown, (uint32_t)siphash13(hk->k, (const unsigned char *)m[i].key, m[i].keylen),
                       (uint32_t)i + 1);
     }
-    free(ix->slot);
-    *ix = grown;
+    *ix = grown; /* the old table stays in the arena until the request ends */
     return 0;
 }
 
-int pj_key_find(pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n, const char *key,
+int pj_key_find(arena *a, pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n, const char *key,
                 size_t keylen, size_t *pos, layad_error *err)
 {
     *pos = n;
@@ -122,7 +121,7 @@ int pj_key_find(pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n,
         return layad_fail(err, 400, "request body has an object with more than %u keys", UINT32_MAX - 2);
     if (!hk->keyed)
         draw_hash_key(hk);
-    if (index_reserve(ix, hk, m, n, err))
+    if (index_reserve(a, ix, hk, m, n, err))
         return -1;
     uint32_t hash = (uint32_t)siphash13(hk->k, (const unsigned char *)key, keylen);
     for (size_t j = hash & (ix->cap - 1);; j = (j + 1) & (ix->cap - 1)) {
@@ -138,11 +137,4 @@ int pj_key_find(pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n,
             return 0;
         }
     }
-}
-
-void pj_key_index_free(pj_key_index *ix)
-{
-    free(ix->slot);
-    ix->slot = NULL;
-    ix->cap = 0;
 }

@@ -25,21 +25,18 @@ typedef struct pj_key_slot {
     uint32_t hash, at;
 } pj_key_slot;
 
-/* An object's member index. Zero-initialize it per object; free with pj_key_index_free. */
+/* An object's member index. Zero-initialize it per object; it lives in the parse's arena. */
 typedef struct pj_key_index {
-    pj_key_slot *slot; /* malloc'ed; NULL until the object passes PJ_LINEAR_KEYS members */
+    pj_key_slot *slot; /* in the arena; NULL until the object passes PJ_LINEAR_KEYS members */
     size_t cap;        /* power of two */
 } pj_key_index;
 
 /* Position of key among m[0..n) (the members so far, keys distinct), or n when it is new; a
  * new key is entered in the index at position n, where the caller appends it. Small objects
  * are scanned; past PJ_LINEAR_KEYS members the index is built (drawing hk's key if not yet
- * drawn) and doubled whenever it would be more than 3/4 full. 0, or -1 with err set: 500 out
+ * drawn) in a and doubled whenever it would be more than 3/4 full. 0, or -1 with err set: 500 out
  * of memory, 400 past 2^32 - 2 members. */
-int pj_key_find(pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n, const char *key,
+int pj_key_find(arena *a, pj_key_index *ix, pj_hash_key *hk, const pj_member *m, size_t n, const char *key,
                 size_t keylen, size_t *pos, layad_error *err);
-
-/* Frees ix's slots (ix may be empty). */
-void pj_key_index_free(pj_key_index *ix);
 
 #endif

@@ -27,7 +27,7 @@
 /* ---- parser --------------------------------------------------------------- */
 
 typedef struct parser {
-    pj_arena *a;
+    arena *a;
     const unsigned char *s, *end;
     const unsigned char *start;
     layad_error *err;
@@ -61,7 +61,7 @@ static int lit(parser *p, const char *word)
 
 static pj_value *new_value(parser *p, pj_type t)
 {
-    pj_value *v = pj_alloc(p->a, sizeof *v);
+    pj_value *v = arena_alloc(p->a, sizeof *v);
     if (v)
         v->type = t;
     else
@@ -76,7 +76,7 @@ static int scratch_reserve(parser *p, size_t need)
     size_t cap = p->scap ? p->scap : 256;
     while (cap < need)
         cap *= 2;
-    char *n = realloc(p->scratch, cap);
+    char *n = arena_grow(p->a, p->scratch, p->scap, cap);
     if (!n)
         return layad_fail(p->err, 500, "out of memory parsing the request");
     p->scratch = n;
@@ -221,7 +221,7 @@ static int parse_string(parser *p, const char **out, size_t *outlen)
         n += (size_t)l;
         p->s += l;
     }
-    char *s = pj_alloc(p->a, n + 1);
+    char *s = arena_alloc(p->a, n + 1);
     if (!s)
         return layad_fail(p->err, 500, "out of memory parsing the request");
     memcpy(s, p->scratch, n);
@@ -271,7 +271,7 @@ static int parse_number(parser *p, pj_value **out)
     pj_value *v = new_value(p, is_float ? PJ_FLOAT : PJ_INT);
     if (!v)
         return -1;
-    char *text = pj_alloc(p->a, n + 1);
+    char *text = arena_alloc(p->a, n + 1);
     if (!text)
         return layad_fail(p->err, 500, "out of memory parsing the request");
     memcpy(text, b, n);
@@ -296,8 +296,8 @@ static int parse_number(parser *p, pj_value **out)
 
 static int parse_value(parser *p, pj_value **out, int depth);
 
-/* Growable pointer lists for arrays and objects are built in malloc'ed temporaries and
- * copied into the arena when complete, so the arena holds only the final sizes. */
+/* Growable pointer lists for arrays and objects grow in the arena (in place while nothing
+ * was allocated after them, else by a copy) and are kept as they are when complete. */
 static int parse_array(parser *p, pj_value **out, int depth)
 {
     pj_value *v = new_value(p, PJ_ARRAY);
@@ -319,8 +319,8 @@ static int parse_array(parser *p, pj_value **out, int depth)
         if (parse_value(p, &item, depth + 1))
             goto done;
         if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            pj_value **ni = realloc(items, nc * sizeof *ni);
+            size_t nc = cap ? cap * 2 : 4;
+            pj_value **ni = arena_grow(p->a, items, cap * sizeof *ni, nc * sizeof *ni);
             if (!ni) {
                 layad_fail(p->err, 500, "out of memory parsing the request");
                 goto done;
@@ -344,20 +344,15 @@ static int parse_array(parser *p, pj_value **out, int depth)
     }
 done:
     if (rc == 0 && n) {
-        v->u.arr.items = pj_alloc(p->a, n * sizeof *items);
-        if (!v->u.arr.items)
-            rc = layad_fail(p->err, 500, "out of memory parsing the request");
-        else
-            memcpy(v->u.arr.items, items, n * sizeof *items);
+        v->u.arr.items = items;
         v->u.arr.n = n;
     }
-    free(items);
     *out = v;
     return rc;
 }
 
-/* An object's members as parsed so far (malloc'ed, copied into the arena when complete) and
- * their duplicate-key index. */
+/* An object's members as parsed so far (in the arena, kept when complete) and their
+ * duplicate-key index. */
 typedef struct member_list {
     pj_member *m;
     size_t n, cap;
@@ -385,15 +380,15 @@ static int parse_member(parser *p, const char **key, size_t *keylen, pj_value **
 static int add_member(parser *p, member_list *ml, const char *key, size_t keylen, pj_value *val)
 {
     size_t i;
-    if (pj_key_find(&ml->ix, &p->hkey, ml->m, ml->n, key, keylen, &i, p->err))
+    if (pj_key_find(p->a, &ml->ix, &p->hkey, ml->m, ml->n, key, keylen, &i, p->err))
         return -1;
     if (i < ml->n) {
         ml->m[i].val = val;
         return 0;
     }
     if (ml->n == ml->cap) {
-        size_t nc = ml->cap ? ml->cap * 2 : 8;
-        pj_member *nm = realloc(ml->m, nc * sizeof *nm);
+        size_t nc = ml->cap ? ml->cap * 2 : 4;
+        pj_member *nm = arena_grow(p->a, ml->m, ml->cap * sizeof *nm, nc * sizeof *nm);
         if (!nm)
             return layad_fail(p->err, 500, "out of memory parsing the request");
         ml->m = nm;
@@ -446,15 +441,9 @@ static int parse_object(parser *p, pj_value **out, int depth)
         rc = parse_members(p, &ml, depth);
     }
     if (rc == 0 && ml.n) {
-        v->u.obj.m = pj_alloc(p->a, ml.n * sizeof *ml.m);
-        if (!v->u.obj.m)
-            rc = layad_fail(p->err, 500, "out of memory parsing the request");
-        else
-            memcpy(v->u.obj.m, ml.m, ml.n * sizeof *ml.m);
+        v->u.obj.m = ml.m;
         v->u.obj.n = ml.n;
     }
-    free(ml.m);
-    pj_key_index_free(&ml.ix);
     *out = v;
     return rc;
 }
@@ -521,7 +510,7 @@ static int parse_value(parser *p, pj_value **out, int depth)
     }
 }
 
-int pj_parse(pj_arena *a, const char *body, size_t len, pj_value **out, layad_error *err)
+int pj_parse(arena *a, const char *body, size_t len, pj_value **out, layad_error *err)
 {
     parser p = {.a = a, .s = (const unsigned char *)body, .end = (const unsigned char *)body + len,
                 .start = (const unsigned char *)body, .err = err};
@@ -539,7 +528,6 @@ int pj_parse(pj_arena *a, const char *body, size_t len, pj_value **out, layad_er
     }
     /* Invalid UTF-8 outside strings is a syntax error above; Python would name it a decode
      * error. Both are 400. */
-    free(p.scratch);
     if (rc == 0)
         *out = v;
     return rc;

@@ -1,9 +1,6 @@
 /*
  * pyjson_value.c - the parsed value tree: its arena and the queries the
  * request validators ask of it (see pyjson.h).
- *
- * The arena is a chain of 64 KiB blocks (larger for a larger request); a
- * parse allocates only from it, and freeing the chain frees every value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,45 +8,6 @@
 #include <string.h>
 
 #include "model/pyexact/pyjson.h"
-
-/* ---- arena ---------------------------------------------------------------- */
-
-struct pj_block {
-    struct pj_block *next;
-    size_t used, cap;
-    max_align_t data[];
-};
-
-void *pj_alloc(pj_arena *a, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    struct pj_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->next = a->head;
-        b->used = 0;
-        b->cap = cap;
-        a->head = b;
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
-    return p;
-}
-
-void pj_arena_free(pj_arena *a)
-{
-    struct pj_block *b = a->head;
-    while (b) {
-        struct pj_block *next = b->next;
-        free(b);
-        b = next;
-    }
-    a->head = NULL;
-}
 
 /* ---- queries ---------------------------------------------------------------- */
 

@@ -118,7 +118,7 @@ void tok_bpe_free(tok_bpe *m)
 static int grow_syms(tok_scratch *s)
 {
     size_t cap = s->syms_cap ? s->syms_cap * 2 : 256;
-    tok_sym *v = realloc(s->syms, cap * sizeof *v);
+    tok_sym *v = tok_realloc(s->a, s->syms, s->syms_cap * sizeof *v, cap * sizeof *v);
     if (!v)
         return -1;
     s->syms = v;
@@ -145,7 +145,7 @@ static int heap_push(tok_scratch *s, size_t *n, tok_heap_item it)
 {
     if (*n == s->heap_cap) {
         size_t cap = s->heap_cap ? s->heap_cap * 2 : 256;
-        tok_heap_item *v = realloc(s->heap, cap * sizeof *v);
+        tok_heap_item *v = tok_realloc(s->a, s->heap, s->heap_cap * sizeof *v, cap * sizeof *v);
         if (!v)
             return -1;
         s->heap = v;

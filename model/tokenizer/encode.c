@@ -14,6 +14,11 @@
  * HTTP thread) do not pin that memory for the life of the process; such inputs
  * are rare and already cost far more than the allocation.
  *
+ * Arena mode: when the caller's tok_ids live in an arena (the daemon's request
+ * path), the encode takes its growable buffers from that arena and uses only
+ * the thread's word cache and match data, created on the thread's first
+ * encode; nothing is allocated or freed after that, whatever the input size.
+ *
  * Word cache: the scratch also holds a small direct-mapped cache of BPE results
  * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
  * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
@@ -179,6 +184,12 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     tok_scratch *s = scratch_get();
     if (!s)
         return layad_fail(err, 500, "tokenizer: out of memory");
+    arena *a = out->a;
+    tok_scratch in_arena = { .norm = { { .a = a }, { .a = a } }, .prefixed = { .a = a },
+                             .pre = { { .a = a }, { .a = a } }, .spans = { { .a = a }, { .a = a } },
+                             .md = s->md, .cache = s->cache, .a = a };
+    if (a)
+        s = &in_arena;
     layad_error local;
     if (!err) {
         err = &local;
@@ -187,7 +198,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     size_t n0 = out->n;
     enc_ctx c = { t, s, out, err, false };
     const int rc = tok_added_split(t, &t->trie_raw, text, len, on_raw_piece, &c);
-    if (len > TOK_SCRATCH_KEEP_BYTES)
+    if (!a && len > TOK_SCRATCH_KEEP_BYTES)
         tokenizer_thread_cleanup();
     if (rc != 0) {
         out->n = n0;

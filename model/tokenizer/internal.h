@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/base/arena.h"
 #include "model/base/error.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -175,10 +176,11 @@ struct tokenizer {
 
 /* ---- per-thread scratch ----------------------------------------------------- */
 
-/* A growable byte buffer. */
+/* A growable byte buffer (in arena a, or malloc'ed when a is NULL). */
 typedef struct tok_buf {
     char *p;
     size_t n, cap;
+    arena *a;
 } tok_buf;
 
 /* A word/piece: a byte range of some buffer, and whether it starts at
@@ -191,6 +193,7 @@ typedef struct tok_span {
 typedef struct tok_spans {
     tok_span *v;
     size_t n, cap;
+    arena *a;            /* as in tok_buf */
 } tok_spans;
 
 typedef struct tok_sym {
@@ -233,9 +236,12 @@ typedef struct tok_scratch {
     size_t heap_cap;
     pcre2_match_data *md;
     tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
+    arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
 } tok_scratch;
 
 void tok_scratch_free(tok_scratch *s);
+/* realloc in arena a (p holds old bytes), or realloc itself when a is NULL. */
+void *tok_realloc(arena *a, void *p, size_t old, size_t n);
 int tok_buf_reserve(tok_buf *b, size_t need);
 int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start);
 

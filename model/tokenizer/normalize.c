@@ -62,7 +62,7 @@ static int unicode_norm_append(tok_scratch *s, const char *in, size_t len, utf8p
         size_t cap = s->u32_cap ? s->u32_cap : 256;
         while (cap < (size_t)n + 1)
             cap *= 2;
-        int32_t *u = realloc(s->u32, cap * sizeof *u);
+        int32_t *u = tok_realloc(s->a, s->u32, s->u32_cap * sizeof *u, cap * sizeof *u);
         if (!u)
             return -1;
         s->u32 = u;

@@ -11,7 +11,8 @@
  * Memory: an encode writes only into the caller's tok_ids and into a scratch
  * owned by the calling thread (created on its first encode, reused, grown only
  * for a larger input than before, freed at thread exit, by
- * tokenizer_thread_cleanup, or right after an input over 256 KiB). The scratch includes a fixed-size per-thread cache
+ * tokenizer_thread_cleanup, or right after an input over 256 KiB); for tok_ids
+ * in an arena, its buffers come from that arena instead. The scratch includes a fixed-size per-thread cache
  * of short words' BPE results (see tokenizer.c). Cost is linear in the input
  * apart from BPE inside one word (O(n log n)).
  *
@@ -33,11 +34,16 @@
 
 typedef struct tokenizer tokenizer;
 
-/* A growable id buffer owned by the caller; encode appends to it. Free ids with free(). */
+struct arena;
+
+/* A growable id buffer owned by the caller; encode appends to it. With a NULL arena
+ * (zero-initialized) ids are malloc'ed: free them with free(). With an arena, the ids and
+ * everything the encode needs grow in it (see tokenizer_encode). */
 typedef struct tok_ids {
     int32_t *ids;
     size_t n;
     size_t cap;
+    struct arena *a;
 } tok_ids;
 
 /* Loads tokenizer.json from a file / from memory. NULL on error (err filled, status 500). */
@@ -45,7 +51,10 @@ tokenizer *tokenizer_load(const char *path, layad_error *err);
 tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, layad_error *err);
 void tokenizer_free(tokenizer *t);
 
-/* Appends the ids of text[0..len) to out. Invalid UTF-8 is an error (status 400), nothing appended. */
+/* Appends the ids of text[0..len) to out. Invalid UTF-8 is an error (status 400), nothing appended.
+ * When out->a is set, the encode's buffers come from that arena instead of the thread's
+ * scratch (only the thread's word cache and regex match data are used), so an encode on the
+ * serving path calls no allocator once its thread has encoded once. */
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *out, layad_error *err);
 
 /* Frees the calling thread's encode scratch (buffers reused across encodes;

@@ -244,6 +244,11 @@ void tok_strmap_free(tok_strmap *m)
 
 /* ---- scratch buffers -------------------------------------------------------- */
 
+void *tok_realloc(arena *a, void *p, size_t old, size_t n)
+{
+    return a ? arena_grow(a, p, old, n) : realloc(p, n);
+}
+
 int tok_buf_reserve(tok_buf *b, size_t need)
 {
     if (need <= b->cap)
@@ -251,7 +256,7 @@ int tok_buf_reserve(tok_buf *b, size_t need)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < need)
         cap *= 2;
-    char *p = realloc(b->p, cap);
+    char *p = tok_realloc(b->a, b->p, b->cap, cap);
     if (!p)
         return -1;
     b->p = p;
@@ -263,7 +268,7 @@ int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 64;
-        tok_span *v = realloc(s->v, cap * sizeof *v);
+        tok_span *v = tok_realloc(s->a, s->v, s->cap * sizeof *v, cap * sizeof *v);
         if (!v)
             return -1;
         s->v = v;
@@ -277,7 +282,7 @@ int tok_ids_push(tok_ids *out, int32_t id)
 {
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
-        int32_t *v = realloc(out->ids, cap * sizeof *v);
+        int32_t *v = tok_realloc(out->a, out->ids, out->cap * sizeof *v, cap * sizeof *v);
         if (!v)
             return -1;
         out->ids = v;

@@ -101,7 +101,8 @@ static int unknown_task(const pj_value *task, const char *const *served, layad_e
     for (; served && served[n] && n < 64; n++)
         names[n] = served[n];
     qsort(names, (size_t)n, sizeof names[0], cmp_str);
-    pj_buf m = {0};
+    char mem[sizeof err->msg];
+    pj_buf m = pj_buf_fixed(mem, sizeof mem); /* cut to err->msg anyway */
     pj_buf_puts(&m, "unknown model ");
     gate_repr(&m, task);
     pj_buf_puts(&m, "; choose one of [");
@@ -111,9 +112,7 @@ static int unknown_task(const pj_value *task, const char *const *served, layad_e
         py_repr_str(&m, names[i], strlen(names[i]));
     }
     pj_buf_puts(&m, "]");
-    int rc = layad_fail_field(err, 422, "task", "%.*s", m.failed ? 0 : (int)m.len, m.p ? m.p : "");
-    free(m.p);
-    return rc;
+    return layad_fail_field(err, 422, "task", "%s", m.p);
 }
 
 int controls_task(const pj_value *body, const char *const *served, int model_pinned, layad_error *err)
@@ -121,11 +120,16 @@ int controls_task(const pj_value *body, const char *const *served, int model_pin
     const pj_value *task = pj_get(body, "task");
     if (!task || task->type == PJ_NULL || model_pinned)
         return 0;
-    pj_buf text = {0}; /* str(task), then canonical */
-    pj_str(&text, task);
-    char want[160], have[160];
-    canonical(text.p ? text.p : "", text.failed ? 0 : text.len, want, sizeof want);
-    free(text.p);
+    /* str(task), then canonical: a string as it is; anything else prints without edge
+     * whitespace, so the prefix a fixed buffer keeps is all canonical reads */
+    char mem[1024], want[160], have[160];
+    pj_buf text = pj_buf_fixed(mem, sizeof mem);
+    if (task->type == PJ_STRING) {
+        canonical(task->u.str.s, task->u.str.len, want, sizeof want);
+    } else {
+        pj_str(&text, task);
+        canonical(text.p, text.len, want, sizeof want);
+    }
     if (!served)
         return 0;
     for (const char *const *s = served; *s; s++) {

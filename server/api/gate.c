@@ -53,12 +53,11 @@ void gate_repr(pj_buf *b, const pj_value *v)
 /* 422 on min_confidence with "<prefix><repr(v)>" (the message is cut at the error's size). */
 static int fail_repr(layad_error *err, const char *prefix, const pj_value *v)
 {
-    pj_buf m = {0};
+    char mem[sizeof err->msg];
+    pj_buf m = pj_buf_fixed(mem, sizeof mem); /* cut to err->msg anyway */
     pj_buf_puts(&m, prefix);
     gate_repr(&m, v);
-    int rc = layad_fail_field(err, 422, "min_confidence", "%.*s", m.failed ? 0 : (int)m.len, m.p ? m.p : "");
-    free(m.p);
-    return rc;
+    return layad_fail_field(err, 422, "min_confidence", "%s", m.p);
 }
 
 /* _check_one_threshold: a real number (bool excluded), finite, in [0.0, 1.0]. */

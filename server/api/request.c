@@ -9,7 +9,12 @@
  * limits (413), model and budgets (422), questions in order (422), then each
  * state's rows in state-major order (422 when options do not fit).
  *
- * Everything a request owns lives in one arena, freed with the request.
+ * Everything a request owns lives in one arena (model/base/arena.h): the
+ * parsed body, the questions, the rows, the tokenizer's working buffers, the
+ * logits and the response text. request_parse makes a heap arena of its own,
+ * released by request_free (the CLI and the tools); request_parse_in takes
+ * the caller's, which the daemon reserves per request slot at start-up and
+ * resets after the response is sent, so a request calls no allocator.
  */
 #include "server/api/request.h"
 
@@ -28,7 +33,8 @@
 #define DEFAULT_RESPONSE_MODEL "laya-rl-agent"
 
 struct laya_request {
-    pj_arena arena;
+    arena *a;               /* where the request lives: &own, or request_parse_in's */
+    arena own;              /* request_parse's heap arena */
     const laya_checkpoint *ck;
     const char *model;      /* response "model" */
     int model_index;        /* in decide_opts.models (0 without one) */
@@ -69,15 +75,15 @@ float *request_row_act(laya_request *r, int i) { return r->act[i]; }
 
 void request_free(laya_request *r)
 {
-    if (!r)
+    if (!r || r->a != &r->own)
         return;
-    pj_arena_free(&r->arena);
-    free(r);
+    arena own = r->own; /* r lives in it */
+    arena_release(&own);
 }
 
 static void *alloc(laya_request *r, size_t n, layad_error *err)
 {
-    void *p = pj_alloc(&r->arena, n ? n : 1);
+    void *p = arena_alloc(r->a, n ? n : 1);
     if (!p)
         layad_fail(err, 500, "out of memory building the request");
     return p;
@@ -195,6 +201,33 @@ static void serialize_state(pj_buf *b, const pj_value *s)
         pj_dump(b, s);
 }
 
+/* Row i = (state s, question q): the question's head, then the state's ids. The ids are
+ * written at max_len capacity and trimmed in place to their length. */
+static int build_row(laya_request *r, int s, int q, const tok_ids *sid, int truncate_left, layad_error *err)
+{
+    int i = s * r->n_q + q;
+    const laya_qhead *h = &r->heads[q];
+    int32_t *markers = alloc(r, (size_t)h->n_markers * sizeof *markers, err);
+    int32_t *ids = alloc(r, (size_t)r->max_len * sizeof *ids, err);
+    if (!ids || !markers)
+        return -1;
+    int len, nm;
+    if (prompt_row(h, &r->qs[q], sid->ids, (int)sid->n, truncate_left, r->max_len, r->head_max_len,
+                   r->ck->cfg.sep_id, ids, &len, markers, &nm, &r->stats[i], err))
+        return -1;
+    ids = arena_grow(r->a, ids, (size_t)r->max_len * sizeof *ids, (size_t)(len ? len : 1) * sizeof *ids);
+    r->rows[i] = (laya_row){.ids = ids, .len = len, .markers = markers, .n_markers = nm,
+                            .qtype = r->qs[q].qtype};
+    r->logits[i] = alloc(r, (size_t)nm * sizeof(float), err);
+    r->act[i] = alloc(r, LAYA_N_ACT * sizeof(float), err);
+    if (!ids || !r->logits[i] || !r->act[i])
+        return -1;
+    r->n_tokens += len;
+    if (nm > r->max_markers)
+        r->max_markers = nm;
+    return 0;
+}
+
 static int build_rows(laya_request *r, const pj_value *const *states, const decide_opts *o, layad_error *err)
 {
     const laya_checkpoint *ck = r->ck;
@@ -203,7 +236,7 @@ static int build_rows(laya_request *r, const pj_value *const *states, const deci
     if (!r->heads)
         return -1;
     for (int q = 0; q < nq; q++)
-        if (prompt_head(&r->arena, ck, &r->qs[q], r->head_max_len, &r->heads[q], err))
+        if (prompt_head(r->a, ck, &r->qs[q], r->head_max_len, &r->heads[q], err))
             return -1;
     r->n_rows = r->n_states * nq;
     r->rows = alloc(r, (size_t)r->n_rows * sizeof *r->rows, err);
@@ -213,54 +246,19 @@ static int build_rows(laya_request *r, const pj_value *const *states, const deci
     if (!r->rows || !r->stats || !r->logits || !r->act)
         return -1;
     for (int s = 0; s < r->n_states; s++) {
-        pj_buf text = {0};
+        pj_buf text = pj_buf_in(r->a);
         serialize_state(&text, states[s]);
-        if (text.failed) {
-            free(text.p);
+        if (text.failed)
             return layad_fail(err, 500, "out of memory serializing a state");
-        }
-        if (o->max_state_bytes && text.len > o->max_state_bytes) {
-            free(text.p);
+        if (o->max_state_bytes && text.len > o->max_state_bytes)
             return layad_fail_field(err, 413, r->multi ? "states" : "state", "state too large (%zu > %zu bytes)",
                                     text.len, o->max_state_bytes);
-        }
-        tok_ids sid = {0};
-        int rc = prompt_state_ids(ck, text.p ? text.p : "", text.len, &sid, err);
-        free(text.p);
-        if (rc) {
-            free(sid.ids);
+        tok_ids sid = {.a = r->a};
+        if (prompt_state_ids(ck, text.p ? text.p : "", text.len, &sid, err))
             return -1;
-        }
-        int truncate_left = states[s]->type == PJ_ARRAY;
-        for (int q = 0; q < nq; q++) {
-            int i = s * nq + q;
-            const laya_qhead *h = &r->heads[q];
-            int cap = r->max_len;
-            int32_t *ids = alloc(r, (size_t)cap * sizeof *ids, err);
-            int32_t *markers = alloc(r, (size_t)h->n_markers * sizeof *markers, err);
-            if (!ids || !markers) {
-                free(sid.ids);
+        for (int q = 0; q < nq; q++)
+            if (build_row(r, s, q, &sid, states[s]->type == PJ_ARRAY, err))
                 return -1;
-            }
-            int len, nm;
-            if (prompt_row(h, &r->qs[q], sid.ids, (int)sid.n, truncate_left, r->max_len, r->head_max_len,
-                           ck->cfg.sep_id, ids, &len, markers, &nm, &r->stats[i], err)) {
-                free(sid.ids);
-                return -1;
-            }
-            r->rows[i] = (laya_row){.ids = ids, .len = len, .markers = markers, .n_markers = nm,
-                                    .qtype = r->qs[q].qtype};
-            r->logits[i] = alloc(r, (size_t)nm * sizeof(float), err);
-            r->act[i] = alloc(r, LAYA_N_ACT * sizeof(float), err);
-            if (!r->logits[i] || !r->act[i]) {
-                free(sid.ids);
-                return -1;
-            }
-            r->n_tokens += len;
-            if (nm > r->max_markers)
-                r->max_markers = nm;
-        }
-        free(sid.ids);
     }
     return 0;
 }
@@ -280,10 +278,40 @@ static const char *const *served_names(const decide_opts *o, const char **names)
 int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const decide_opts *o,
                   laya_request **out, layad_error *err)
 {
+    arena own = {0};
+    if (request_parse_in(&own, ck, body, len, o, out, err)) {
+        arena_release(&own);
+        return -1;
+    }
+    (*out)->own = own;
+    (*out)->a = &(*out)->own;
+    return 0;
+}
+
+/* A failed parse gives back what it took from a (a reserved arena rewinds to mark), so the
+ * error body still fits; when the arena ran out, the request was too large for the memory
+ * a request may use, which only a smaller request can fix (413). */
+static int parse_failed(arena *a, size_t mark, layad_error *err)
+{
+    int full = a->full;
+    arena_rewind(a, mark);
+    if (!full)
+        return -1;
+    return layad_fail(err, 413, "the request needs more than the %zu MiB of working memory a request may use "
+                                "on this server; send fewer or smaller states or questions", a->cap >> 20);
+}
+
+int request_parse_in(arena *a, const laya_checkpoint *ck, const char *body, size_t len, const decide_opts *o,
+                     laya_request **out, layad_error *err)
+{
     *out = NULL;
-    laya_request *r = calloc(1, sizeof *r);
-    if (!r)
-        return layad_fail(err, 500, "out of memory");
+    const size_t mark = a->used;
+    laya_request *r = arena_alloc(a, sizeof *r);
+    if (!r) {
+        layad_fail(err, 500, "out of memory");
+        return parse_failed(a, mark, err);
+    }
+    r->a = a;
     const char *names[MODELS_MAX + 1];
     r->model = o->response_model ? o->response_model : DEFAULT_RESPONSE_MODEL;
     r->strict = o->jev_strict;
@@ -298,7 +326,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
 
     pj_value *root;
     int batch = o->systemone_batch, pinned = 0, task_routed = 0;
-    if (pj_parse(&r->arena, body, len, &root, err))
+    if (pj_parse(a, body, len, &root, err))
         goto fail;
     /* The model decides the checkpoint, hence the caps; an unknown one is
      * reported after the body and limit checks, in laya-serve's order. */
@@ -357,7 +385,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
         goto fail;
     for (int q = 0; q < r->n_q; q++) {
         const pj_member *m = &questions->u.obj.m[q];
-        if (question_parse(&r->arena, m->key, m->keylen, m->val, &r->qs[q], err))
+        if (question_parse(a, m->key, m->keylen, m->val, &r->qs[q], err))
             goto fail;
     }
     if (r->n_q && build_rows(r, states, o, err))
@@ -365,8 +393,7 @@ int request_parse(const laya_checkpoint *ck, const char *body, size_t len, const
     *out = r;
     return 0;
 fail:
-    request_free(r);
-    return -1;
+    return parse_failed(a, mark, err);
 }
 
 int request_run(laya_request *r, laya_backend *b, int max_rows, layad_error *err)
@@ -374,13 +401,11 @@ int request_run(laya_request *r, laya_backend *b, int max_rows, layad_error *err
     if (!r->n_rows)
         return 0;
     int chunk = max_rows > 0 ? max_rows : r->n_rows;
-    float *logits = malloc((size_t)chunk * (size_t)r->max_markers * sizeof *logits);
-    float *act = malloc((size_t)chunk * LAYA_N_ACT * sizeof *act);
+    float *logits = arena_alloc(r->a, (size_t)chunk * (size_t)r->max_markers * sizeof *logits);
+    float *act = arena_alloc(r->a, (size_t)chunk * LAYA_N_ACT * sizeof *act);
+    if (!logits || !act)
+        return layad_fail(err, 500, "out of memory running the forward");
     int rc = 0;
-    if (!logits || !act) {
-        rc = layad_fail(err, 500, "out of memory running the forward");
-        goto done;
-    }
     for (int i = 0; i < r->n_rows && !rc; i += chunk) {
         int n = r->n_rows - i < chunk ? r->n_rows - i : chunk;
         int K = 0;
@@ -393,9 +418,6 @@ int request_run(laya_request *r, laya_backend *b, int max_rows, layad_error *err
             memcpy(r->act[i + j], act + (size_t)j * LAYA_N_ACT, LAYA_N_ACT * sizeof *act);
         }
     }
-done:
-    free(logits);
-    free(act);
     return rc;
 }
 
@@ -462,18 +484,13 @@ static void answer(pj_buf *b, const laya_request *r, int q, int i)
         answers_format(b, cfg, &r->qs[q], k, r->logits[i], r->act[i], r->strict, r->return_logits);
         return;
     }
-    answer_numbers *a = malloc(sizeof *a);
-    if (!a) {
-        b->failed = 1;
-        return;
-    }
+    answer_numbers a;
     answers_format_open(b, cfg, &r->qs[q], k, r->logits[i], r->act[i], r->strict, r->return_logits);
-    answers_numbers(cfg, &r->qs[q], k, r->logits[i], a);
-    gate_format(b, &r->gate, a);
+    answers_numbers(cfg, &r->qs[q], k, r->logits[i], &a);
+    gate_format(b, &r->gate, &a);
     if (r->jev)
-        jev_confidence_format(b, a);
+        jev_confidence_format(b, &a);
     pj_buf_put(b, "}", 1);
-    free(a);
 }
 
 static void result(pj_buf *b, const laya_request *r, int s)
@@ -496,7 +513,7 @@ static void result(pj_buf *b, const laya_request *r, int s)
 
 char *request_format(const laya_request *r, size_t *len, layad_error *err)
 {
-    pj_buf b = {0};
+    pj_buf b = pj_buf_in(r->a);
     if (!r->multi) {
         result(&b, r, 0);
     } else {
@@ -512,7 +529,6 @@ char *request_format(const laya_request *r, size_t *len, layad_error *err)
         pj_buf_printf(&b, "], \"total_usage\": {\"input_tokens\": %ld, \"output_tokens\": 0}}", total);
     }
     if (b.failed || !b.p) {
-        free(b.p);
         layad_fail(err, 500, "out of memory formatting the response");
         return NULL;
     }
@@ -520,22 +536,27 @@ char *request_format(const laya_request *r, size_t *len, layad_error *err)
     return b.p;
 }
 
+void request_error_write(pj_buf *b, const layad_error *err, int show_5xx)
+{
+    const char *msg = err->status >= 500 && !show_5xx ? "internal error" : err->msg;
+    pj_buf_puts(b, "{\"error\": {\"message\": ");
+    pj_buf_string(b, msg, strlen(msg));
+    pj_buf_puts(b, ", \"field\": ");
+    if (err->status < 500 && err->field[0])
+        pj_buf_string(b, err->field, strlen(err->field));
+    else
+        pj_buf_puts(b, "null");
+    pj_buf_puts(b, "}, \"detail\": ");
+    pj_buf_string(b, msg, strlen(msg));
+    pj_buf_puts(b, "}");
+}
+
 char *request_error_body(const layad_error *err, size_t *len)
 {
     pj_buf b = {0};
-    const char *msg = err->status >= 500 ? "internal error" : err->msg;
-    pj_buf_puts(&b, "{\"error\": {\"message\": ");
-    pj_buf_string(&b, msg, strlen(msg));
-    pj_buf_puts(&b, ", \"field\": ");
-    if (err->status < 500 && err->field[0])
-        pj_buf_string(&b, err->field, strlen(err->field));
-    else
-        pj_buf_puts(&b, "null");
-    pj_buf_puts(&b, "}, \"detail\": ");
-    pj_buf_string(&b, msg, strlen(msg));
-    pj_buf_puts(&b, "}");
+    request_error_write(&b, err, 0);
     if (b.failed || !b.p) {
-        free(b.p);
+        pj_buf_free(&b);
         return NULL;
     }
     if (len)

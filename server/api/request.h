@@ -12,12 +12,19 @@
  *                   the request owns (request_row_logits / request_row_act);
  *                   request_run does this for a single backend in one call
  *   request_format  logits -> the official `laya` system_one response JSON
- *   request_free
+ *   request_free    (request_parse's requests; request_parse_in's live in the
+ *                   caller's arena and go with it)
  *
  * Rows are state-major: row = state_index * n_questions + question_index,
  * questions in request (insertion) order. A request with no questions has no
  * rows; it still formats (empty answers, zero usage), so callers must not run
  * a forward with n == 0.
+ *
+ * Memory: everything a request holds, its response included, lives in one
+ * arena (model/base/arena.h). request_parse makes its own (malloc'd blocks,
+ * freed by request_free); request_parse_in uses the caller's, so a request in
+ * a reserved arena calls no allocator from body to response bytes (the
+ * daemon's request slots, server/http/slots.h).
  *
  * Threading: a laya_request is owned by one thread at a time; the checkpoint
  * and its tokenizer are shared read-only. Nothing here touches a device.
@@ -27,7 +34,9 @@
 
 #include <stddef.h>
 
+#include "model/base/arena.h"
 #include "model/checkpoint/checkpoint.h"
+#include "model/pyexact/pyjson.h"
 #include "model/base/error.h"
 #include "model/backend/rows.h"
 #include "server/api/models.h"
@@ -83,6 +92,12 @@ typedef struct laya_request laya_request;
 int request_parse(const laya_checkpoint *ck, const char *body, size_t len,
                   const decide_opts *o, laya_request **out, layad_error *err);
 
+/* request_parse into the caller's arena a: the request and everything it holds are
+ * allocated there, and live until the caller resets a (request_free does nothing). When a
+ * is a reserved arena that runs out, the request is refused with 413. */
+int request_parse_in(arena *a, const laya_checkpoint *ck, const char *body, size_t len,
+                     const decide_opts *o, laya_request **out, layad_error *err);
+
 /* The index in o->models of the model the request named (0 without a table). */
 int request_model(const laya_request *r);
 
@@ -118,7 +133,8 @@ float *request_row_act(laya_request *r, int i);
  * one-by-one retry after a failed batch. */
 int request_run(laya_request *r, laya_backend *b, int max_rows, layad_error *err);
 
-/* The response JSON (malloc'ed, NUL-terminated, *len bytes without the NUL):
+/* The response JSON (in the request's arena until request_free or the arena's reset,
+ * NUL-terminated, *len bytes without the NUL):
  * the official system_one envelope for one `state`, or {"model", "results": [...]}
  * for `states` on /decide. Only a 500 can fail here. */
 char *request_format(const laya_request *r, size_t *len, layad_error *err);
@@ -131,5 +147,9 @@ void request_free(laya_request *r);
  * text it shows its user. A 500 never carries internal details: its message is
  * "internal error". NULL only when out of memory. */
 char *request_error_body(const layad_error *err, size_t *len);
+
+/* The same body appended to b (any pj_buf storage). show_5xx keeps a 5xx message (503,
+ * 504 and 529 are service answers meant for the client); the field of a 5xx is null. */
+void request_error_write(pj_buf *b, const layad_error *err, int show_5xx);
 
 #endif

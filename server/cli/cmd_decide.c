@@ -62,7 +62,7 @@ static char *read_all(const char *path, size_t *len)
 /* Fills the request's result storage from a --logits file. */
 static int load_logits(laya_request *r, const char *text, size_t len, const char *path, layad_error *err)
 {
-    pj_arena a = {0};
+    arena a = {0};
     pj_value *root;
     int rc = pj_parse(&a, text, len, &root, err);
     if (rc)
@@ -92,7 +92,7 @@ static int load_logits(laya_request *r, const char *text, size_t len, const char
         }
     }
 done:
-    pj_arena_free(&a);
+    arena_release(&a);
     return rc;
 }
 
@@ -240,16 +240,16 @@ static int one(const cli *c, const laya_checkpoint *ck, const char *body, size_t
     char *out = NULL;
     size_t n = 0;
     if (!rc)
-        out = request_format(r, &n, &err);
-    request_free(r);
+        out = request_format(r, &n, &err); /* in r's memory */
     if (!out) {
+        request_free(r);
         print_error(c, &err);
         fprintf(stderr, "layad decide: %s\n", err.msg);
         return 2;
     }
     fwrite(out, 1, n, stdout);
     fputc('\n', stdout);
-    free(out);
+    request_free(r);
     return 0;
 }
 

@@ -15,6 +15,14 @@
  * (done() resumes only a suspended connection, after releasing the mutex; a
  * handler that finds the job already done answers at once).
  *
+ * Memory: each request lives in a request slot taken when its head arrives
+ * (slots.h): the connection state, the body, the request, its job and the
+ * response bytes, which MHD sends from the slot (MHD_RESPMEM_PERSISTENT). The
+ * request-completed callback drops the connection's hold on the slot; the
+ * job's last reference drops the other. Only GET bodies (health, metrics) are
+ * still malloc'ed, off the decision path. With no free slot the request is
+ * answered 503 at once from static bytes.
+ *
  * The checks on a request head live in head.c, the listening socket's
  * set-up in listen.c (http_internal.h); this file handles the requests.
  */
@@ -41,6 +49,7 @@
 #include "server/http/conn_guard.h"
 #include "server/http/http_internal.h"
 #include "server/http/routes.h"
+#include "server/http/slots.h"
 
 struct http_server {
     struct MHD_Daemon *d;
@@ -48,11 +57,13 @@ struct http_server {
     int port;
     MHD_socket quiesced_fd; /* the listening socket after http_quiesce, closed after stop; else -1 */
     conn_guard *guard;      /* head/body deadlines and room under pressure (owned) */
+    slot_pool *slots;       /* every request's memory (owned) */
 };
 
 static _Atomic long long g_last_request_ms; /* monotonic ms of the latest request start */
 
 typedef struct conn_ctx {
+    req_slot *slot;         /* where this context, the body and the request live */
     serve_app *app;
     struct MHD_Connection *conn;
     int endpoint, route_status;
@@ -60,7 +71,7 @@ typedef struct conn_ctx {
     char method[12], path[160];
     double t_start, t_body, t_replied;
     http_stages st;       /* this thread's stages of a decision (Server-Timing) */
-    char *body;
+    char *body;           /* in the slot's arena */
     size_t len, cap;
     int strict, replied, status;
     serve_job *job;
@@ -127,7 +138,7 @@ static enum MHD_Result send_reply(conn_ctx *x, http_reply *r)
 
 static enum MHD_Result send_error(conn_ctx *x, int status, const char *fmt, const char *arg)
 {
-    http_reply r = {0};
+    http_reply r = {.a = &x->slot->a};
     routes_error(&r, status, NULL, fmt, arg);
     return send_reply(x, &r);
 }
@@ -135,7 +146,7 @@ static enum MHD_Result send_error(conn_ctx *x, int status, const char *fmt, cons
 /* The 413 for a body that crossed the cap mid-stream (see the file comment). */
 static enum MHD_Result refuse_streamed_body(conn_ctx *x)
 {
-    http_reply r = {0};
+    http_reply r = {.a = &x->slot->a};
     routes_error(&r, 413, NULL, "request body over the %ld-byte limit", x->app->cfg->max_body_bytes);
     char head[512];
     int hn = snprintf(head, sizeof head,
@@ -150,7 +161,6 @@ static enum MHD_Result refuse_streamed_body(conn_ctx *x)
             (void)!send(ci->connect_fd, body, r.len, MSG_NOSIGNAL);
         shutdown(ci->connect_fd, SHUT_WR);
     }
-    free(r.body);
     x->status = 413;
     snprintf(x->error, sizeof x->error, "body over the limit (streamed)");
     x->replied = 1;
@@ -199,7 +209,7 @@ static int client_gone(serve_job *j)
 
 static enum MHD_Result finish_decide(conn_ctx *x)
 {
-    http_reply r = {0};
+    http_reply r = {.a = &x->slot->a};
     const double t0 = sched_now();
     x->st.parse_s = x->job->t_enqueue - x->t_body;
     x->st.resume_s = x->job->t_done > 0 ? t0 - x->job->t_done : 0;
@@ -208,15 +218,20 @@ static enum MHD_Result finish_decide(conn_ctx *x)
     return send_reply(x, &r);
 }
 
-/* Phase 1, headers in: a context for the connection, with its request id
- * (the client's when sane, else generated) and strict flag; NULL when out of memory. */
-static conn_ctx *conn_ctx_new(serve_app *app, struct MHD_Connection *c, const char *url, const char *method)
+/* Phase 1, headers in: a context for the connection in a free slot, with its
+ * request id (the client's when sane, else generated) and strict flag; NULL
+ * when no slot is free (or its mutex cannot be made). */
+static conn_ctx *conn_ctx_new(http_server *h, struct MHD_Connection *c, const char *url, const char *method)
 {
-    conn_ctx *x = calloc(1, sizeof *x);
+    serve_app *app = h->app;
+    req_slot *slot = slot_get(h->slots);
+    conn_ctx *x = slot ? arena_alloc(&slot->a, sizeof *x) : NULL;
     if (!x || pthread_mutex_init(&x->lock, NULL)) {
-        free(x);
+        if (slot)
+            slot_unref(slot);
         return NULL;
     }
+    x->slot = slot;
     x->app = app;
     x->conn = c;
     atomic_fetch_add(&app->requests_open, 1);
@@ -261,7 +276,7 @@ static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method, c
         unsigned long long n = strtoull(cl, &end, 10);
         if (end != cl && n > (unsigned long long)app->cfg->max_body_bytes) {
             metrics_reject(REJ_BODY_TOO_LARGE);
-            http_reply r = {0};
+            http_reply r = {.a = &x->slot->a};
             routes_error(&r, 413, NULL, "request body over the %ld-byte limit", app->cfg->max_body_bytes);
             return send_reply(x, &r);
         }
@@ -287,7 +302,7 @@ static enum MHD_Result take_body(conn_ctx *x, const char *data, size_t *size)
                 nc *= 2;
             if (nc > max)
                 nc = max;
-            char *nb = realloc(x->body, nc);
+            char *nb = arena_grow(&x->slot->a, x->body, x->cap, nc);
             if (!nb)
                 return MHD_NO;
             x->body = nb;
@@ -321,7 +336,7 @@ static void await_lone_answer(conn_ctx *x)
  * job_done, unless the job finished already (or while the thread polled). */
 static enum MHD_Result submit_decide(conn_ctx *x)
 {
-    http_reply r = {0};
+    http_reply r = {.a = &x->slot->a};
     serve_job *job = NULL;
     /* counted before the job exists, so that its job_done always finds it counted */
     const long running = atomic_fetch_add_explicit(&x->app->decisions_running, 1, memory_order_relaxed);
@@ -331,9 +346,11 @@ static enum MHD_Result submit_decide(conn_ctx *x)
         return send_reply(x, &r);
     }
     x->job = job;
-    free(x->body); /* the request owns copies of everything it needs */
-    x->body = NULL;
-    x->cap = 0;
+    /* The job's hold on the slot, dropped by its last reference; set while this side's
+     * reference is held, so the scheduler's unref cannot be the last before it. */
+    slot_ref(x->slot);
+    job->release = slot_unref;
+    job->release_ctx = x->slot;
     atomic_fetch_add(&x->app->responses_pending, 1);
     if (running == 0 && x->app->http_spin_us > 0)
         await_lone_answer(x);
@@ -362,11 +379,35 @@ static enum MHD_Result dispatch(conn_ctx *x)
     }
     x->t_body = sched_now();
     if (!routes_takes_body(x->endpoint)) {
-        http_reply r = {0};
+        http_reply r = {.a = &x->slot->a};
         routes_simple(x->app, x->endpoint, http_peer_is_loopback(x->conn), &r);
         return send_reply(x, &r);
     }
     return submit_decide(x);
+}
+
+/* The context of a request answered 503 for want of a slot: it has no state. */
+static char g_no_slot;
+
+/* Every slot in use: 503 (or /v1/systemone's busy status) with Retry-After,
+ * from static bytes; the body, if any, is read and dropped. */
+static enum MHD_Result refuse_no_slot(http_server *h, struct MHD_Connection *c, const char *url, const char *method)
+{
+    static const char body[] = "{\"error\": {\"message\": \"the server is overloaded; retry later\", "
+                               "\"field\": null}, \"detail\": \"the server is overloaded; retry later\"}";
+    int endpoint = 0;
+    (void)routes_lookup(method, url, &endpoint);
+    int jev = endpoint == EP_SYSTEMONE || endpoint == EP_SYSTEMONE_BATCH;
+    metrics_reject(REJ_QUEUE_FULL);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(sizeof body - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    int ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") == MHD_YES &&
+             MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1") == MHD_YES;
+    enum MHD_Result q =
+        ok ? MHD_queue_response(c, jev ? (unsigned)h->app->cfg->systemone_busy_status : 503, resp) : MHD_NO;
+    MHD_destroy_response(resp);
+    return q;
 }
 
 /* MHD calls this once with the headers, once per chunk of body, then once
@@ -375,10 +416,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *version, const char *data, size_t *size, void **con_cls)
 {
     conn_ctx *x = *con_cls;
+    if ((void *)x == &g_no_slot) {
+        *size = 0;
+        return MHD_YES;
+    }
     if (!x) {
         x = conn_ctx_new(cls, c, url, method);
-        if (!x)
-            return MHD_NO;
+        if (!x) {
+            *con_cls = &g_no_slot;
+            return refuse_no_slot(cls, c, url, method);
+        }
         *con_cls = x;
         return admit(x, url, method, version);
     }
@@ -391,10 +438,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)c;
-    serve_app *app = cls;
+    serve_app *app = ((http_server *)cls)->app;
     conn_ctx *x = *con_cls;
-    if (!x)
+    if (!x || (void *)x == &g_no_slot) {
+        *con_cls = NULL;
         return;
+    }
     *con_cls = NULL;
     guard_request_done(x->gc); /* waiting for the next head, if the connection stays */
     if (guard_reason_of(x->gc) == GUARD_BODY_LATE) {
@@ -427,9 +476,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         job_unref(x->job);
         atomic_fetch_sub(&app->responses_pending, 1);
     }
-    free(x->body);
     pthread_mutex_destroy(&x->lock);
-    free(x);
+    slot_unref(x->slot); /* x is gone after this */
 }
 
 /* Every connection's open and close (MHD's threads): its guard slot, kept as
@@ -468,16 +516,19 @@ http_server *http_start(serve_app *app, layad_error *err)
     h->guard = guard_create(cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, err);
     if (!h->guard)
         goto fail;
+    h->slots = slots_create(cfg->max_connections + cfg->max_queue, (size_t)cfg->max_body_bytes, err);
+    if (!h->slots)
+        goto fail;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
     flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
     flags |= ipv6 ? MHD_USE_IPv6 : 0;
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, app, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->http_threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->max_connections_per_ip,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->connection_timeout_s,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, app, MHD_OPTION_END);
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (!h->d) {
         /* fd is not closed here: MHD may have closed it already; the process is exiting */
         layad_fail(err, 500, "cannot start the HTTP server on %s:%d", cfg->bind, cfg->port);
@@ -491,6 +542,7 @@ http_server *http_start(serve_app *app, layad_error *err)
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
     return h;
 fail:
+    slots_destroy(h->slots);
     guard_destroy(h->guard);
     free(h);
     return NULL;
@@ -568,6 +620,7 @@ void http_stop(http_server *h)
         return;
     MHD_stop_daemon(h->d);
     guard_destroy(h->guard); /* after MHD closed every connection */
+    slots_destroy(h->slots);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
     free(h);

@@ -5,7 +5,7 @@
  * /v1/systemone and its /batch the configured systemone_busy_status: 503 by default, the
  * status the official laya client (laya.mcp.remote) reads as "busy" (it reports any other
  * as an upstream error), or 529 ("site overloaded") for Jev clients that retry on it.
- * A 500 never carries details to the client (request_error_body
+ * A 500 never carries details to the client (request_error_write
  * replaces its message); the details go to the log line.
  */
 #include "server/http/routes.h"
@@ -119,33 +119,25 @@ static void add_worker_stats(serve_app *app, json_t *devs)
     }
 }
 
-/* 503/504/529 are not internal failures: their message is meant for the
- * client (request_error_body hides every 5xx message as "internal error"). */
-static char *service_error_body(const layad_error *e, size_t *n)
-{
-    json_t *j = json_pack("{s:{s:s,s:n},s:s}", "error", "message", e->msg, "field", "detail", e->msg);
-    char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(0)) : NULL; /* ", " and ": " like Python */
-    json_decref(j);
-    if (s)
-        *n = strlen(s);
-    return s;
-}
-
 void routes_error_from(http_reply *r, const layad_error *e)
 {
-    size_t n = 0;
+    /* 503/504/529 are not internal failures: their message is meant for the client */
     int service = e->status == 503 || e->status == 504 || e->status == 529;
-    char *b = service ? service_error_body(e, &n) : request_error_body(e, &n);
+    pj_buf b = pj_buf_in(r->a);
+    request_error_write(&b, e, service);
     snprintf(r->error, sizeof r->error, "%.159s", e->msg);
-    if (!b) {
+    if (b.failed || !b.p) {
+        pj_buf_free(&b);
         reply_static(r, e->status, "{\"error\": {\"message\": \"internal error\", \"field\": null}, "
                                    "\"detail\": \"internal error\"}");
-        r->status = e->status;
         return;
     }
     r->status = e->status;
-    r->body = b;
-    r->len = n;
+    if (r->a)
+        r->fixed = b.p;
+    else
+        r->body = b.p;
+    r->len = b.len;
     r->content_type = "application/json";
 }
 
@@ -399,7 +391,7 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
     layad_error_clear(&e);
     laya_request *req = NULL;
     double t0 = sched_now();
-    int rc = request_parse(NULL, body, len, &o, &req, &e);
+    int rc = request_parse_in(r->a, NULL, body, len, &o, &req, &e);
     metrics_observe(H_TOKENIZE, sched_now() - t0);
     if (rc) {
         routes_error_from(r, &e);
@@ -408,21 +400,16 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
     if (request_n_rows(req) == 0) {
         size_t n = 0;
         char *out = request_format(req, &n, &e);
-        request_free(req);
         if (!out) {
             log_msg("error", "formatting an empty answer failed: %s", e.msg);
             routes_error_from(r, &e);
             return 0;
         }
-        r->status = 200;
-        r->body = out;
-        r->len = n;
-        r->content_type = "application/json";
+        reply_fixed(r, 200, out, n, "application/json");
         return 0;
     }
-    serve_job *j = job_create(req, done, user);
+    serve_job *j = job_create(r->a, req, done, user);
     if (!j) {
-        request_free(req);
         routes_error(r, 500, NULL, "out of memory (job)");
         return 0;
     }
@@ -475,8 +462,5 @@ void routes_decide_end(serve_app *app, int endpoint, serve_job *j, http_reply *r
         routes_error_from(r, &e);
         return;
     }
-    r->status = 200;
-    r->body = out;
-    r->len = n;
-    r->content_type = "application/json";
+    reply_fixed(r, 200, out, n, "application/json");
 }

@@ -16,9 +16,13 @@
 #include "server/sched/scheduler.h"
 
 typedef struct http_reply {
+    arena *a;            /* set by the caller: error and decision bodies are written here (the
+                            request's slot, which lives until the response is sent) as `fixed`;
+                            NULL: they are malloc'ed as `body` */
     int status;
     char *body;          /* malloc'ed, owned by the reply until sent */
-    const char *fixed;   /* or a body that outlives the reply (a literal, an embedded file): sent without a copy */
+    const char *fixed;   /* or a body that outlives the reply (a literal, an embedded file, the
+                            request's arena): sent without a copy */
     size_t len;
     const char *content_type;
     int retry_after;     /* seconds; 0: no Retry-After header */
@@ -48,7 +52,8 @@ void routes_simple(serve_app *app, int endpoint, int peer_loopback, http_reply *
 /* /decide and /v1/systemone, first half: parse + validate + tokenize, then
  * submit. Returns 1 when *job was submitted (the caller suspends until
  * done(job) runs; done is called on the scheduler loop thread), 0 when r
- * holds the reply already (error, overload, or a request without rows). */
+ * holds the reply already (error, overload, or a request without rows).
+ * The request, its job and its answer live in r->a (required). */
 int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t len, int strict,
                         void (*done)(serve_job *), void *user, serve_job **job, http_reply *r);
 

@@ -81,12 +81,19 @@ struct serve_job {
     laya_fwd_timing fwd;
     int retry_after;      /* seconds, set when scheduler_submit refuses it for load */
     _Atomic int refs;
+    /* memory: NULL arena: the job is malloc'ed and its last unref frees it and its request.
+     * In an arena: the last unref calls release(release_ctx) when set (the owner of the
+     * arena takes the memory back), else nothing. */
+    arena *mem;
+    void (*release)(void *ctx);
+    void *release_ctx;
 };
 
-/* A job for request r (rows, tokens taken from it); refs = 1 (the caller's). */
-serve_job *job_create(laya_request *r, void (*done)(serve_job *), void *user);
+/* A job for request r (rows, tokens taken from it); refs = 1 (the caller's). Allocated in
+ * a (the request's arena) when a is set, else malloc'ed. */
+serve_job *job_create(arena *a, laya_request *r, void (*done)(serve_job *), void *user);
 void job_ref(serve_job *j);
-void job_unref(serve_job *j); /* the last one frees the request too */
+void job_unref(serve_job *j); /* the last one frees (or releases) the job and the request */
 
 typedef struct sched_opts {
     int max_queue;

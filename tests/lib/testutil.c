@@ -63,7 +63,7 @@ char *tu_read_fixture(const char *path, size_t *len)
     return text;
 }
 
-pj_value *tu_load_json(pj_arena *a, const char *path)
+pj_value *tu_load_json(arena *a, const char *path)
 {
     size_t n = 0;
     char *buf = tu_read_fixture(path, &n);
@@ -74,7 +74,7 @@ pj_value *tu_load_json(pj_arena *a, const char *path)
     return root;
 }
 
-static pj_arena g_pycases_arena;
+static arena g_pycases_arena;
 static pj_value *g_pycases;
 
 void tu_pycases_load(void)
@@ -84,7 +84,7 @@ void tu_pycases_load(void)
 
 void tu_pycases_unload(void)
 {
-    pj_arena_free(&g_pycases_arena);
+    arena_release(&g_pycases_arena);
     g_pycases = NULL;
 }
 

@@ -29,7 +29,7 @@ char *tu_read_fixture(const char *path, size_t *len);
 
 /* Reads and parses the JSON file at path into arena a (pj_parse); fails the
  * running test when it cannot be read or parsed. Returns the root value. */
-pj_value *tu_load_json(pj_arena *a, const char *path);
+pj_value *tu_load_json(arena *a, const char *path);
 
 /* tests/fixtures/pycases.json (written by scripts/gen-test-cases.py), the
  * cases several suites check against Python: tu_pycases_load (an unchecked
