@@ -5,8 +5,9 @@
  *   layad-dev bench-request --model DIR --body FILE [--systemone] [--iters N] [--thrash-mb M]
  *                           [--out FILE]
  *
- * Times request_parse (validate, tokenize, build the rows) + request_free, and
- * request_format (answers and the response JSON) on one body, each N times. No forward
+ * Times request_parse_in (validate, tokenize, build the rows) and request_format
+ * (answers and the response JSON) on one body, each N times, in a reserved arena reset
+ * between iterations, as the daemon's request slots are (server/http/slots.h). No forward
  * runs: every row's logits are a fixed ramp, so the format path computes real answers.
  * With --thrash-mb, M MB are written and read between iterations, as a forward and the
  * daemon's other threads evict the caches between two requests; a tight loop (0) and a
@@ -18,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/base/arena.h"
 #include "model/base/clock.h"
 #include "server/api/request.h"
 #include "tests/tools/tool.h"
 #include "tests/tools/tools.h"
 
 #define BR_ITERS_MAX 1000000
+#define BR_ARENA_BYTES ((size_t)256 << 20) /* address space for one request (a slot's default size) */
 
 static void usage(FILE *f)
 {
@@ -97,31 +100,30 @@ static int br_run(tool *t, const br_opts *o, const char *body, size_t len)
     unsigned char *buf = tb ? malloc(tb) : NULL;
     double *tp = malloc((size_t)o->iters * sizeof *tp), *tf = malloc((size_t)o->iters * sizeof *tf);
     laya_request *r = NULL;
+    arena a = {0};
     unsigned sink = 0;
     int rc = -1;
-    if (!tp || !tf || (tb && !buf)) {
+    if (!tp || !tf || (tb && !buf) || arena_reserve(&a, BR_ARENA_BYTES)) {
         layad_fail(&t->err, 500, "out of memory");
         goto out;
     }
     for (int i = 0; i < o->iters; i++) {
         sink += thrash(buf, tb, (unsigned)i);
+        arena_reset(&a, BR_ARENA_BYTES);
         const double t0 = layad_now();
-        if (request_parse(t->ck, body, len, &d, &r, &t->err))
+        if (request_parse_in(&a, t->ck, body, len, &d, &r, &t->err))
             goto out;
         tp[i] = layad_now() - t0;
-        if (i + 1 < o->iters) {
-            request_free(r);
-            r = NULL;
-        }
     }
     fake_forward(r);
+    const size_t mark = a.used;
     size_t n = 0;
     for (int i = 0; i < o->iters; i++) {
         sink += thrash(buf, tb, (unsigned)i);
+        arena_rewind(&a, mark);
         const double t0 = layad_now();
-        char *resp = request_format(r, &n, &t->err);
+        const char *resp = request_format(r, &n, &t->err);
         tf[i] = layad_now() - t0;
-        free(resp);
         if (!resp)
             goto out;
     }
@@ -131,7 +133,7 @@ static int br_run(tool *t, const br_opts *o, const char *body, size_t len)
                        "parse", quantiles(tp, o->iters), "format", quantiles(tf, o->iters), "sink", (int)(sink & 1));
     rc = t->rep ? 0 : layad_fail(&t->err, 500, "out of memory");
 out:
-    request_free(r);
+    arena_release(&a);
     free(buf);
     free(tp);
     free(tf);
