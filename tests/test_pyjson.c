@@ -40,6 +40,53 @@ START_TEST(float_repr_matches_python)
 }
 END_TEST
 
+/* The significant digits of a decimal string ("-0.01230" -> "123"), at most 39. */
+static void sig_digits(const char *s, char *d)
+{
+    int n = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9' && (n > 0 || *s != '0'))
+            d[n++] = *s;
+    while (n > 0 && d[n - 1] == '0')
+        n--;
+    d[n] = 0;
+}
+
+/* Fresh round(x, 4) values from 1e-4 to 1e9 (what responses print, and what
+ * py_float_repr's shortcut serves) and random doubles around them: each repr
+ * reads back to x, no shorter digit string does, its digits are the
+ * correctly rounded ones of that length, and it is in fixed notation with a
+ * fraction and no trailing zero past the first decimal. */
+START_TEST(float_repr_of_rounded_values_is_shortest)
+{
+    srand(20261204);
+    for (int i = 0; i < 200000; i++) {
+        const double mag = pow(10.0, (double)(rand() % 14) - 4.0), u = (double)rand() / RAND_MAX;
+        double x = u * mag * (rand() % 2 ? 1.0 : -1.0);
+        if (i % 2)
+            x = py_round(x, 4);
+        if (x == 0.0 || fabs(x) < 1e-4 || fabs(x) >= 1e9)
+            continue;
+        char out[32], got[40], want[48], e[48];
+        py_float_repr(x, out);
+        ck_assert_msg(strtod(out, NULL) == x, "repr(%.17g) = %s does not read back", x, out);
+        sig_digits(out, got);
+        const int nd = (int)strlen(got);
+        snprintf(e, sizeof e, "%.*e", nd - 1, x);
+        sig_digits(e, want);
+        ck_assert_msg(!strcmp(got, want), "repr(%.17g) = %s: digits %s, correctly rounded %s", x, out, got, want);
+        if (nd > 1) {
+            snprintf(e, sizeof e, "%.*e", nd - 2, x);
+            ck_assert_msg(strtod(e, NULL) != x, "repr(%.17g) = %s, but %s is shorter and reads back", x, out, e);
+        }
+        const char *dot = strchr(out, '.');
+        const size_t len = strlen(out);
+        ck_assert_msg(dot && !strchr(out, 'e') && dot[1] && (out[len - 1] != '0' || out + len - 2 == dot),
+                      "repr(%.17g) = %s is not in fixed notation with its fraction", x, out);
+    }
+}
+END_TEST
+
 START_TEST(round4_matches_python)
 {
     const pj_value *cases = pj_get(tu_pycases(), "round4");
@@ -388,6 +435,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, float_repr_matches_python);
     tcase_add_test(tc, round4_matches_python);
+    tcase_add_test(tc, float_repr_of_rounded_values_is_shortest);
     tcase_add_test(tc, dumps_matches_python);
     tcase_add_test(tc, bad_json_is_400);
     tcase_add_test(tc, invalid_utf8_is_400);

@@ -9,6 +9,16 @@
  * layout then follows CPython's format_float_short for repr: exponent form
  * when the decimal point position decpt <= -4 or decpt > 16.
  *
+ * Most floats a response prints are round(x, 4) results, for which that
+ * search costs up to five printf / strtod pairs. They take a shortcut first:
+ * when "%.4f" reads back to x and 1e-4 <= |x| < 1e9, that string without its
+ * trailing zeros is the repr. It round-trips, and no other decimal of as few
+ * or fewer digits can: such a decimal would also be a multiple of 1e-4
+ * (fewer significant digits at the same magnitude means fewer decimal
+ * places), hence at least 1e-4 away from it, while two decimals that read
+ * back to the same x are less than an ulp of x apart (< 1.2e-7 below 1e9).
+ * In that range CPython prints fixed notation, as the string already is.
+ *
  * round(x, n): CPython rounds through dtoa mode 3 (correctly rounded to n
  * decimals, half-even on the exact binary value) and reads the string back;
  * glibc "%.*f" rounds the exact binary value the same way.
@@ -20,6 +30,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* repr(x) when x is a decimal of at most 4 places in [1e-4, 1e9) (see the
+ * header); 0 when it is not, out then unspecified. */
+static int repr_4dp(double x, char out[32])
+{
+    const double ax = fabs(x);
+    if (!(ax >= 1e-4 && ax < 1e9))
+        return 0;
+    int n = snprintf(out, 32, "%.4f", x);
+    if (n <= 0 || n >= 32 || strtod(out, NULL) != x)
+        return 0;
+    while (out[n - 1] == '0' && out[n - 2] != '.')
+        n--;
+    out[n] = 0;
+    return n;
+}
+
 int py_float_repr(double x, char out[32])
 {
     if (isnan(x))
@@ -28,6 +54,9 @@ int py_float_repr(double x, char out[32])
         return snprintf(out, 32, x > 0 ? "inf" : "-inf");
     if (x == 0.0)
         return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
+    const int n4 = repr_4dp(x, out);
+    if (n4 > 0)
+        return n4;
 
     char buf[40];
     int p;
