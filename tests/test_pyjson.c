@@ -52,20 +52,21 @@ static void sig_digits(const char *s, char *d)
     d[n] = 0;
 }
 
-/* Fresh round(x, 4) values from 1e-4 to 1e9 (what responses print, and what
- * py_float_repr's shortcut serves) and random doubles around them: each repr
- * reads back to x, no shorter digit string does, its digits are the
- * correctly rounded ones of that length, and it is in fixed notation with a
- * fraction and no trailing zero past the first decimal. */
+/* Fresh round(x, 4) values from 1e-4 to 1e16 (what responses print, and on
+ * both sides of 1e9, where py_float_repr's shortcut stops serving them) and
+ * random doubles around them: each repr reads back to x, no shorter digit
+ * string does, its digits are the correctly rounded ones of that length, and
+ * it is in fixed notation with a fraction and no trailing zero past the
+ * first decimal. */
 START_TEST(float_repr_of_rounded_values_is_shortest)
 {
     srand(20261204);
     for (int i = 0; i < 200000; i++) {
-        const double mag = pow(10.0, (double)(rand() % 14) - 4.0), u = (double)rand() / RAND_MAX;
+        const double mag = pow(10.0, (double)(rand() % 21) - 4.0), u = (double)rand() / RAND_MAX;
         double x = u * mag * (rand() % 2 ? 1.0 : -1.0);
         if (i % 2)
             x = py_round(x, 4);
-        if (x == 0.0 || fabs(x) < 1e-4 || fabs(x) >= 1e9)
+        if (x == 0.0 || fabs(x) < 1e-4 || fabs(x) >= 1e16)
             continue;
         char out[32], got[40], want[48], e[48];
         py_float_repr(x, out);
