@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -480,7 +480,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -551,12 +551,14 @@ int main(int argc, char **argv)
                     for (auto &p : g_mmbert)
                         bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
             }
+        }
+        if (want("gemm") || want("gemm_head")) {
             /* The head's erf-GELU layers as the GPU forward runs them (fp32 X: own kernels), the
              * same shapes with 16-bit X (cuBLASLt + GELU pass) and plain cuBLASLt (the reference
              * for "own >= 90% of cuBLAS"): scorer.1 at 1, 8 and 64 questions x (CLS + 8 markers)
-             * rows, act_head.0 (K = d + 4 = 1028). Then the own tiled kernel at encoder shapes,
-             * for the record (cuBLASLt serves those). */
-            for (int m : {9, 72, 576}) {
+             * rows, act_head.0 (K = d + 4 = 1028) and act_head.2. The own tiled kernel at encoder
+             * shapes follows, for the record (cuBLASLt serves those). */
+            for (int m : {9, 16, 72, 576}) {
                 bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
                 bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, dt, KN_F32);
                 bench_gemm(ctx, "head.scorer1.plain", dt, m, 1024, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
@@ -565,6 +567,9 @@ int main(int argc, char **argv)
                 bench_gemm(ctx, "head.act0.gelu", dt, m, 256, 1028, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
                 bench_gemm(ctx, "head.act0.plain", dt, m, 256, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
             }
+            bench_gemm(ctx, "head.act2", dt, 8, 2, 256, KN_EPI_NONE, true, false, false, KN_F32, KN_F32);
+        }
+        if (want("gemm")) {
             for (int m : {83, 4096}) {
                 bench_gemm(ctx, "en.attn.Wo", dt, m, 1024, 1024, KN_EPI_NONE, false, true);
                 bench_gemm(ctx, "en.Wqkv", dt, m, 3072, 1024, KN_EPI_NONE, false, true);

@@ -296,25 +296,24 @@ int kn_add_type_emb(kn_stream ks, float *h, const float *type_emb, const int32_t
 int kn_gather_rows(kn_stream ks, kn_dtype dt, const void *h, const int32_t *idx, void *out,
                    int G, int D);
 
-/* logits[i] = mask[i] ? dot(x[i, :], w) + bias[0] : -1e4 (fp32), x [n, D] in xdt
- * (any of the three), w fp32 [D], bias fp32 [1] on the device. */
-int kn_scorer_tail(kn_stream ks, const void *x, kn_dtype xdt, const float *w,
-                   const float *bias, const uint8_t *mask, float *logits, int n, int D);
-
-/* Row r's gathered slots are goff[r] .. goff[r+1]-1 (goff int32 [R+1]): its
- * CLS slot (mask 0), then its markers (mask 1). feats[r] = [top1, top1 - top2,
- * entropy / ln(k), k / 255] from the softmax of logits over the row's slots
- * (fp32), k = max(2, #mask); top2 = 0 with a single slot; an empty row
- * (goff[r] == goff[r+1], padding) gets zeros. Masked slots hold -1e4, so for a
- * row with at least one marker (every real row) the result equals that over
- * any number of extra masked slots, bit for bit. */
-int kn_conf_features(kn_stream ks, const float *logits, const uint8_t *mask,
-                     const int32_t *goff, float *feats, int R);
-
-/* out[r] = concat(h[goff[r], :], feats[r, 0:4]) -> [R, D + 4] in odt; h fp32
- * gathered rows; an empty row (goff[r] == goff[r+1]) gets zeros. */
-int kn_act_input(kn_stream ks, const float *h, const float *feats, const int32_t *goff,
-                 void *out, kn_dtype odt, int R, int D);
+/* The decision head's tail after the scorer's hidden layer, in one launch
+ * (fp32 throughout; one block per question row):
+ *   logits[g] = mask[g] ? dot(x[g, :], w) + bias[0] : -1e4 for every g < G
+ *     (x [G, D], w [D], bias [1]);
+ *   row r's gathered slots are goff[r] .. goff[r+1]-1 (goff int32 [R+1]): its
+ *     CLS slot (mask 0), then its markers (mask 1). feats[r] = [top1,
+ *     top1 - top2, entropy / ln(k), k / 255] from the softmax of the logits
+ *     over the row's slots, k = max(2, #mask); top2 = 0 with a single slot.
+ *     Masked slots hold -1e4, so for a row with at least one marker (every
+ *     real row) the result equals that over any number of extra masked slots,
+ *     bit for bit;
+ *   act_in[r] = concat(h[goff[r], :], feats[r]) -> [R, D + 4] (h the gathered
+ *     fp32 rows [G, D]).
+ * An empty row (goff[r] == goff[r+1], padding) gets zero features and a zero
+ * act input. */
+int kn_decision_tail(kn_stream ks, const float *x, const float *w, const float *bias, const uint8_t *mask,
+                     const float *h, const int32_t *goff, float *logits, float *feats, float *act_in, int G,
+                     int R, int D);
 
 #ifdef __cplusplus
 }

@@ -317,6 +317,10 @@ START_TEST(test_gemm)
         {200, 96, 64, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},   /* 25 row groups */
         {80, 1024, 1024, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0}, /* the scorer at a small bucket */
         {2053, 70, 1028, KN_EPI_NONE, 1, KN_F32, KN_F16, 0, 0}, /* many groups, 4-byte loads */
+        {8, 256, 1028, KN_EPI_GELU, 1, KN_F32, KN_F32, 0, 0},  /* the act head's first layer */
+        {5, 40, 2600, KN_EPI_NONE, 1, KN_F32, KN_F32, 0, 0},   /* X staged in three chunks */
+        {11, 70, 4100, KN_EPI_RELU, 0, KN_F32, KN_F16, 0, 0},  /* five chunks, 8-byte loads */
+        {3, 33, 2049, KN_EPI_GELU, 1, KN_F16, KN_F32, 0, 0},   /* 16-bit X, odd K: scalar staging */
         /* accumulating (the residual add in the epilogue): cuBLASLt's beta = 1, each own kernel */
         {130, 264, 520, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},  /* the encoder's branch GEMMs */
         {83, 256, 1024, KN_EPI_ACC, 0, KN_F16, KN_F32, 1, 0},
@@ -906,88 +910,82 @@ START_TEST(test_head_ops)
         snprintf(what, sizeof what, "gather_rows %s", kn_dtype_name(dt));
         expect_equal(what, g, gref16, (size_t)G * D);
         free(g);
-        /* scorer tail: x in each dtype; the CLS slots masked */
+        /* the decision tail in one launch: scorer outputs of every slot (the CLS
+         * slots masked), each row's features from them, each row's act input */
         uint8_t mask[R * 6];
         for (int i = 0; i < R; i++)
             for (int k = goff[i]; k < goff[i + 1]; k++)
                 mask[k] = k > goff[i];
-        float *w = hrand(&r, D, -1, 1), bias = 0.25f;
-        float *dw = upload_raw(w, sizeof(float) * D), *dbias = upload_raw(&bias, sizeof bias);
+        float *X = hrand(&r, (size_t)G * D, -1, 1), *w = hrand(&r, D, -1, 1), bias = 0.25f;
+        float *dX = upload_raw(X, sizeof(float) * G * D), *dw = upload_raw(w, sizeof(float) * D);
+        float *dbias = upload_raw(&bias, sizeof bias);
         uint8_t *dmask = upload_raw(mask, G);
-        float *dlog = dout(G, KN_F32), lref[R * 6], S[R * 6];
-        for (int xm = 0; xm < 2; xm++) {
-            const kn_dtype xdt = xm ? KN_F32 : dt;
-            const void *dx = xm ? (const void *)dG : dG16;
-            OK(kn_scorer_tail(KS0, dx, xdt, dw, dbias, dmask, dlog, G, D));
-            g = download(dlog, G, KN_F32);
-            float *x = download(dx, (size_t)G * D, xdt);
-            kn_cpu_scorer_tail(x, w, bias, mask, lref, G, D);
-            for (int i = 0; i < G; i++) {
-                S[i] = 0;
-                for (int d = 0; d < D; d++)
-                    S[i] += fabsf(x[(size_t)i * D + d] * w[d]);
-                S[i] = 1e-5f * (S[i] + 1);
-            }
-            snprintf(what, sizeof what, "scorer_tail x%s", kn_dtype_name(xdt));
-            expect_close(what, g, lref, G, 0, 0, S);
-            for (int i = 0; i < G; i++)
-                if (!mask[i])
-                    ck_assert_float_eq(g[i], -1e4f);
-            free(g), free(x);
-            poison(dlog, G, KN_F32);
+        float *dlog = dout(G, KN_F32), *dF = dout(4 * R, KN_F32), *dA = dout((size_t)R * (D + 4), KN_F32);
+        OK(kn_decision_tail(KS0, dX, dw, dbias, dmask, dG, dgoff, dlog, dF, dA, G, R, D));
+        float lref[R * 6], S[R * 6], fref[4 * R];
+        float *gl = download(dlog, G, KN_F32), *gf = download(dF, 4 * R, KN_F32);
+        float *ga = download(dA, (size_t)R * (D + 4), KN_F32);
+        kn_cpu_scorer_tail(X, w, bias, mask, lref, G, D);
+        for (int i = 0; i < G; i++) {
+            S[i] = 0;
+            for (int d = 0; d < D; d++)
+                S[i] += fabsf(X[(size_t)i * D + d] * w[d]);
+            S[i] = 1e-5f * (S[i] + 1);
         }
-        /* confidence features over the rows' ranges (the empty row: zeros) */
-        float logits[R * 6];
+        expect_close("decision_tail logits", gl, lref, G, 0, 0, S);
         for (int i = 0; i < G; i++)
-            logits[i] = mask[i] ? rng_unif(&r, -5, 5) : -1e4f;
-        float *dl = upload_raw(logits, sizeof(float) * G), *dF = dout(4 * R, KN_F32), fref[4 * R];
-        OK(kn_conf_features(KS0, dl, dmask, dgoff, dF, R));
-        float *gf = download(dF, 4 * R, KN_F32);
-        kn_cpu_conf_features(logits, mask, goff, fref, R);
-        expect_close("conf_features", gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
+            if (!mask[i])
+                ck_assert_float_eq(gl[i], -1e4f);
+        /* the features of the GPU's own logits, as the CPU computes them */
+        kn_cpu_conf_features(gl, mask, goff, fref, R);
+        expect_close("decision_tail features", gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
         for (int i = 0; i < R; i++)
             if (goff[i] == goff[i + 1])
                 for (int k = 0; k < 4; k++)
                     ck_assert_msg(gf[4 * i + k] == 0.0f, "empty row %d: feature %d = %g", i, k, gf[4 * i + k]);
-        /* the same rows padded to KP slots with masked -1e4 slots: bit for bit (a row
-         * with a live marker; with none, every p would change) */
-        float lpad[R * KP];
+        float *aref = malloc(sizeof(float) * R * (D + 4));
+        ck_assert_ptr_nonnull(aref);
+        kn_cpu_act_input(gref, gf, goff, aref, R, D);
+        expect_equal("decision_tail act input", ga, aref, (size_t)R * (D + 4));
+        /* the same rows padded to KP slots with masked slots: features and act
+         * input bit for bit (a row with a live marker; with none, every p would
+         * change), and the padded slots' logits -1e4 */
         uint8_t mpad[R * KP];
-        int32_t gpad[R + 1] = {0};
+        int32_t gpad[R + 1] = {0}, gmap[R * KP];
         for (int i = 0; i < R; i++) {
             const int n = goff[i + 1] - goff[i], k0 = gpad[i], np = n >= 2 ? KP : n;
             gpad[i + 1] = k0 + np;
             for (int k = 0; k < np; k++) {
-                lpad[k0 + k] = k < n ? logits[goff[i] + k] : -1e4f;
+                gmap[k0 + k] = k < n ? goff[i] + k : goff[i];
                 mpad[k0 + k] = k < n ? mask[goff[i] + k] : 0;
             }
         }
-        float *dlp = upload_raw(lpad, sizeof(float) * gpad[R]);
-        uint8_t *dmp = upload_raw(mpad, gpad[R]);
-        int32_t *dgp = upload_raw(gpad, sizeof gpad);
-        poison(dF, 4 * R, KN_F32);
-        OK(kn_conf_features(KS0, dlp, dmp, dgp, dF, R));
-        g = download(dF, 4 * R, KN_F32);
-        expect_equal("conf_features == over padded slots", g, gf, 4 * R);
-        free(g), free(gf);
-        /* act input: fp32 and 16-bit, from the gathered fp32 rows */
-        float *feats = hrand(&r, 4 * R, 0, 1), *aref = malloc(sizeof(float) * R * (D + 4));
-        float *dfe = upload_raw(feats, sizeof(float) * 4 * R);
-        kn_cpu_act_input(gref, feats, goff, aref, R, D);
-        for (int om = 0; om < 2; om++) {
-            const kn_dtype odt = om ? dt : KN_F32;
-            void *dA = dout((size_t)R * (D + 4), odt);
-            OK(kn_act_input(KS0, dG, dfe, dgoff, dA, odt, R, D));
-            g = download(dA, (size_t)R * (D + 4), odt);
-            snprintf(what, sizeof what, "act_input %s", kn_dtype_name(odt));
-            expect_close(what, g, aref, (size_t)R * (D + 4), unit_roundoff(odt), 1e-7f, NULL);
-            for (int i = 0; i < R; i++)
-                if (goff[i] == goff[i + 1])
-                    for (int c = 0; c < D + 4; c++)
-                        ck_assert_msg(g[(size_t)i * (D + 4) + c] == 0.0f, "act_input: empty row %d not zero", i);
-            free(g);
+        const int GP = gpad[R];
+        float *XP = malloc(sizeof(float) * GP * D), *HP = malloc(sizeof(float) * GP * D);
+        ck_assert_ptr_nonnull(XP);
+        ck_assert_ptr_nonnull(HP);
+        for (int k = 0; k < GP; k++) {
+            memcpy(XP + (size_t)k * D, X + (size_t)gmap[k] * D, sizeof(float) * D);
+            memcpy(HP + (size_t)k * D, gref + (size_t)gmap[k] * D, sizeof(float) * D);
         }
-        free(H), free(te), free(tt), free(gref), free(H16), free(gref16), free(w), free(feats), free(aref);
+        float *dXP = upload_raw(XP, sizeof(float) * GP * D), *dHP = upload_raw(HP, sizeof(float) * GP * D);
+        uint8_t *dmp = upload_raw(mpad, GP);
+        int32_t *dgp = upload_raw(gpad, sizeof gpad);
+        float *dlp = dout(GP, KN_F32);
+        poison(dF, 4 * R, KN_F32), poison(dA, (size_t)R * (D + 4), KN_F32);
+        OK(kn_decision_tail(KS0, dXP, dw, dbias, dmp, dHP, dgp, dlp, dF, dA, GP, R, D));
+        g = download(dF, 4 * R, KN_F32);
+        expect_equal("decision_tail features == over padded slots", g, gf, 4 * R);
+        free(g);
+        g = download(dA, (size_t)R * (D + 4), KN_F32);
+        expect_equal("decision_tail act input == over padded slots", g, ga, (size_t)R * (D + 4));
+        free(g);
+        g = download(dlp, GP, KN_F32);
+        for (int k = 0; k < GP; k++)
+            if (!mpad[k])
+                ck_assert_float_eq(g[k], -1e4f);
+        free(g), free(gl), free(gf), free(ga), free(XP), free(HP), free(X);
+        free(H), free(te), free(tt), free(gref), free(H16), free(gref16), free(w), free(aref);
         dfree_all();
     }
 }
@@ -1220,8 +1218,9 @@ START_TEST(test_rejects_bad_shapes)
     ck_assert_int_eq(kn_gemm_own(KS0, (void *)256, KN_BF16, (void *)256, KN_F16, NULL, (void *)256, KN_F16, 4, 4, 4,
                                  KN_EPI_NONE), -1);
     ck_assert_int_eq(kn_layernorm(KS0, (float *)256, NULL, KN_F16, (float *)256, NULL, NULL, KN_F16, NULL, 4, 8, 1e-5f), -1);
-    ck_assert_int_eq(kn_conf_features(KS0, (float *)256, (uint8_t *)256, NULL, (float *)256, 2), -1);
-    ck_assert_int_eq(kn_act_input(KS0, (float *)256, (float *)256, NULL, (void *)256, KN_F32, 2, 8), -1);
+    float *f = (float *)256;
+    ck_assert_int_eq(kn_decision_tail(KS0, f, f, f, (uint8_t *)256, f, NULL, f, f, f, 4, 2, 8), -1);
+    ck_assert_int_eq(kn_decision_tail(KS0, f, f, f, (uint8_t *)256, f, p, f, f, f, 4, 0, 8), -1);
     ck_assert_str_ne(kn_cuda_last_error(), "");
 }
 END_TEST
