@@ -348,7 +348,29 @@ static void bench_launch_floor()
         timing t = time_it([&](int) { CK(kn_launch(floor_kernel, dim3(blocks), dim3(128), 0, g_ks)); });
         record("launch_floor", "empty", KN_F16, "{\"blocks\": " + std::to_string(blocks) + ", \"threads\": 128}", t,
                0, 0, ", \"note\": \"dtype field unused\"");
+    }    /* The forward's input and output copies (pinned host memory, a few KB in, a few hundred
+     * bytes out), each followed by an empty kernel as in the forward: what a copy node costs. */
+    void *host, *dev;
+    CK(cudaHostAlloc(&host, 1 << 16, cudaHostAllocDefault));
+    CK(cudaMalloc(&dev, 1 << 16));
+    for (size_t bytes : {(size_t)4096, (size_t)16384}) {
+        timing t = time_it([&](int) {
+            CK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_s));
+            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
+        });
+        record("launch_floor", "h2d_copy+empty", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
+               ", \"note\": \"pinned host to device, then an empty kernel\"");
     }
+    for (size_t bytes : {(size_t)256, (size_t)2048}) {
+        timing t = time_it([&](int) {
+            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
+            CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_s));
+        });
+        record("launch_floor", "empty+d2h_copy", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
+               ", \"note\": \"an empty kernel, then device to pinned host\"");
+    }
+    CK(cudaFreeHost(host));
+    CK(cudaFree(dev));
 }
 
 /* ---- memory-bound kernels ------------------------------------------------------------ */
