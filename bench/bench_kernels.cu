@@ -259,7 +259,7 @@ static void bench_gemm(kn_gemm_ctx *ctx, const char *op, kn_dtype dt, int M, int
              "\"path\": \"%s\", \"weights\": \"%s\"",
              epi, bias ? 1 : 0, bias16 ? kn_dtype_name(dt) : "fp32", kn_dtype_name(xdt), kn_dtype_name(ydt),
              !own && lt ? (epi == KN_EPI_GELU ? "cublaslt+gelu_pass" : "cublaslt")
-                        : M <= 64 ? "own_rows" : "own_tiled",
+                        : M <= 64 || xdt == KN_F32 ? "own_rows" : "own_tiled",
              hot_w ? "one set, from L2" : "rotated, from DRAM");
     record(own ? "gemm_own" : "gemm", op, dt, shape, t, 2.0 * M * N * (double)K, 0, extra);
     free_sets({&X, &W, &Y});

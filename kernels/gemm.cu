@@ -165,37 +165,21 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * separate groups of rows (the weights come from L2 after the first group), so
  * a few hundred rows still fill the GPU: the scorer's 80 x 1024 x 1024 fp32-X
  * product took 142 us under Nsight Compute on a tiled CUDA-core kernel with 32
- * blocks, 27 us here (bench/results/experiments/kernel-times/).
- *
- * The block's rows are staged in shared memory as fp32, ROWS_KC of K at a
- * time, so each warp reads X from there instead of every warp of every block
- * fetching the same rows from L2; ROWS_KC is a multiple of 32 V, so each lane
- * still visits its k in the same order and the sums keep their bits. */
+ * blocks, 27 us here (bench/results/experiments/kernel-times/). */
 #define ROWS_MAXM 64 /* 16-bit X that cuBLASLt does not take: up to this many rows here, beyond the tiled kernel */
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block */
-#define ROWS_KC 1024 /* K staged in shared memory at a time (32 KB of fp32 rows) */
 
 /* v[0..V) = p[0..V) as fp32 (p aligned to V elements). */
 template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, float v[V])
 {
     if constexpr (V == 8) {
         if constexpr (sizeof(T) == 4) {
-            const float4 a = *reinterpret_cast<const float4 *>(p), b = *reinterpret_cast<const float4 *>(p + 4);
+            const float4 a = reinterpret_cast<const float4 *>(p)[0], b = reinterpret_cast<const float4 *>(p)[1];
             v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
         } else {
             kn_load8(p, v);
-        }
-    } else if constexpr (V == 4) {
-        if constexpr (sizeof(T) == 4) {
-            const float4 a = *reinterpret_cast<const float4 *>(p);
-            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-        } else {
-            struct __align__(8) pairs { typename kn_pair<T>::type lo, hi; };
-            const pairs u = *reinterpret_cast<const pairs *>(p); /* one 8-byte load */
-            const float2 a = kn_f2(u.lo), b = kn_f2(u.hi);
-            v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
         }
     } else if constexpr (V == 2) {
         if constexpr (sizeof(T) == 4) {
@@ -210,85 +194,48 @@ template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, flo
     }
 }
 
-/* xs[i][0..kn) = X[min(m0 + i, M - 1)][kc .. kc + kn) as fp32 for the block's
- * ROWS_MG rows (rows past M repeat the last one; their sums are discarded).
- * vec: 4-element loads (K % 4 == 0 and X aligned to 4 elements). */
-template <typename TX>
-__device__ __forceinline__ void rows_stage(float (*xs)[ROWS_KC], const TX *__restrict__ X, int M, int K, int m0,
-                                           int kc, int kn, bool vec)
-{
-    if (vec) {
-        const int q = kn / 4;
-        for (int e = threadIdx.x; e < ROWS_MG * q; e += blockDim.x) {
-            const int i = e / q, c = (e % q) * 4, m = m0 + i < M ? m0 + i : M - 1;
-            float v[4];
-            ldv<4>(X + (size_t)m * K + kc + c, v);
-            *reinterpret_cast<float4 *>(&xs[i][c]) = make_float4(v[0], v[1], v[2], v[3]);
-        }
-    } else {
-        for (int e = threadIdx.x; e < ROWS_MG * kn; e += blockDim.x) {
-            const int i = e / kn, c = e % kn, m = m0 + i < M ? m0 + i : M - 1;
-            xs[i][c] = kn_f(X[(size_t)m * K + kc + c]);
-        }
-    }
-}
-
-/* acc[i][j] += the lane's share of X rows (in xs) times W rows wr[j] over
- * k in [kc, kc + kn): k = kc + lane V, then steps of 32 V. */
-template <typename TW, int V>
-__device__ __forceinline__ void rows_chunk(float (&acc)[ROWS_MG][ROWS_NC], const float (*xs)[ROWS_KC],
-                                           const TW *const (&wr)[ROWS_NC], int kc, int kn, int lane)
-{
-#pragma unroll 2
-    for (int k = lane * V; k < kn; k += 32 * V) {
-        float w[ROWS_NC][V];
-#pragma unroll
-        for (int j = 0; j < ROWS_NC; j++)
-            ldv<V>(wr[j] + kc + k, w[j]);
-#pragma unroll
-        for (int i = 0; i < ROWS_MG; i++) {
-            float x[V];
-            ldv<V>(&xs[i][k], x);
-#pragma unroll
-            for (int j = 0; j < ROWS_NC; j++)
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    acc[i][j] = fmaf(x[v], w[j][v], acc[i][j]);
-        }
-    }
-}
-
 template <typename TX, typename TW, typename TY, int V>
 __global__ void __launch_bounds__(32 * ROWS_WARPS)
 gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void *__restrict__ bias, int b16,
-                 TY *__restrict__ Y, int M, int N, int K, int epi, int xvec)
+                 TY *__restrict__ Y, int M, int N, int K, int epi)
 {
-    __shared__ __align__(16) float xs[ROWS_MG][ROWS_KC];
     kn_pdl_wait();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int n0 = (blockIdx.x * ROWS_WARPS + warp) * ROWS_NC;
-    const bool live = n0 < N; /* an idle warp still stages rows and meets the barriers */
+    if (n0 >= N)
+        return;
     const TW *wr[ROWS_NC];
 #pragma unroll
     for (int j = 0; j < ROWS_NC; j++) /* predicate: clamp past N, discard at the store */
         wr[j] = W + (size_t)(n0 + j < N ? n0 + j : N - 1) * K;
     for (int m0 = blockIdx.y * ROWS_MG; m0 < M; m0 += ROWS_MG * gridDim.y) {
+        const TX *xr[ROWS_MG];
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++)
+            xr[i] = X + (size_t)(m0 + i < M ? m0 + i : M - 1) * K;
         float acc[ROWS_MG][ROWS_NC];
 #pragma unroll
         for (int i = 0; i < ROWS_MG; i++)
 #pragma unroll
             for (int j = 0; j < ROWS_NC; j++)
                 acc[i][j] = 0.0f;
-        for (int kc = 0; kc < K; kc += ROWS_KC) {
-            const int kn = K - kc < ROWS_KC ? K - kc : ROWS_KC;
-            __syncthreads(); /* the previous chunk's readers are done */
-            rows_stage<TX>(xs, X, M, K, m0, kc, kn, xvec);
-            __syncthreads();
-            if (live)
-                rows_chunk<TW, V>(acc, xs, wr, kc, kn, lane);
+#pragma unroll 2
+        for (int k = lane * V; k < K; k += 32 * V) {
+            float w[ROWS_NC][V];
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++)
+                ldv<V>(wr[j] + k, w[j]);
+#pragma unroll
+            for (int i = 0; i < ROWS_MG; i++) {
+                float x[V];
+                ldv<V>(xr[i] + k, x);
+#pragma unroll
+                for (int j = 0; j < ROWS_NC; j++)
+#pragma unroll
+                    for (int v = 0; v < V; v++)
+                        acc[i][j] = fmaf(x[v], w[j][v], acc[i][j]);
+            }
         }
-        if (!live)
-            continue;
 #pragma unroll
         for (int i = 0; i < ROWS_MG; i++)
 #pragma unroll
@@ -305,35 +252,6 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
                 }
             }
     }
-}
-
-/* Elements per weight load of the row-streaming kernel: 16-, 8- or 4-byte
- * loads where K and W's alignment allow (X comes from shared memory). */
-static int rows_width(const void *W, kn_dtype wdt, int K)
-{
-    const uintptr_t w = (uintptr_t)W;
-    const size_t ws = kn_dtype_size(wdt);
-    for (int V = 8; V > 1; V /= 2)
-        if (K % V == 0 && w % (V * ws) == 0)
-            return V;
-    return 1;
-}
-
-template <typename TX, typename TW, typename TY>
-static cudaError_t rows_launch(int V, dim3 blocks, kn_stream ks, const void *X, const void *W, const void *bias,
-                               int b16, void *Y, int M, int N, int K, int epi, int xvec)
-{
-    const dim3 threads(32 * ROWS_WARPS);
-    const TX *x = (const TX *)X;
-    const TW *w = (const TW *)W;
-    TY *y = (TY *)Y;
-    if (V == 8)
-        return kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, xvec);
-    if (V == 4)
-        return kn_launch(gemm_rows_kernel<TX, TW, TY, 4>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, xvec);
-    if (V == 2)
-        return kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, xvec);
-    return kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, xvec);
 }
 
 /* In-place erf GELU over n elements of Y (after a cuBLASLt GEMM). */
@@ -390,17 +308,31 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
     if (M == 0 || N == 0)
         return 0;
     if (M <= ROWS_MAXM || xdt == KN_F32) { /* any M: row groups beyond 65535 blocks loop */
-        const int V = rows_width(W, wdt, K);
-        const int xvec = K % 4 == 0 && (uintptr_t)X % (4 * kn_dtype_size(xdt)) == 0;
+        const size_t xs = kn_dtype_size(xdt);
+        const int V = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W) ? 8
+                      : K % 2 == 0 && ((uintptr_t)X % (2 * xs)) == 0 && ((uintptr_t)W % 4) == 0 ? 2 : 1;
         const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG);
         const dim3 blocks((unsigned)((N + ROWS_WARPS * ROWS_NC - 1) / (ROWS_WARPS * ROWS_NC)),
                           groups < 65535 ? groups : 65535);
-        if (xdt == KN_F32)
-            KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-                KN_CUDA((rows_launch<float, TW, TY>(V, blocks, ks, X, W, bias, b16, Y, M, N, K, epi, xvec)))));
-        else
-            KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
-                KN_CUDA((rows_launch<TW, TW, TY>(V, blocks, ks, X, W, bias, b16, Y, M, N, K, epi, xvec)))));
+#define ROWS_LAUNCH(TX)                                                                            \
+        KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
+            if (V == 8)                                                                            \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
+            else if (V == 2)                                                                       \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
+            else                                                                                   \
+                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
+                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi))))
+        if (xdt == KN_F32) {
+            ROWS_LAUNCH(float);
+        } else if (xdt == KN_F16) {
+            ROWS_LAUNCH(__half);
+        } else {
+            ROWS_LAUNCH(__nv_bfloat16);
+        }
+#undef ROWS_LAUNCH
         KN_LAUNCHED();
         return 0;
     }
