@@ -71,6 +71,14 @@ const char *kn_cuda_last_error(void);
  * tests. src and dst must not overlap. */
 int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype ddt, size_t n);
 
+/* dst[0, bytes) = src[0, bytes) by a kernel (16-byte accesses, then the
+ * tail), src and dst 16-byte aligned and not overlapping. Either may be pinned
+ * host memory mapped into the device's address space: the forward moves its
+ * staged inputs and its outputs this way, as a kernel among its kernels,
+ * because a copy node in a graph costs ~6-8 us against ~0.5 us for a kernel
+ * boundary (bench/results/experiments/README.md, "copies"). */
+int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes);
+
 /* ---- GEMM: Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]) ----------------------- */
 
 /* A GEMM context: one cuBLASLt handle, its own workspace (allocated at create)

@@ -1,7 +1,8 @@
 /*
- * cuda_util.cu - dtype names and sizes, the launchers' error record, and the
+ * cuda_util.cu - dtype names and sizes, the launchers' error record, the
  * dtype conversion kernel (weights are uploaded F16 and converted on the device
- * to the serving dtype; the tests round their fp32 inputs through it).
+ * to the serving dtype; the tests round their fp32 inputs through it) and the
+ * copy kernel.
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +63,36 @@ extern "C" int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst
     const unsigned blocks = kn_blocks(n, 256, 65535u * 8);
     KN_DISPATCH(sdt, S, KN_DISPATCH(ddt, D,
         convert_kernel<S, D><<<blocks, 256, 0, ks.s>>>((const S *)src, (D *)dst, n)));
+    KN_LAUNCHED();
+    return 0;
+}
+
+/* Each thread moves 16-byte words, then the last bytes one at a time. With a
+ * host-mapped side every word is one PCIe (or C2C) transaction; a few KB are
+ * one round trip with all of them in flight. */
+__global__ void copy_kernel(const unsigned char *__restrict__ src, unsigned char *__restrict__ dst, size_t n)
+{
+    kn_pdl_wait();
+    kn_pdl_trigger();
+    const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = t; i < n / 16; i += step)
+        reinterpret_cast<uint4 *>(dst)[i] = reinterpret_cast<const uint4 *>(src)[i];
+    for (size_t i = n / 16 * 16 + t; i < n; i += step)
+        dst[i] = src[i];
+}
+
+extern "C" int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    KN_REQUIRE(src && dst, "NULL copy buffer");
+    KN_REQUIRE(kn_aligned16(src) && kn_aligned16(dst), "copy buffers must be 16-byte aligned");
+    KN_REQUIRE((const unsigned char *)src + bytes <= (unsigned char *)dst ||
+                   (unsigned char *)dst + bytes <= (const unsigned char *)src,
+               "copy buffers overlap");
+    const unsigned blocks = kn_blocks((bytes + 15) / 16, 256, 132 * 4);
+    KN_CUDA(kn_launch(copy_kernel, dim3(blocks), dim3(256), 0, ks, (const unsigned char *)src,
+                      (unsigned char *)dst, bytes));
     KN_LAUNCHED();
     return 0;
 }

@@ -991,6 +991,44 @@ START_TEST(test_head_ops)
 }
 END_TEST
 
+/* kn_copy between mapped pinned host memory and the device, both ways, at odd
+ * sizes (tails of 1-15 bytes, more words than one block holds); the byte past
+ * the end stays untouched. */
+START_TEST(test_copy)
+{
+    rng r = {seed_of(_i)};
+    const size_t sizes[] = {1, 15, 16, 17, 4096, 5000, 70001};
+    unsigned char *host, *back;
+    CU(cudaHostAlloc((void **)&host, 70016, cudaHostAllocMapped));
+    CU(cudaHostAlloc((void **)&back, 70016, cudaHostAllocMapped));
+    void *host_dev, *back_dev;
+    CU(cudaHostGetDevicePointer(&host_dev, host, 0));
+    CU(cudaHostGetDevicePointer(&back_dev, back, 0));
+    unsigned char *dev = dalloc(70016);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        const size_t n = sizes[k];
+        for (size_t i = 0; i < n; i++)
+            host[i] = (unsigned char)rng_next(&r);
+        memset(back, 0xa5, n + 1);
+        CU(cudaMemset(dev, 0x5a, n + 1));
+        OK(kn_copy(KS0, dev, host_dev, n));
+        OK(kn_copy(KS0, back_dev, dev, n));
+        CU(cudaDeviceSynchronize());
+        ck_assert_msg(memcmp(back, host, n) == 0, "copy of %zu bytes: host -> device -> host differs", n);
+        ck_assert_msg(back[n] == 0xa5, "copy of %zu bytes wrote past the end of the host buffer", n);
+        unsigned char past;
+        CU(cudaMemcpy(&past, dev + n, 1, cudaMemcpyDeviceToHost));
+        ck_assert_msg(past == 0x5a, "copy of %zu bytes wrote past the end of the device buffer", n);
+    }
+    ck_assert_int_eq(kn_copy(KS0, dev, dev + 8, 64), -1);   /* misaligned */
+    ck_assert_int_eq(kn_copy(KS0, dev, dev + 16, 64), -1);  /* overlapping */
+    ck_assert_int_eq(kn_copy(KS0, NULL, dev, 16), -1);
+    ck_assert_int_eq(kn_copy(KS0, NULL, NULL, 0), 0);
+    CU(cudaFreeHost(host));
+    CU(cudaFreeHost(back));
+}
+END_TEST
+
 /* ---- bit-identical run to run ------------------------------------------------------- */
 
 static void *dcopy(const void *src, size_t bytes)
@@ -1253,6 +1291,7 @@ int main(void)
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);
     tcase_add_loop_test(tc, test_head_ops, 0, 2);
+    tcase_add_loop_test(tc, test_copy, 0, 2);
     tcase_add_loop_test(tc, test_repeatable, 0, 2);
     tcase_add_test(tc, test_rejects_bad_shapes);
     suite_add_tcase(s, tc);

@@ -115,7 +115,8 @@ typedef struct cuda_backend {
     void *aarena;
     size_t abytes;
     dev_acts a;
-    unsigned char *pin_in, *pin_out; /* pinned staging, largest bucket */
+    unsigned char *pin_in, *pin_out; /* pinned staging, largest bucket, mapped */
+    void *pin_in_dev, *pin_out_dev;  /* the same as the device addresses them */
     /* copy_timing: recorded before / after the input copy and before / after
      * the output copy, in eager runs and in every captured graph */
     cudaEvent_t ev[4];

@@ -244,8 +244,11 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
     KN(kn_rope_tables_gpu(b->ks, b->a.cos_g, b->a.sin_g, (int)P, b->cfg.rope_theta_global));
     KN(kn_rope_tables_gpu(b->ks, b->a.cos_l, b->a.sin_l, (int)P, b->cfg.rope_theta_local));
     b->pin_bytes = big.in_bytes + big.out_bytes;
-    CU(cudaHostAlloc((void **)&b->pin_in, big.in_bytes, cudaHostAllocDefault));
-    CU(cudaHostAlloc((void **)&b->pin_out, big.out_bytes, cudaHostAllocDefault));
+    /* mapped: the forward's first and last kernels read and write them (kn_copy) */
+    CU(cudaHostAlloc((void **)&b->pin_in, big.in_bytes, cudaHostAllocMapped));
+    CU(cudaHostAlloc((void **)&b->pin_out, big.out_bytes, cudaHostAllocMapped));
+    CU(cudaHostGetDevicePointer(&b->pin_in_dev, b->pin_in, 0));
+    CU(cudaHostGetDevicePointer(&b->pin_out_dev, b->pin_out, 0));
     CU(cudaStreamSynchronize(b->ks.s));
     return 0;
 }
