@@ -76,7 +76,9 @@ int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype 
  * host memory mapped into the device's address space: the forward moves its
  * staged inputs and its outputs this way, as a kernel among its kernels,
  * because a copy node in a graph costs ~6-8 us against ~0.5 us for a kernel
- * boundary (bench/results/experiments/README.md, "copies"). */
+ * boundary (bench/results/experiments/README.md, "copies as kernels"). The
+ * kernel launched next must not read dst before its programmatic-launch wait
+ * (kernels/cuda_util.cuh). */
 int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes);
 
 /* ---- GEMM: Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]) ----------------------- */

@@ -143,9 +143,10 @@ static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)
  * and its writes are visible, which hides the launch latency. Before the wait
  * a kernel may only read what no kernel of the forward writes (weights, tables
  * made at start-up, the inputs the forward's first copy staged) and write
- * nothing but its shared memory: those loads overlap the kernel before (the
- * staged inputs are safe: the first kernel after the copy depends on it fully,
- * and each later one starts only once the one before it has started).
+ * nothing but its shared memory: those loads overlap the kernel before. The
+ * staged inputs are safe from the third kernel on: the copy is itself a
+ * kernel (kn_copy), the one after it reads them only after its wait, and each
+ * later one starts only once the one before it has started.
  * Kernels that do not call kn_pdl_wait must not be launched this way. Without
  * the attribute (or before sm_90) the wait returns at once. */
 __device__ __forceinline__ void kn_pdl_wait()

@@ -95,7 +95,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
             if (c < nc)
                 ww[c] = *reinterpret_cast<const float4 *>(w + 4 * lane + 128 * c);
     }
-    kn_pdl_wait();
+    kn_pdl_wait(); /* the embedding's ids come from the copy kernel just before: read after this */
     const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32;
     if (m >= M)
         return;
