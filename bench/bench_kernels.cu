@@ -342,51 +342,46 @@ static void bench_gemm_splits(kn_dtype dt)
  * a kernel boundary costs before any work, the bound on what fusing two kernels can save. */
 __global__ void floor_kernel() { kn_pdl_wait(); }
 
+/* One launch_floor record: move() then an empty kernel (move_first), or the other way round. */
+static void time_move(const char *op, const char *note, size_t bytes, bool move_first,
+                      const std::function<void()> &move)
+{
+    timing t = time_it([&](int) {
+        if (move_first)
+            move();
+        CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
+        if (!move_first)
+            move();
+    });
+    record("launch_floor", op, KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
+           std::string(", \"note\": \"") + note + "\"");
+}
+
 static void bench_launch_floor()
 {
     for (unsigned blocks : {1u, 32u, 132u, 528u}) {
         timing t = time_it([&](int) { CK(kn_launch(floor_kernel, dim3(blocks), dim3(128), 0, g_ks)); });
         record("launch_floor", "empty", KN_F16, "{\"blocks\": " + std::to_string(blocks) + ", \"threads\": 128}", t,
                0, 0, ", \"note\": \"dtype field unused\"");
-    }    /* The forward's input and output copies (pinned host memory, a few KB in, a few hundred
-     * bytes out), each followed by an empty kernel as in the forward: what a copy node costs. */
-    void *host, *dev;
+    }
+    /* The forward's input and output moves (a few KB in, a few hundred bytes out) next to an
+     * empty kernel, as a graph's copy nodes and as kn_copy on mapped pinned memory (the forward's
+     * way): what each costs. */
+    void *host, *host_dev, *dev;
     CK(cudaHostAlloc(&host, 1 << 16, cudaHostAllocMapped));
-    CK(cudaMalloc(&dev, 1 << 16));
-    for (size_t bytes : {(size_t)4096, (size_t)16384}) {
-        timing t = time_it([&](int) {
-            CK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_s));
-            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
-        });
-        record("launch_floor", "h2d_copy+empty", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
-               ", \"note\": \"pinned host to device, then an empty kernel\"");
-    }
-    for (size_t bytes : {(size_t)256, (size_t)2048}) {
-        timing t = time_it([&](int) {
-            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
-            CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_s));
-        });
-        record("launch_floor", "empty+d2h_copy", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
-               ", \"note\": \"an empty kernel, then device to pinned host\"");
-    }
-    /* The same moves by kn_copy on mapped pinned memory, as the forward makes them. */
-    void *host_dev;
     CK(cudaHostGetDevicePointer(&host_dev, host, 0));
-    for (size_t bytes : {(size_t)4096, (size_t)16384}) {
-        timing t = time_it([&](int) {
-            KOK(kn_copy(g_ks, dev, host_dev, bytes));
-            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
-        });
-        record("launch_floor", "h2d_kernel+empty", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
-               ", \"note\": \"kn_copy from mapped pinned host memory, then an empty kernel\"");
+    CK(cudaMalloc(&dev, 1 << 16));
+    for (size_t n : {(size_t)4096, (size_t)16384}) {
+        time_move("h2d_copy+empty", "pinned host to device, then an empty kernel", n, true,
+                  [&] { CK(cudaMemcpyAsync(dev, host, n, cudaMemcpyHostToDevice, g_s)); });
+        time_move("h2d_kernel+empty", "kn_copy from mapped pinned host memory, then an empty kernel", n, true,
+                  [&] { KOK(kn_copy(g_ks, dev, host_dev, n)); });
     }
-    for (size_t bytes : {(size_t)256, (size_t)2048}) {
-        timing t = time_it([&](int) {
-            CK(kn_launch(floor_kernel, dim3(1), dim3(128), 0, g_ks));
-            KOK(kn_copy(g_ks, host_dev, dev, bytes));
-        });
-        record("launch_floor", "empty+d2h_kernel", KN_F16, "{\"bytes\": " + std::to_string(bytes) + "}", t, 0, 0,
-               ", \"note\": \"an empty kernel, then kn_copy to mapped pinned host memory\"");
+    for (size_t n : {(size_t)256, (size_t)2048}) {
+        time_move("empty+d2h_copy", "an empty kernel, then device to pinned host", n, false,
+                  [&] { CK(cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost, g_s)); });
+        time_move("empty+d2h_kernel", "an empty kernel, then kn_copy to mapped pinned host memory", n, false,
+                  [&] { KOK(kn_copy(g_ks, host_dev, dev, n)); });
     }
     CK(cudaFreeHost(host));
     CK(cudaFree(dev));
