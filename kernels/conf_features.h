@@ -1,7 +1,7 @@
 /*
  * conf_features.h - the confidence features of one row of scorer outputs, the
  * one definition both sides compile: the CPU twin (head_ops_cpu.c) and the GPU
- * kernel (head_ops.cu, one thread per row) run these same statements, so the
+ * decision tail (head_ops.cu, one thread per row) run these same statements, so the
  * two cannot drift apart. fp32 throughout, as the official head computes them.
  */
 #ifndef LAYAD_KERNELS_CONF_FEATURES_H

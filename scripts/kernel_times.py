@@ -20,8 +20,9 @@ OURS = [  # substring of the demangled name -> kind (first match wins)
     ("attention_select", "att_select"), ("attention", "attention"), ("att_", "attention"),
     ("geglu", "geglu"), ("gemm_tc", "own_gemm"), ("gemm_f32", "own_gemm"), ("gemm_rows", "own_gemm_rows"),
     ("gelu_pass", "gelu"), ("type_emb", "type_emb"), ("gather", "gather"),
-    ("scorer_tail", "scorer"), ("conf_features", "features"), ("act_input", "act_input"),
-    ("convert", "convert"),
+    ("decision_tail", "decision_tail"),
+    ("scorer_tail", "scorer"), ("conf_features", "features"), ("act_input", "act_input"),  # before 3b37a4b
+    ("copy_kernel", "copy"), ("convert", "convert"),
 ]
 
 
