@@ -158,18 +158,24 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
 
 /* ---- own kernel: weight streaming, every fp32-X product and 16-bit X up to 64 rows ---- */
 
-/* Each warp owns ROWS_NC output columns; each lane sums its strided share of K
- * for ROWS_MG rows at a time, and the warp's butterfly adds the lanes. A row's
- * bits depend on K and V only, never on M or on which block ran it, so a row
- * scored alone and the same row in any pack agree. Blocks along y take
- * separate groups of rows (the weights come from L2 after the first group), so
- * a few hundred rows still fill the GPU: the scorer's 80 x 1024 x 1024 fp32-X
- * product took 142 us under Nsight Compute on a tiled CUDA-core kernel with 32
- * blocks, 27 us here (bench/results/experiments/kernel-times/). */
+/* Each warp owns ROWS_NC output columns and one of S slices of K (S warps per
+ * column pair, S from K alone); each lane sums its strided share of the slice
+ * for ROWS_MG rows at a time, the warp's butterfly adds the lanes, and the S
+ * partial sums are added in slice order through shared memory. A row's bits
+ * depend on K and V only, never on M or on which block ran it, so a row scored
+ * alone and the same row in any pack agree. Blocks along y take separate groups
+ * of rows (the weights come from L2 after the first group), so a few hundred
+ * rows still fill the GPU.
+ * Why K is split: under Nsight Compute the scorer's 16 x 1024 x 1024 product
+ * with one warp per column pair over all of K ran ~2,000 instructions a warp
+ * at 12.6 cycles each (2 warps per scheduler, stalled on their own loads:
+ * latency, not bytes; bench/results/experiments/README.md, "row-streaming
+ * GEMM"). Splitting K gives S times the warps, each with a chain S times
+ * shorter. */
 #define ROWS_MAXM 64 /* 16-bit X that cuBLASLt does not take: up to this many rows here, beyond the tiled kernel */
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
-#define ROWS_WARPS 8 /* warps per block */
+#define ROWS_WARPS 8 /* warps per block: ROWS_WARPS / S column pairs x S slices of K */
 
 /* v[0..V) = p[0..V) as fp32 (p aligned to V elements). */
 template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, float v[V])
@@ -180,6 +186,16 @@ template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, flo
             v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
         } else {
             kn_load8(p, v);
+        }
+    } else if constexpr (V == 4) {
+        if constexpr (sizeof(T) == 4) {
+            const float4 a = *reinterpret_cast<const float4 *>(p);
+            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+        } else {
+            struct __align__(8) pairs { typename kn_pair<T>::type lo, hi; };
+            const pairs u = *reinterpret_cast<const pairs *>(p); /* one 8-byte load */
+            const float2 a = kn_f2(u.lo), b = kn_f2(u.hi);
+            v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
         }
     } else if constexpr (V == 2) {
         if constexpr (sizeof(T) == 4) {
@@ -194,16 +210,39 @@ template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, flo
     }
 }
 
+/* acc += the lane's share of slice s: steps of 32 V from k = (s + S i) 32 V + lane V. */
+template <typename TX, typename TW, int V>
+__device__ __forceinline__ void rows_slice(float (&acc)[ROWS_MG][ROWS_NC], const TX *const (&xr)[ROWS_MG],
+                                           const TW *const (&wr)[ROWS_NC], int K, int s, int S, int lane)
+{
+#pragma unroll 2
+    for (int k = (s * 32 + lane) * V; k < K; k += S * 32 * V) {
+        float w[ROWS_NC][V];
+#pragma unroll
+        for (int j = 0; j < ROWS_NC; j++)
+            ldv<V>(wr[j] + k, w[j]);
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++) {
+            float x[V];
+            ldv<V>(xr[i] + k, x);
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++)
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    acc[i][j] = fmaf(x[v], w[j][v], acc[i][j]);
+        }
+    }
+}
+
 template <typename TX, typename TW, typename TY, int V>
 __global__ void __launch_bounds__(32 * ROWS_WARPS)
 gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void *__restrict__ bias, int b16,
-                 TY *__restrict__ Y, int M, int N, int K, int epi)
+                 TY *__restrict__ Y, int M, int N, int K, int epi, int S)
 {
+    __shared__ float part[ROWS_WARPS][ROWS_MG * ROWS_NC];
     kn_pdl_wait();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int n0 = (blockIdx.x * ROWS_WARPS + warp) * ROWS_NC;
-    if (n0 >= N)
-        return;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, s = warp % S, pair = warp / S;
+    const int n0 = (blockIdx.x * (ROWS_WARPS / S) + pair) * ROWS_NC;
     const TW *wr[ROWS_NC];
 #pragma unroll
     for (int j = 0; j < ROWS_NC; j++) /* predicate: clamp past N, discard at the store */
@@ -219,23 +258,10 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
 #pragma unroll
             for (int j = 0; j < ROWS_NC; j++)
                 acc[i][j] = 0.0f;
-#pragma unroll 2
-        for (int k = lane * V; k < K; k += 32 * V) {
-            float w[ROWS_NC][V];
-#pragma unroll
-            for (int j = 0; j < ROWS_NC; j++)
-                ldv<V>(wr[j] + k, w[j]);
-#pragma unroll
-            for (int i = 0; i < ROWS_MG; i++) {
-                float x[V];
-                ldv<V>(xr[i] + k, x);
-#pragma unroll
-                for (int j = 0; j < ROWS_NC; j++)
-#pragma unroll
-                    for (int v = 0; v < V; v++)
-                        acc[i][j] = fmaf(x[v], w[j][v], acc[i][j]);
-            }
-        }
+        if (n0 < N)
+            rows_slice<TX, TW, V>(acc, xr, wr, K, s, S, lane);
+        /* the butterfly leaves every lane with the warp's sums; lane i NC + j keeps (i, j) */
+        float mine = 0.0f;
 #pragma unroll
         for (int i = 0; i < ROWS_MG; i++)
 #pragma unroll
@@ -244,14 +270,62 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1)
                     a += __shfl_xor_sync(0xffffffffu, a, o);
-                const int m = m0 + i, n = n0 + j;
-                if (lane == i * ROWS_NC + j && m < M && n < N) {
-                    if (bias)
-                        a += gemm_bias<TW>(bias, b16, n);
-                    gemm_put(&Y[(size_t)m * N + n], a, epi);
-                }
+                if (lane == i * ROWS_NC + j)
+                    mine = a;
             }
+        if (lane < ROWS_MG * ROWS_NC)
+            part[warp][lane] = mine;
+        __syncthreads();
+        const int m = m0 + lane / ROWS_NC, n = n0 + lane % ROWS_NC;
+        if (s == 0 && lane < ROWS_MG * ROWS_NC && m < M && n < N) {
+            float a = part[warp][lane];
+            for (int t = 1; t < S; t++)
+                a += part[warp + t][lane];
+            if (bias)
+                a += gemm_bias<TW>(bias, b16, n);
+            gemm_put(&Y[(size_t)m * N + n], a, epi);
+        }
+        __syncthreads(); /* part is reused by the next group of rows */
     }
+}
+
+/* Elements per load of the row-streaming kernel: 16-, 8- or 4-byte weight loads
+ * where K and both operands' alignment allow. */
+static int rows_width(const void *X, kn_dtype xdt, const void *W, kn_dtype wdt, int K)
+{
+    const size_t xs = kn_dtype_size(xdt), ws = kn_dtype_size(wdt);
+    for (int V = 8; V > 1; V /= 2)
+        if (K % V == 0 && (uintptr_t)X % (V * xs) == 0 && (uintptr_t)W % (V * ws) == 0)
+            return V;
+    return 1;
+}
+
+/* Slices of K, one warp each: enough for every warp to take one or two steps
+ * of 32 V, a power of two up to ROWS_WARPS. */
+static int rows_slices(int K, int V)
+{
+    const int steps = (K + 32 * V - 1) / (32 * V);
+    int S = 1;
+    while (S < steps && S < ROWS_WARPS)
+        S *= 2;
+    return S;
+}
+
+template <typename TX, typename TW, typename TY>
+static cudaError_t rows_launch(int V, int S, dim3 blocks, kn_stream ks, const void *X, const void *W,
+                               const void *bias, int b16, void *Y, int M, int N, int K, int epi)
+{
+    const dim3 threads(32 * ROWS_WARPS);
+    const TX *x = (const TX *)X;
+    const TW *w = (const TW *)W;
+    TY *y = (TY *)Y;
+    if (V == 8)
+        return kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, S);
+    if (V == 4)
+        return kn_launch(gemm_rows_kernel<TX, TW, TY, 4>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, S);
+    if (V == 2)
+        return kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, S);
+    return kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, blocks, threads, 0, ks, x, w, bias, b16, y, M, N, K, epi, S);
 }
 
 /* In-place erf GELU over n elements of Y (after a cuBLASLt GEMM). */
@@ -308,31 +382,15 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
     if (M == 0 || N == 0)
         return 0;
     if (M <= ROWS_MAXM || xdt == KN_F32) { /* any M: row groups beyond 65535 blocks loop */
-        const size_t xs = kn_dtype_size(xdt);
-        const int V = K % 8 == 0 && kn_aligned16(X) && kn_aligned16(W) ? 8
-                      : K % 2 == 0 && ((uintptr_t)X % (2 * xs)) == 0 && ((uintptr_t)W % 4) == 0 ? 2 : 1;
-        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG);
-        const dim3 blocks((unsigned)((N + ROWS_WARPS * ROWS_NC - 1) / (ROWS_WARPS * ROWS_NC)),
-                          groups < 65535 ? groups : 65535);
-#define ROWS_LAUNCH(TX)                                                                            \
-        KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,                                                \
-            if (V == 8)                                                                            \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 8>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
-            else if (V == 2)                                                                       \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 2>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi));               \
-            else                                                                                   \
-                KN_CUDA(kn_launch(gemm_rows_kernel<TX, TW, TY, 1>, blocks, dim3(32 * ROWS_WARPS), 0, ks,                \
-                    (const TX *)X, (const TW *)W, bias, b16, (TY *)Y, M, N, K, epi))))
-        if (xdt == KN_F32) {
-            ROWS_LAUNCH(float);
-        } else if (xdt == KN_F16) {
-            ROWS_LAUNCH(__half);
-        } else {
-            ROWS_LAUNCH(__nv_bfloat16);
-        }
-#undef ROWS_LAUNCH
+        const int V = rows_width(X, xdt, W, wdt, K), S = rows_slices(K, V);
+        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG), cols = ROWS_WARPS / S * ROWS_NC;
+        const dim3 blocks((unsigned)((N + cols - 1) / cols), groups < 65535 ? groups : 65535);
+        if (xdt == KN_F32)
+            KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
+                KN_CUDA((rows_launch<float, TW, TY>(V, S, blocks, ks, X, W, bias, b16, Y, M, N, K, epi)))));
+        else
+            KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
+                KN_CUDA((rows_launch<TW, TW, TY>(V, S, blocks, ks, X, W, bias, b16, Y, M, N, K, epi)))));
         KN_LAUNCHED();
         return 0;
     }
