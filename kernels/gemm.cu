@@ -163,9 +163,8 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * for ROWS_MG rows at a time, the warp's butterfly adds the lanes, and the S
  * partial sums are added in slice order through shared memory. A row's bits
  * depend on K and V only, never on M or on which block ran it, so a row scored
- * alone and the same row in any pack agree. Blocks along y take separate groups
- * of rows (the weights come from L2 after the first group), so a few hundred
- * rows still fill the GPU.
+ * alone and the same row in any pack agree. Blocks along y walk separate groups
+ * of rows, so a few hundred rows still fill the GPU.
  * Why K is split: under Nsight Compute the scorer's 16 x 1024 x 1024 product
  * with one warp per column pair over all of K ran ~2,000 instructions a warp
  * at 12.6 cycles each (2 warps per scheduler, stalled on their own loads:
@@ -176,6 +175,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block: ROWS_WARPS / S column pairs x S slices of K */
+#define ROWS_BLOCKS 1056 /* blocks at most, unless one row of blocks already has more (8 per SM of an H200) */
 
 /* v[0..V) = p[0..V) as fp32 (p aligned to V elements). */
 template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, float v[V])
@@ -383,8 +383,12 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
         return 0;
     if (M <= ROWS_MAXM || xdt == KN_F32) { /* any M: row groups beyond 65535 blocks loop */
         const int V = rows_width(X, xdt, W, wdt, K), S = rows_slices(K, V);
-        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG), cols = ROWS_WARPS / S * ROWS_NC;
-        const dim3 blocks((unsigned)((N + cols - 1) / cols), groups < 65535 ? groups : 65535);
+        /* Blocks along y loop over the groups of rows: at most ~8 blocks a multiprocessor in all,
+         * so that many rows make each block walk several groups (its weights stay in L1) rather
+         * than launching tens of thousands of blocks of one group each. */
+        const unsigned cols = ROWS_WARPS / S * ROWS_NC, bx = (unsigned)((N + cols - 1) / cols);
+        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG), cap = bx < ROWS_BLOCKS ? ROWS_BLOCKS / bx : 1;
+        const dim3 blocks(bx, groups < cap ? groups : cap);
         if (xdt == KN_F32)
             KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,
                 KN_CUDA((rows_launch<float, TW, TY>(V, S, blocks, ks, X, W, bias, b16, Y, M, N, K, epi)))));
