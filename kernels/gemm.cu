@@ -17,10 +17,11 @@
  *     K not a multiple of 8 such as the act head's d + 4, shapes cuBLASLt
  *     refuses). Every fp32-X product, and 16-bit X up to 64 rows (the head's
  *     gathered rows at small batch), runs a row-streaming kernel: each warp
- *     owns 2 output columns and streams their weight rows once per 8 rows of X
- *     with 16-byte loads (4- or 2-byte when K is not a multiple of 8), lanes
- *     split K and a fixed xor tree sums them, and blocks along y take separate
- *     groups of 8 rows; this keeps all SMs streaming weights where 64 x 64
+ *     owns 2 output columns and one of up to 8 slices of K, streams their
+ *     weight rows once per 8 rows of X with 16-byte loads (8-, 4- or 2-byte
+ *     when K or the alignment does not allow them), lanes split the slice, a
+ *     fixed xor tree and then the slices in order sum them, and blocks along y
+ *     walk groups of 8 rows; this keeps all SMs streaming weights where 64 x 64
  *     tiles would leave most idle, and a row's bits do not depend on M. 16-bit
  *     X beyond 64 rows: output tiles of 64 x 64 like the CPU specialization
  *     (kernels/gemm_cpu.c) on the tensor cores (WMMA 16x16x16, four warps of
