@@ -75,7 +75,7 @@ int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype 
  * tail), src and dst 16-byte aligned and not overlapping. Either may be pinned
  * host memory mapped into the device's address space: the forward moves its
  * staged inputs and its outputs this way, as a kernel among its kernels,
- * because a copy node in a graph costs ~6-8 us against ~0.5 us for a kernel
+ * because a copy node in a graph costs ~6-9 us against ~0.5 us for a kernel
  * boundary (bench/results/experiments/README.md, "copies as kernels"). The
  * kernel launched next must not read dst before its programmatic-launch wait
  * (kernels/cuda_util.cuh). */

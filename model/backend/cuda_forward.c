@@ -26,7 +26,7 @@
  *   D2H  logits [G], act [R*2] (one copy), then the only synchronization.
  *
  * The two copies are kernels (kn_copy) on mapped pinned memory, not copy
- * nodes: in a graph a copy node cost ~6-8 us on the H200, a kernel boundary
+ * nodes: in a graph a copy node cost ~6-9 us on the H200, a kernel boundary
  * ~0.5 us.
  *
  * Padding slots (past the pack's tokens) and padding rows run through the
