@@ -311,19 +311,18 @@ int kn_gather_rows(kn_stream ks, kn_dtype dt, const void *h, const int32_t *idx,
  *   logits[g] = mask[g] ? dot(x[g, :], w) + bias[0] : -1e4 for every g < G
  *     (x [G, D], w [D], bias [1]);
  *   row r's gathered slots are goff[r] .. goff[r+1]-1 (goff int32 [R+1]): its
- *     CLS slot (mask 0), then its markers (mask 1). feats[r] = [top1,
+ *     CLS slot (mask 0), then its markers (mask 1). Its features are [top1,
  *     top1 - top2, entropy / ln(k), k / 255] from the softmax of the logits
  *     over the row's slots, k = max(2, #mask); top2 = 0 with a single slot.
  *     Masked slots hold -1e4, so for a row with at least one marker (every
  *     real row) the result equals that over any number of extra masked slots,
  *     bit for bit;
- *   act_in[r] = concat(h[goff[r], :], feats[r]) -> [R, D + 4] (h the gathered
+ *   act_in[r] = concat(h[goff[r], :], the features) -> [R, D + 4] (h the gathered
  *     fp32 rows [G, D]).
  * An empty row (goff[r] == goff[r+1], padding) gets zero features and a zero
  * act input. */
 int kn_decision_tail(kn_stream ks, const float *x, const float *w, const float *bias, const uint8_t *mask,
-                     const float *h, const int32_t *goff, float *logits, float *feats, float *act_in, int G,
-                     int R, int D);
+                     const float *h, const int32_t *goff, float *logits, float *act_in, int G, int R, int D);
 
 #ifdef __cplusplus
 }

@@ -110,8 +110,8 @@ __device__ __forceinline__ void tail_logit(const float *__restrict__ x, const fl
 __global__ void __launch_bounds__(256)
 decision_tail_kernel(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ bias,
                      const uint8_t *__restrict__ mask, const float *__restrict__ h,
-                     const int32_t *__restrict__ goff, float *__restrict__ logits, float *__restrict__ feats,
-                     float *__restrict__ act_in, int G, int R, int D)
+                     const int32_t *__restrict__ goff, float *__restrict__ logits, float *__restrict__ act_in,
+                     int G, int R, int D)
 {
     __shared__ float f[4];
     kn_pdl_wait();
@@ -122,14 +122,8 @@ decision_tail_kernel(const float *__restrict__ x, const float *__restrict__ w, c
     for (int g = g0 + warp; g < g1; g += warps)
         tail_logit(x, w, b, mask, logits, g, D, lane);
     __syncthreads();
-    if (threadIdx.x == 0) {
-        if (k1 > k0)
-            kn_conf_row(logits + k0, mask + k0, k1 - k0, f);
-        else
-            f[0] = f[1] = f[2] = f[3] = 0.0f;
-        for (int i = 0; i < 4; i++)
-            feats[(size_t)r * 4 + i] = f[i];
-    }
+    if (threadIdx.x == 0 && k1 > k0)
+        kn_conf_row(logits + k0, mask + k0, k1 - k0, f);
     __syncthreads();
     float *out = act_in + (size_t)r * (D + 4);
     for (int c = threadIdx.x; c < D + 4; c += blockDim.x)
@@ -138,12 +132,12 @@ decision_tail_kernel(const float *__restrict__ x, const float *__restrict__ w, c
 
 extern "C" int kn_decision_tail(kn_stream ks, const float *x, const float *w, const float *bias,
                                 const uint8_t *mask, const float *h, const int32_t *goff, float *logits,
-                                float *feats, float *act_in, int G, int R, int D)
+                                float *act_in, int G, int R, int D)
 {
     KN_REQUIRE(G >= 0 && R >= 1 && D > 0, "decision tail needs G >= 0, R >= 1, D > 0");
-    KN_REQUIRE(x && w && bias && mask && h && goff && logits && feats && act_in, "NULL decision-tail buffer");
-    KN_CUDA(kn_launch(decision_tail_kernel, dim3(R), dim3(256), 0, ks, x, w, bias, mask, h, goff, logits, feats,
-                      act_in, G, R, D));
+    KN_REQUIRE(x && w && bias && mask && h && goff && logits && act_in, "NULL decision-tail buffer");
+    KN_CUDA(kn_launch(decision_tail_kernel, dim3(R), dim3(256), 0, ks, x, w, bias, mask, h, goff, logits, act_in,
+                      G, R, D));
     KN_LAUNCHED();
     return 0;
 }

@@ -239,8 +239,8 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
     LAUNCH(kn_layernorm(b->ks, a->hg, a->f2g, br, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
                         D, eps));
     GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
-    LAUNCH(kn_decision_tail(b->ks, a->s1, b->w.sc3_w, b->w.sc3_b, gmask, a->hg, goff, logits, a->feats,
-                            a->actin, G, R, D));
+    LAUNCH(kn_decision_tail(b->ks, a->s1, b->w.sc3_w, b->w.sc3_b, gmask, a->hg, goff, logits, a->actin, G,
+                            R, D));
     GEMM(a->actin, f32, b->w.act0_w, b->tail_dt, b->w.act0_b, f32, a->a1, f32, R, 256, D + 4,
          KN_EPI_GELU);
     GEMM(a->a1, f32, b->w.act2_w, b->tail_dt, b->w.act2_b, f32, act, f32, R, LAYA_N_ACT, 256,

@@ -71,7 +71,6 @@ typedef struct dev_acts {
     void *attg, *og, *xg, *f2g; /* [G, D] */
     void *fg;            /* [G, 4D] */
     float *sn, *s1;      /* [G, D] fp32 scorer LN / scorer hidden */
-    float *feats;        /* [R, 4] */
     float *actin;        /* [R, D + 4] */
     float *a1;           /* [R, 256] */
     float *cos_g, *sin_g, *cos_l, *sin_l; /* [max_len, 32] */

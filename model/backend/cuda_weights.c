@@ -211,7 +211,6 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
         {&b->a.fg, G * (size_t)b->Dh4 * es},
         {(void **)&b->a.sn, G * D * 4},
         {(void **)&b->a.s1, G * D * 4},
-        {(void **)&b->a.feats, R * 4 * 4},
         {(void **)&b->a.actin, R * (D + 4) * 4},
         {(void **)&b->a.a1, R * 256 * 4},
         {(void **)&b->a.cos_g, P * KN_ROPE_HALF * 4},
