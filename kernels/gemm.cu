@@ -235,33 +235,6 @@ __device__ __forceinline__ void rows_slice(float (&acc)[ROWS_MG][ROWS_NC], const
     }
 }
 
-/* The warp's sums of its ROWS_MG x ROWS_NC = 16 values over the 32 lanes, with
- * the additions of an xor butterfly over offsets 16, 8, 4, 2, 1 (the same pairs
- * of partial sums in the same order, so the same bits), but halving the values
- * in flight at each level: a lane keeps the half its offset bit selects and
- * trades the other half with its partner. 16 shuffles instead of 80. Value v is
- * returned to lanes 2v and 2v + 1. */
-__device__ __forceinline__ float rows_lane_sum(const float (&acc)[ROWS_MG][ROWS_NC], int lane)
-{
-    static_assert(ROWS_MG * ROWS_NC == 16, "one value per lane pair");
-    float a[16];
-#pragma unroll
-    for (int i = 0; i < ROWS_MG; i++)
-#pragma unroll
-        for (int j = 0; j < ROWS_NC; j++)
-            a[i * ROWS_NC + j] = acc[i][j];
-#pragma unroll
-    for (int h = 8; h >= 1; h /= 2) { /* offset 2 h: values [0, h) or [h, 2 h) stay */
-        const bool upper = lane & (2 * h);
-#pragma unroll
-        for (int i = 0; i < h; i++) {
-            const float keep = upper ? a[h + i] : a[i], give = upper ? a[i] : a[h + i];
-            a[i] = keep + __shfl_xor_sync(0xffffffffu, give, 2 * h);
-        }
-    }
-    return a[0] + __shfl_xor_sync(0xffffffffu, a[0], 1);
-}
-
 template <typename TX, typename TW, typename TY, int V>
 __global__ void __launch_bounds__(32 * ROWS_WARPS)
 gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void *__restrict__ bias, int b16,
@@ -288,14 +261,25 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
                 acc[i][j] = 0.0f;
         if (n0 < N)
             rows_slice<TX, TW, V>(acc, xr, wr, K, s, S, lane);
-        /* lanes 2v and 2v + 1 hold the warp's sum of value v = (i, j) */
-        const float mine = rows_lane_sum(acc, lane);
-        if (lane % 2 == 0)
-            part[warp][lane / 2] = mine;
+        /* the butterfly leaves every lane with the warp's sums; lane i NC + j keeps (i, j) */
+        float mine = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ROWS_MG; i++)
+#pragma unroll
+            for (int j = 0; j < ROWS_NC; j++) {
+                float a = acc[i][j];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1)
+                    a += __shfl_xor_sync(0xffffffffu, a, o);
+                if (lane == i * ROWS_NC + j)
+                    mine = a;
+            }
+        if (lane < ROWS_MG * ROWS_NC)
+            part[warp][lane] = mine;
         __syncthreads();
-        const int v = lane, m = m0 + v / ROWS_NC, n = n0 + v % ROWS_NC;
-        if (s == 0 && v < ROWS_MG * ROWS_NC && m < M && n < N) {
-            float a = part[warp][v];
+        const int m = m0 + lane / ROWS_NC, n = n0 + lane % ROWS_NC;
+        if (s == 0 && lane < ROWS_MG * ROWS_NC && m < M && n < N) {
+            float a = part[warp][lane];
             for (int t = 1; t < S; t++)
                 a += part[warp + t][lane];
             if (bias)
