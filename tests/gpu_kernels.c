@@ -992,6 +992,70 @@ END_TEST
 /* kn_copy between mapped pinned host memory and the device, both ways, at odd
  * sizes (tails of 1-15 bytes, more words than one block holds); the byte past
  * the end stays untouched. */
+/* The decision tail at widths its main test does not reach: D past the 1024
+ * elements a thread holds in registers, D not a multiple of 4 (the scalar-load
+ * path), and one D run both ways (x 16-byte aligned, then shifted by one
+ * float): the two load paths add the same products in the same order, so
+ * their logits and act inputs agree bit for bit. */
+START_TEST(test_decision_tail_widths)
+{
+    const int widths[] = {1030, 1024, 8};
+    for (size_t t = 0; t < sizeof widths / sizeof widths[0]; t++) {
+        rng r = {seed_of((int)t + 7)};
+        enum { R = 3 };
+        const int D = widths[t];
+        const int32_t goff[R + 1] = {0, 4, 4, 9}; /* row 1 empty */
+        const int G = goff[R];
+        uint8_t mask[9];
+        for (int k = 0; k < G; k++)
+            mask[k] = k != 0 && k != 4 && k != 6; /* each row's CLS, and one masked marker */
+        float *X = hrand(&r, (size_t)G * D + 1, -1, 1), *w = hrand(&r, D, -1, 1), *H = hrand(&r, (size_t)G * D, -2, 2);
+        const float bias = -0.5f;
+        float *dX = upload_raw(X, sizeof(float) * ((size_t)G * D + 1)), *dw = upload_raw(w, sizeof(float) * D);
+        float *dH = upload_raw(H, sizeof(float) * G * D), *db = upload_raw(&bias, sizeof bias);
+        uint8_t *dm = upload_raw(mask, G);
+        int32_t *dg = upload_raw(goff, sizeof goff);
+        float *dlog = dout(G, KN_F32), *dA = dout((size_t)R * (D + 4), KN_F32);
+        OK(kn_decision_tail(KS0, dX, dw, db, dm, dH, dg, dlog, dA, G, R, D));
+        float *gl = download(dlog, G, KN_F32), *ga = download(dA, (size_t)R * (D + 4), KN_F32);
+        float lref[9], S[9], fref[4 * R], gf[4 * R];
+        kn_cpu_scorer_tail(X, w, bias, mask, lref, G, D);
+        for (int k = 0; k < G; k++) {
+            S[k] = 0;
+            for (int d = 0; d < D; d++)
+                S[k] += fabsf(X[(size_t)k * D + d] * w[d]);
+            S[k] = 1e-5f * (S[k] + 1);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "decision_tail D=%d logits", D);
+        expect_close(what, gl, lref, G, 0, 0, S);
+        kn_cpu_conf_features(gl, mask, goff, fref, R);
+        for (int i = 0; i < R; i++)
+            memcpy(gf + 4 * i, ga + (size_t)i * (D + 4) + D, sizeof(float) * 4);
+        snprintf(what, sizeof what, "decision_tail D=%d features", D);
+        expect_close(what, gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
+        float *aref = malloc(sizeof(float) * R * (D + 4));
+        ck_assert_ptr_nonnull(aref);
+        for (int i = 0; i < R; i++) /* a row's act input: its CLS slot's h, then its features */
+            for (int c = 0; c < D + 4; c++)
+                aref[(size_t)i * (D + 4) + c] = goff[i] == goff[i + 1] ? 0.0f
+                                                : c < D ? H[(size_t)goff[i] * D + c] : gf[4 * i + c - D];
+        snprintf(what, sizeof what, "decision_tail D=%d act input", D);
+        expect_equal(what, ga, aref, (size_t)R * (D + 4));
+        /* the same x one float further on: the scalar path, the same bits */
+        CU(cudaMemcpy(dX + 1, X, sizeof(float) * G * D, cudaMemcpyHostToDevice));
+        poison(dlog, G, KN_F32), poison(dA, (size_t)R * (D + 4), KN_F32);
+        OK(kn_decision_tail(KS0, dX + 1, dw, db, dm, dH, dg, dlog, dA, G, R, D));
+        float *gl2 = download(dlog, G, KN_F32), *ga2 = download(dA, (size_t)R * (D + 4), KN_F32);
+        snprintf(what, sizeof what, "decision_tail D=%d unaligned x == aligned", D);
+        expect_equal(what, gl2, gl, G);
+        expect_equal(what, ga2, ga, (size_t)R * (D + 4));
+        free(X), free(w), free(H), free(gl), free(ga), free(gl2), free(ga2), free(aref);
+        dfree_all();
+    }
+}
+END_TEST
+
 START_TEST(test_copy)
 {
     rng r = {seed_of(_i)};
@@ -1289,6 +1353,7 @@ int main(void)
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);
     tcase_add_loop_test(tc, test_head_ops, 0, 2);
+    tcase_add_test(tc, test_decision_tail_widths);
     tcase_add_loop_test(tc, test_copy, 0, 2);
     tcase_add_loop_test(tc, test_repeatable, 0, 2);
     tcase_add_test(tc, test_rejects_bad_shapes);
