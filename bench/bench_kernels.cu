@@ -423,7 +423,7 @@ static void bench_layernorm(kn_dtype dt, int M, int D, int S = 0)
     timing t = time_it([&](int i) {
         const int k = i % sets;
         if (S)
-            KOK(kn_layernorm_parts(g_ks, (float *)R[k], (const float *)X[k], S, (long)MD, w, NULL, Y[k], dt, NULL, M,
+            KOK(kn_layernorm_parts(g_ks, (float *)R[k], (const float *)X[k], S, (long)MD, NULL, w, NULL, Y[k], dt, NULL, M,
                                    D, 1e-5f));
         else
             KOK(kn_layernorm(g_ks, (float *)R[k], X[k], dt, w, NULL, Y[k], dt, NULL, M, D, 1e-5f));

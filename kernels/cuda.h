@@ -239,14 +239,16 @@ int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
 /* kn_layernorm with the residual branch given as S fp32 partial products
  * (kn_gemm_split): r[m] += ((p[0][m] + p[1][m]) + ...) + p[S-1][m], summed in
  * that order in fp32 (the CPU's kn_layernorm of r with x = that sum, bit for
- * bit in the residual), part s at parts + s * part_stride floats. One block
+ * bit in the residual), part s at parts + s * part_stride floats. bb (fp32
+ * [D], or NULL) is the branch's bias, which the parts do not carry: added to
+ * their sum last, before the residual. One block
  * per row, every load of the row issued before the first add. Needs D % 128
  * == 0, D <= 4096, 1 <= S <= KN_GEMM_SPLIT_MAX, part_stride % 4 == 0 and
  * 16-byte aligned buffers (kn_layernorm_parts_ok). */
-int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *w,
-                          const float *b, const void *y16, const float *y32, int D);
-int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride, const float *w,
-                       const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
+int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,
+                          const float *w, const float *b, const void *y16, const float *y32, int D);
+int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride, const float *bb,
+                       const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
 
 /* ---- RoPE ------------------------------------------------------------------- */
 

@@ -294,12 +294,14 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
-layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ w,
-                       const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
+layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ bb,
+                       const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32, int D,
+                       float eps)
 {
     __shared__ double red[2][32];
     const int d = 4 * threadIdx.x;
-    const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* a weight: before the wait */
+    const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* weights: before the wait */
+    const float4 pb = bb ? *reinterpret_cast<const float4 *>(bb + d) : make_float4(0, 0, 0, 0);
     const double inv_d = 1.0 / (double)D;
     kn_pdl_wait();
     const size_t off = (size_t)blockIdx.x * D + d;
@@ -313,6 +315,8 @@ layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const f
     for (int s = 1; s < KN_GEMM_SPLIT_MAX; s++)
         if (s < S)
             a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
+    if (bb)
+        a.x += pb.x, a.y += pb.y, a.z += pb.z, a.w += pb.w;
     v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
     *reinterpret_cast<float4 *>(r + off) = v;
     const double mean = block_sum(((double)v.x + (double)v.y) + ((double)v.z + (double)v.w), red[0]) * inv_d;
@@ -331,23 +335,23 @@ layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const f
         *reinterpret_cast<float4 *>(y32 + off) = o;
 }
 
-extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *w,
-                                     const float *b, const void *y16, const float *y32, int D)
+extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,
+                                     const float *w, const float *b, const void *y16, const float *y32, int D)
 {
     return D > 0 && D % 128 == 0 && D <= 4096 && S >= 1 && S <= KN_GEMM_SPLIT_MAX && part_stride >= 0 &&
-           part_stride % 4 == 0 && kn_aligned16(r) && kn_aligned16(parts) && kn_aligned16(w) && kn_aligned16(b) &&
-           kn_aligned16(y16) && kn_aligned16(y32);
+           part_stride % 4 == 0 && kn_aligned16(r) && kn_aligned16(parts) && kn_aligned16(bb) && kn_aligned16(w) &&
+           kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
 }
 
 extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride,
-                                  const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D,
-                                  float eps)
+                                  const float *bb, const float *w, const float *b, void *y16, kn_dtype ydt, float *y32,
+                                  int M, int D, float eps)
 {
     KN_REQUIRE(M >= 0, "LayerNorm needs M >= 0");
     KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
     KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
     KN_REQUIRE(r && w && parts, "NULL LayerNorm r, weight or parts");
-    KN_REQUIRE(kn_layernorm_parts_ok(r, parts, part_stride, S, w, b, y16, y32, D),
+    KN_REQUIRE(kn_layernorm_parts_ok(r, parts, part_stride, S, bb, w, b, y16, y32, D),
                "LayerNorm over parts needs D % 128 == 0, D <= 4096, 1 <= S <= 8 and aligned buffers");
     KN_REQUIRE(M == 0 || (size_t)M * D <= (size_t)part_stride || S == 1, "LayerNorm parts overlap");
     KN_REQUIRE(M <= 0x7fffffff, "LayerNorm grid too large");
@@ -355,7 +359,7 @@ extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, in
         return 0;
     KN_DISPATCH16(y16 ? ydt : KN_F16, TY,
                   (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
-                                  parts, S, part_stride, w, b, (TY *)y16, y32, D, eps));
+                                  parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
     KN_LAUNCHED();
     return 0;
 }

@@ -457,9 +457,11 @@ static float *cols(const float *A, int M, int K, int k0, int n)
 
 /* kn_gemm_split's S parts, each against the CPU product of its K slice (tuned on its own
  * operands first when tune), a second run bit-identical; then kn_layernorm_parts over those
- * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) as the CPU forms it from
- * the same parts, the outputs as kn_cpu_layernorm's. */
-static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, rng *r)
+ * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when
+ * biased) as the CPU forms it from the same parts, the outputs as kn_cpu_layernorm's (with
+ * the LayerNorm's own bias when biased: the head's layers). */
+static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, int biased,
+                           rng *r)
 {
     const int Ks = K / S;
     const size_t MD = (size_t)M * D;
@@ -491,22 +493,28 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     expect_equal(what, g2, g, S * MD);
 
     float *R = hrand(r, MD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * MD + 1);
+    float *bb = hrand(r, D, -1, 1), *lb = hrand(r, D, -0.5f, 0.5f);
     for (size_t i = 0; i < MD; i++) {
         R[i] += (i / D) % 2 ? base : 0.0f;
         sum[i] = g[i];
         for (int k = 1; k < S; k++)
             sum[i] += g[k * MD + i];
+        if (biased)
+            sum[i] += bb[i % D];
     }
     float *dR = upload_raw(R, sizeof(float) * MD), *dw = upload_raw(w, sizeof(float) * D);
+    float *dbb = upload_raw(bb, sizeof(float) * D), *dlb = upload_raw(lb, sizeof(float) * D);
     void *y16 = dout(MD, dt);
-    OK(kn_layernorm_parts(KS0, dR, dP, S, (long)MD, dw, NULL, y16, dt, NULL, M, D, 1e-5f));
+    OK(kn_layernorm_parts(KS0, dR, dP, S, (long)MD, biased ? dbb : NULL, dw, biased ? dlb : NULL, y16, dt, NULL, M,
+                          D, 1e-5f));
     float *gr = download(dR, MD, KN_F32), *gy = download(y16, MD, dt);
-    kn_cpu_layernorm(R, sum, w, NULL, ref, M, D, 1e-5f); /* R += sum, ref = LN(R) */
-    snprintf(what, sizeof what, "layernorm_parts %s M%d D%d S%d |r|~%g: r", kn_dtype_name(dt), M, D, S, base);
+    kn_cpu_layernorm(R, sum, w, biased ? lb : NULL, ref, M, D, 1e-5f); /* R += sum, ref = LN(R) */
+    snprintf(what, sizeof what, "layernorm_parts %s M%d D%d S%d |r|~%g%s: r", kn_dtype_name(dt), M, D, S, base,
+             biased ? " biased" : "");
     expect_equal(what, gr, R, MD);
     what[strlen(what) - 1] = 'y';
     expect_close(what, gy, ref, MD, 2 * unit_roundoff(dt), 1e-5f, NULL);
-    free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(w), free(sum), free(gr), free(gy);
+    free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(w), free(sum), free(gr), free(gy), free(bb), free(lb);
 }
 
 START_TEST(test_split_branch)
@@ -517,18 +525,20 @@ START_TEST(test_split_branch)
     kn_gemm_ctx_set_tuning(ctx, 1);
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        run_split_case(ctx, dt, 37, 1024, 1024, 4, 0.0f, &r);
-        run_split_case(ctx, dt, 96, 1024, 2624, 4, 1e4f, &r); /* the MLP-out shape, large residuals */
-        run_split_case(ctx, dt, 1, 768, 1152, 2, 0.0f, &r);   /* mmBERT's MLP out, one row */
-        run_split_case(ctx, dt, 129, 1024, 1024, 8, 3e4f, &r);
+        run_split_case(ctx, dt, 37, 1024, 1024, 4, 0.0f, 0, &r);
+        run_split_case(ctx, dt, 96, 1024, 2624, 4, 1e4f, 0, &r); /* the MLP-out shape, large residuals */
+        run_split_case(ctx, dt, 1, 768, 1152, 2, 0.0f, 0, &r);   /* mmBERT's MLP out, one row */
+        run_split_case(ctx, dt, 129, 1024, 1024, 8, 3e4f, 0, &r);
+        run_split_case(ctx, dt, 12, 1024, 4096, 4, 0.0f, 1, &r); /* the head FFN's second product */
+        run_split_case(ctx, dt, 96, 1024, 1024, 4, 1e3f, 1, &r); /* the head's attention out-proj */
         dfree_all();
     }
     /* refused: K not a multiple of 8 S, D not a multiple of 128, too many parts */
     float *p = (float *)256;
     ck_assert_int_eq(kn_gemm_split(ctx, KS0, p, p, dt, p, 4, 1024, 1000, 4), -1);
     ck_assert_int_eq(kn_gemm_split(ctx, KS0, p, p, dt, p, 4, 1024, 1024, KN_GEMM_SPLIT_MAX + 1), -1);
-    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 4096, p, NULL, p, dt, NULL, 4, 200, 1e-5f), -1);
-    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 1024, p, NULL, p, dt, NULL, 4, 1024, 1e-5f), -1);
+    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 4096, NULL, p, NULL, p, dt, NULL, 4, 200, 1e-5f), -1);
+    ck_assert_int_eq(kn_layernorm_parts(KS0, p, p, 2, 1024, NULL, p, NULL, p, dt, NULL, 4, 1024, 1e-5f), -1);
     kn_gemm_ctx_destroy(ctx);
 }
 END_TEST

@@ -78,11 +78,13 @@ static int gemm(cuda_backend *b, const void *X, kn_dtype xdt, const void *W, kn_
 
 #define STAGED(l, field, type) ((const type *)((const char *)b->a.in + (l)->field))
 
-/* What the LayerNorm after a residual branch must still add into res: nothing
- * (o NULL), the branch o, or its parts partial products at a->o. */
+/* What the LayerNorm after a residual branch must still add into its residual:
+ * nothing (o NULL), the branch o, or its parts partial products at a->o and
+ * then the branch's bias (NULL for the encoder's, which have none). */
 typedef struct pending_branch {
     const void *o;
     int parts;
+    const float *bias;
 } pending_branch;
 
 /* Partial products of a split residual branch. Measured on the H200
@@ -106,9 +108,22 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
     if (!b->acc || T > b->o.split_tokens || (long)S * T > b->Tmax)
         return 1;
     return kn_gemm_split_ok(b->dt, X, W, a->o, b->D, K, S) &&
-                   kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, b->w.final_norm, NULL, a->xn, a->res, b->D)
+                   kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn,
+                                         a->res, b->D)
                ? S
                : 1;
+}
+
+/* The split product X W^T into S fp32 partial products at a->o (or, in
+ * prepare mode, its plan). */
+static int split_gemm(cuda_backend *b, const void *X, const void *W, int M, int K, int S, layad_error *err)
+{
+    dev_acts *a = &b->a;
+    if (b->prepare_only) /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
+        KN(kn_gemm_prepare_split(b->gemm, b->dt, M, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
+    else
+        KN(kn_gemm_split(b->gemm, b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S));
+    return 0;
 }
 
 /* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
@@ -121,30 +136,44 @@ static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, p
     const int S = branch_parts(b, X, W, T, K);
     pending->o = b->acc && S == 1 ? NULL : a->o;
     pending->parts = S;
-    if (S > 1) { /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
-        if (b->prepare_only)
-            KN(kn_gemm_prepare_split(b->gemm, b->dt, T, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
-        else
-            KN(kn_gemm_split(b->gemm, b->ks, X, W, b->dt, (float *)a->o, T, b->D, K, S));
-        return 0;
-    }
+    pending->bias = NULL;
+    if (S > 1)
+        return split_gemm(b, X, W, T, K, S, err);
     GEMM(X, b->dt, W, b->dt, NULL, b->dt, b->acc ? (void *)a->res : a->o, b->br_dt, T, b->D, K,
          b->acc ? KN_EPI_ACC : KN_EPI_NONE);
     return 0;
 }
 
-/* The LayerNorm after a residual branch: res += what is pending, then y16 (dt)
- * and / or y32 = LN(res) with scale w. */
-static int branch_norm(cuda_backend *b, const pending_branch *p, const float *w, void *y16, float *y32, int T,
-                       layad_error *err)
+/* A head layer's biased branch o = X W^T + bias ([M, D], K deep; out-proj or
+ * the FFN's second product) for the LayerNorm after it: split into partial
+ * products at a->o where the encoder's branches split (the bias then left to
+ * the LayerNorm), else whole into out. At 12-96 rows cuBLASLt ran the FFN's
+ * 4096-deep product as a split-K kernel plus a reduction kernel of its own
+ * (9.3 + 3.7 us at 96 rows under Nsight Compute); the LayerNorm after it
+ * reads its rows anyway. */
+static int head_branch(cuda_backend *b, const void *X, const void *W, const void *bias, void *out, int M, int K,
+                       pending_branch *pending, layad_error *err)
 {
-    dev_acts *a = &b->a;
-    const float eps = (float)b->cfg.norm_eps;
+    const int S = branch_parts(b, X, W, M, K);
+    pending->o = S > 1 ? b->a.o : out;
+    pending->parts = S;
+    pending->bias = S > 1 ? (const float *)bias : NULL; /* fp32: the branches' dtype when they split */
+    if (S > 1)
+        return split_gemm(b, X, W, M, K, S, err);
+    GEMM(X, b->dt, W, b->dt, bias, b->br_dt, out, b->br_dt, M, b->D, K, KN_EPI_NONE);
+    return 0;
+}
+
+/* The LayerNorm after a residual branch: r += what is pending, then y16 (dt)
+ * and / or y32 = LN(r) with scale w and bias lb. */
+static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const float *w, const float *lb,
+                       void *y16, float *y32, int M, float eps, layad_error *err)
+{
     if (p->parts > 1)
-        LAUNCH(kn_layernorm_parts(b->ks, a->res, (const float *)p->o, p->parts, (long)T * b->D, w, NULL, y16, b->dt,
-                                  y32, T, b->D, eps));
+        LAUNCH(kn_layernorm_parts(b->ks, r, (const float *)p->o, p->parts, (long)M * b->D, p->bias, w, lb, y16,
+                                  b->dt, y32, M, b->D, eps));
     else
-        LAUNCH(kn_layernorm(b->ks, a->res, p->o, b->br_dt, w, NULL, y16, b->dt, y32, T, b->D, eps));
+        LAUNCH(kn_layernorm(b->ks, r, p->o, b->br_dt, w, lb, y16, b->dt, y32, M, b->D, eps));
     return 0;
 }
 
@@ -168,7 +197,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
         pending_branch o;
-        if (branch(b, a->att, L->wo, T, D, &o, err) || branch_norm(b, &o, L->mlp_norm, a->xn, NULL, T, err))
+        if (branch(b, a->att, L->wo, T, D, &o, err) ||
+            branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
@@ -176,8 +206,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;
-        if (branch_norm(b, &o, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm, last ? NULL : a->xn,
-                        last ? a->res : NULL, T, err))
+        if (branch_norm(b, &o, a->res, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm, NULL,
+                        last ? NULL : a->xn, last ? a->res : NULL, T, eps, err))
             return -1;
     }
     return 0;
@@ -189,26 +219,28 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
 {
     const int D = b->D, D4 = b->Dh4, nl = b->n_head_layers;
     const int n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
-    const kn_dtype dt = b->dt, br = b->br_dt;
+    const kn_dtype dt = b->dt;
     const float eps = 1e-5f; /* nn.TransformerEncoderLayer / nn.LayerNorm default */
     dev_acts *a = &b->a;
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
     LAUNCH(kn_add_type_emb(b->ks, a->res, b->w.type_emb, STAGED(l, ttype, int32_t), T, D));
+    pending_branch o = {NULL, 1, NULL};
     for (int j = 0; j < nl; j++) {
         const dev_head_layer *L = &b->w.head[j];
         /* a = LN1(h), folding in the previous layer's pending FFN output */
-        LAUNCH(kn_layernorm(b->ks, a->res, j ? a->o : NULL, br, L->n1_w, L->n1_b, a->xn, dt,
-                            NULL, T, D, eps));
+        if (branch_norm(b, &o, a->res, L->n1_w, L->n1_b, a->xn, NULL, T, eps, err))
+            return -1;
         GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         if (j + 1 == nl)
             break;
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, -1));
-        GEMM(a->att, dt, L->out_w, dt, L->out_b, br, a->o, br, T, D, D, KN_EPI_NONE);
-        LAUNCH(kn_layernorm(b->ks, a->res, a->o, br, L->n2_w, L->n2_b, a->xn, dt, NULL, T, D,
-                            eps));
+        if (head_branch(b, a->att, L->out_w, L->out_b, a->o, T, D, &o, err) ||
+            branch_norm(b, &o, a->res, L->n2_w, L->n2_b, a->xn, NULL, T, eps, err))
+            return -1;
         GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, dt, a->u, dt, T, D4, D, KN_EPI_RELU);
-        GEMM(a->u, dt, L->l2_w, dt, L->l2_b, br, a->o, br, T, D, D4, KN_EPI_NONE);
+        if (head_branch(b, a->u, L->l2_w, L->l2_b, a->o, T, D4, &o, err))
+            return -1;
     }
     return 0;
 }
@@ -219,7 +251,7 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
 static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, D4 = b->Dh4, R = batch_rows_cap(&b->policy, T);
-    const kn_dtype dt = b->dt, br = b->br_dt, f32 = KN_F32;
+    const kn_dtype dt = b->dt, f32 = KN_F32;
     const float eps = 1e-5f;
     dev_acts *a = &b->a;
     const dev_head_layer *L = &b->w.head[b->n_head_layers - 1];
@@ -230,14 +262,17 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
     float *act = (float *)((char *)a->out + l->act);
 
     LAUNCH(kn_attention_select(b->ks, dt, a->qkv, a->attg, D, cu, -1, grow, gpos, G));
-    GEMM(a->attg, dt, L->out_w, dt, L->out_b, br, a->og, br, G, D, D, KN_EPI_NONE);
+    pending_branch o;
+    if (head_branch(b, a->attg, L->out_w, L->out_b, a->og, G, D, &o, err))
+        return -1;
     LAUNCH(kn_gather_rows(b->ks, f32, a->res, gpos, a->hg, G, D));
-    LAUNCH(kn_layernorm(b->ks, a->hg, a->og, br, L->n2_w, L->n2_b, a->xg, dt, NULL, G, D, eps));
+    if (branch_norm(b, &o, a->hg, L->n2_w, L->n2_b, a->xg, NULL, G, eps, err))
+        return -1;
     GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
-    GEMM(a->fg, dt, L->l2_w, dt, L->l2_b, br, a->f2g, br, G, D, D4, KN_EPI_NONE);
     /* h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
-    LAUNCH(kn_layernorm(b->ks, a->hg, a->f2g, br, b->w.sc0_w, b->w.sc0_b, NULL, dt, a->sn, G,
-                        D, eps));
+    if (head_branch(b, a->fg, L->l2_w, L->l2_b, a->f2g, G, D4, &o, err) ||
+        branch_norm(b, &o, a->hg, b->w.sc0_w, b->w.sc0_b, NULL, a->sn, G, eps, err))
+        return -1;
     GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
     LAUNCH(kn_decision_tail(b->ks, a->s1, b->w.sc3_w, b->w.sc3_b, gmask, a->hg, goff, logits, a->actin, G,
                             R, D));
