@@ -17,7 +17,8 @@
  * output, against the 1e-5 tolerance; the row then stays in 32 registers
  * (no spills) and most of the arithmetic leaves the slower double unit.
  *
- * One warp per row, 8 rows per 256-thread block: at D = 768..1024 a row is 24-32
+ * One warp per row, up to 8 rows per block (fewer in small packs,
+ * ln_rows_per_block): at D = 768..1024 a row is 24-32
  * values per lane, held in registers, so r and x are read once and r written
  * once. Fast path (D % 128 == 0, D <= 1536, 16-byte aligned buffers): lane l
  * owns columns 4l + 128c with 16-byte fp32 and 8-byte 16-bit accesses, and all
@@ -28,7 +29,7 @@
  */
 #include "kernels/cuda_util.cuh"
 
-#define LN_ROWS 8     /* rows (warps) per block */
+#define LN_ROWS 8     /* rows (warps) per block at most */
 #define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
 
 enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2 };
@@ -96,7 +97,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 ww[c] = *reinterpret_cast<const float4 *>(w + 4 * lane + 128 * c);
     }
     kn_pdl_wait(); /* the embedding's ids come from the copy kernel just before: read after this */
-    const int m = blockIdx.x * LN_ROWS + threadIdx.x / 32;
+    const int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (m >= M)
         return;
     float *rr = r + (size_t)m * D;
@@ -185,12 +186,26 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
     }
 }
 
+/* Rows (warps) per block: LN_ROWS, halved while that leaves fewer blocks than
+ * the H200's 132 SMs. A row costs one memory round trip whichever block runs
+ * it, so a small pack's rows spread over as many SMs as there are rows instead
+ * of crowding M / 8 of them (96 rows: 96 blocks of one warp, not 12 of eight);
+ * a row's arithmetic does not change. */
+static int ln_rows_per_block(int M)
+{
+    int rows = LN_ROWS;
+    while (rows > 1 && (M + rows - 1) / rows < 132)
+        rows /= 2;
+    return rows;
+}
+
 template <typename TX, typename TY, int MODE, bool VEC, int NC>
-static void ln_go(kn_stream ks, unsigned blocks, float *r, const void *x, const int32_t *ids, const float *w,
+static void ln_go(kn_stream ks, int rows, float *r, const void *x, const int32_t *ids, const float *w,
                   const float *b, void *y16, float *y32, int M, int D, float eps)
 {
+    const unsigned blocks = (unsigned)((M + rows - 1) / rows);
     /* a launch error is the runtime's last error: the caller's KN_LAUNCHED() reports it */
-    (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * LN_ROWS), 0, ks, r,
+    (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * rows), 0, ks, r,
                     (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
 }
 
@@ -201,16 +216,16 @@ static void ln_launch(kn_stream ks, float *r, const void *x, const int32_t *ids,
                       const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
                       bool vec)
 {
-    const unsigned blocks = (unsigned)((M + LN_ROWS - 1) / LN_ROWS);
+    const int rows = ln_rows_per_block(M);
     KN_DISPATCH16(ydt, TY,
         if (vec && D == 1024)
-            ln_go<TX, TY, MODE, true, 8>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 8>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps);
         else if (vec && D == 768)
-            ln_go<TX, TY, MODE, true, 6>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 6>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps);
         else if (vec)
-            ln_go<TX, TY, MODE, true, 0>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps);
+            ln_go<TX, TY, MODE, true, 0>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps);
         else
-            ln_go<TX, TY, MODE, false, 0>(ks, blocks, r, x, ids, w, b, y16, y32, M, D, eps));
+            ln_go<TX, TY, MODE, false, 0>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps));
 }
 
 static bool ln_vec(const void *x, const float *r, const float *w, const float *b, const void *y16,
