@@ -315,7 +315,7 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
 template <typename T>
 __global__ void __launch_bounds__(ATT_THREADS, 3)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
-                 const int32_t *__restrict__ tiles, int window, int early)
+                 const int32_t *__restrict__ tiles, int window)
 {
     /* The tile list and the row bounds were staged before the forward's first
      * kernel: read before the wait (while RoPE runs, when it lets this kernel
@@ -324,8 +324,6 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
     const int r = tiles[2 * (size_t)blockIdx.x];
     if (r < 0) {
         kn_pdl_wait();
-        if (early)
-            kn_pdl_trigger();
         return;
     }
     int s = cu[r], e = cu[r + 1];
@@ -340,8 +338,6 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
     }
     __syncthreads();
     kn_pdl_wait();
-    if (early) /* the out-projection's partial products load their weights meanwhile */
-        kn_pdl_trigger();
     att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
 }
 
@@ -415,9 +411,8 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
         return -1;
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
     const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
-    const int early = T <= KN_EARLY_TRIGGER_TOKENS;
     KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
-                                           (E *)out, T, D, cu, tiles, window, early)));
+                                           (E *)out, T, D, cu, tiles, window)));
     KN_LAUNCHED();
     return 0;
 }

@@ -188,10 +188,7 @@ int kn_gemm_prepare(kn_gemm_ctx *ctx, kn_dtype xdt, kn_dtype wdt, kn_dtype ydt,
 /*
  * Split-K into partial products: Y[s] = X[:, sKs:(s+1)Ks] . W[:, sKs:(s+1)Ks]^T
  * for s < S, Ks = K / S, each fp32 [M, N] (Y holds S x M x N, part s at s M N),
- * fp32 accumulation; xdt == wdt (16-bit). Up to 128 rows with N % 32 == 0 and
- * Ks % 16 == 0 on our own kernel (kernels/gemm_parts.cu: programmatic launch,
- * its weights in shared memory before the wait), else one strided-batched
- * cuBLASLt call.
+ * one strided-batched cuBLASLt call with fp32 accumulation; xdt == wdt (16-bit).
  * The sum is left to the kernel that reads the product next
  * (kn_layernorm_parts), so a short product spreads over S times the blocks
  * without a reduction pass of its own. Needs kn_gemm_split_ok: 2 <= S <=

@@ -167,12 +167,6 @@ __device__ __forceinline__ void kn_pdl_trigger()
 #endif
 }
 
-/* Packs of at most this many tokens: the attention and GeGLU let their
- * successor start early (kn_pdl_trigger), so the split GEMM after them
- * (kernels/gemm_parts.cu) loads its weights while they run. Larger packs keep
- * the SMs to themselves: RoPE's early trigger slowed 512-token packs. */
-#define KN_EARLY_TRIGGER_TOKENS 128
-
 /* kern<<<grid, block, smem, ks.s>>>(args...) with programmatic stream
  * serialization allowed when ks.pdl is set; on the legacy stream 0, or with
  * ks.pdl = 0, a plain launch. */

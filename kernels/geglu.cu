@@ -26,11 +26,9 @@
 
 template <typename T, int UNR>
 __global__ void __launch_bounds__(GG_THREADS)
-geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F, int early)
+geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F)
 {
     kn_pdl_wait();
-    if (early) /* the MLP-out partial products load their weights meanwhile */
-        kn_pdl_trigger();
     const unsigned i0 = blockIdx.x * (GG_THREADS * UNR) + threadIdx.x;
     uint4 a[UNR], g[UNR];
 #pragma unroll
@@ -71,11 +69,11 @@ __global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M
 }
 
 template <typename T, int UNR>
-static int gg_vec(kn_stream ks, const void *U, void *out, int M, int F, size_t n)
+static int gg_vec(kn_stream ks, const void *U, void *out, int F, size_t n)
 {
     const unsigned blocks = (unsigned)((n + GG_THREADS * UNR - 1) / (GG_THREADS * UNR));
     KN_CUDA(kn_launch(geglu_vec_kernel<T, UNR>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out,
-                      (unsigned)(F / 8), (unsigned)n, (unsigned)F, (int)(M <= KN_EARLY_TRIGGER_TOKENS)));
+                      (unsigned)(F / 8), (unsigned)n, (unsigned)F));
     return 0;
 }
 
@@ -95,9 +93,9 @@ extern "C" int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int
         const int unr = nv >= two_per_sm * GG_THREADS * 4 ? 4 : nv >= two_per_sm * GG_THREADS * 2 ? 2 : 1;
         int rc = 0;
         KN_DISPATCH16(dt, T,
-            rc = unr == 4 ? gg_vec<T, 4>(ks, U, out, M, F, nv)
-               : unr == 2 ? gg_vec<T, 2>(ks, U, out, M, F, nv)
-                          : gg_vec<T, 1>(ks, U, out, M, F, nv));
+            rc = unr == 4 ? gg_vec<T, 4>(ks, U, out, F, nv)
+               : unr == 2 ? gg_vec<T, 2>(ks, U, out, F, nv)
+                          : gg_vec<T, 1>(ks, U, out, F, nv));
         if (rc)
             return -1;
     } else {

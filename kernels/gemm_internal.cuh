@@ -1,8 +1,7 @@
 /*
  * gemm_internal.cuh - what the GEMM launcher (kernels/gemm.cu: dispatch and own
- * kernels) needs from the cuBLASLt path (kernels/gemm_lt.cu), and what the
- * split GEMM there needs from the partial-product kernel (kernels/gemm_parts.cu).
- * Internal to kernels/ (C++ only; the C API is kernels/cuda.h).
+ * kernels) needs from the cuBLASLt path (kernels/gemm_lt.cu). Internal to
+ * kernels/ (C++ only; the C API is kernels/cuda.h).
  */
 #ifndef LAYAD_KERNELS_GEMM_INTERNAL_CUH
 #define LAYAD_KERNELS_GEMM_INTERNAL_CUH
@@ -20,13 +19,5 @@
  * kernel; -1 on failure (kn_fail has recorded it). */
 int kn_gemm_lt_run(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, kn_dtype wdt,
                    const void *bias, kn_dtype bdt, void *Y, kn_dtype ydt, int M, int N, int K, int lt_epi);
-
-/* The split product of kn_gemm_split on our own kernel (gemm_parts.cu): whether
- * it takes M x N x K in S parts (M <= 128, N % 32 == 0, K / S a multiple of 16,
- * the tiles within shared memory), and its launch on ks (the arguments already
- * validated by kn_gemm_split_ok). */
-int gemm_parts_fits(int M, int N, int K, int S);
-int gemm_parts_launch(kn_stream ks, kn_dtype wdt, const void *X, const void *W, float *Y, int M, int N, int K,
-                      int S);
 
 #endif

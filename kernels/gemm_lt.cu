@@ -543,8 +543,6 @@ extern "C" int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int 
     const bool ops = X && W && Y;
     KN_REQUIRE(M > 0 && kn_gemm_split_ok(wdt, ops ? X : a16, ops ? W : a16, ops ? (const void *)Y : a16, N, K, S),
                "split GEMM shape or alignment not supported");
-    if (gemm_parts_fits(M, N, K, S))
-        return 1; /* our own kernel: no plan to make */
     return gemm_prepare_plan(ctx, wdt, KN_F32, M, N, K, KN_EPI_NONE, 0, S, ks, X, W, (void *)Y);
 }
 
@@ -596,8 +594,6 @@ extern "C" int kn_gemm_split(kn_gemm_ctx *ctx, kn_stream ks, const void *X, cons
     KN_REQUIRE(M >= 0 && kn_gemm_split_ok(wdt, X, W, Y, N, K, S), "split GEMM shape or alignment not supported");
     if (M == 0)
         return 0;
-    if (gemm_parts_fits(M, N, K, S))
-        return gemm_parts_launch(ks, wdt, X, W, Y, M, N, K, S);
     const int rc = gemm_lt_launch(ctx, ks, X, W, wdt, NULL, KN_F32, Y, KN_F32, M, N, K, KN_EPI_NONE, S);
     KN_REQUIRE(rc <= 0, "cuBLASLt has no algorithm for this split GEMM");
     return rc;
