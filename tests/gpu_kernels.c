@@ -860,6 +860,28 @@ END_TEST
 
 /* ---- head ops ------------------------------------------------------------------ */
 
+/* The decision tail's logits gl [G] against the CPU's, within 1e-5 of the sum of
+ * |x w| (+ 1) per slot, and its features, the act input ga's last four columns of
+ * each row, copied into gf [4 R]. */
+static void check_tail_logits(const char *what, const float *gl, const float *ga, const float *X, const float *w,
+                              float bias, const uint8_t *mask, int G, int R, int D, float *gf)
+{
+    float *lref = malloc(sizeof(float) * G + 1), *S = malloc(sizeof(float) * G + 1);
+    ck_assert_ptr_nonnull(lref);
+    ck_assert_ptr_nonnull(S);
+    kn_cpu_scorer_tail(X, w, bias, mask, lref, G, D);
+    for (int k = 0; k < G; k++) {
+        S[k] = 0;
+        for (int d = 0; d < D; d++)
+            S[k] += fabsf(X[(size_t)k * D + d] * w[d]);
+        S[k] = 1e-5f * (S[k] + 1);
+    }
+    expect_close(what, gl, lref, G, 0, 0, S);
+    for (int i = 0; i < R; i++)
+        memcpy(gf + 4 * i, ga + (size_t)i * (D + 4) + D, sizeof(float) * 4);
+    free(lref), free(S);
+}
+
 START_TEST(test_head_ops)
 {
     const kn_dtype dt = DTS[_i];
@@ -932,18 +954,9 @@ START_TEST(test_head_ops)
         uint8_t *dmask = upload_raw(mask, G);
         float *dlog = dout(G, KN_F32), *dA = dout((size_t)R * (D + 4), KN_F32);
         OK(kn_decision_tail(KS0, dX, dw, dbias, dmask, dG, dgoff, dlog, dA, G, R, D));
-        float lref[R * 6], S[R * 6], fref[4 * R], gf[4 * R];
+        float fref[4 * R], gf[4 * R];
         float *gl = download(dlog, G, KN_F32), *ga = download(dA, (size_t)R * (D + 4), KN_F32);
-        for (int i = 0; i < R; i++) /* each row's features are its act input's last four */
-            memcpy(gf + 4 * i, ga + (size_t)i * (D + 4) + D, sizeof(float) * 4);
-        kn_cpu_scorer_tail(X, w, bias, mask, lref, G, D);
-        for (int i = 0; i < G; i++) {
-            S[i] = 0;
-            for (int d = 0; d < D; d++)
-                S[i] += fabsf(X[(size_t)i * D + d] * w[d]);
-            S[i] = 1e-5f * (S[i] + 1);
-        }
-        expect_close("decision_tail logits", gl, lref, G, 0, 0, S);
+        check_tail_logits("decision_tail logits", gl, ga, X, w, bias, mask, G, R, D, gf);
         for (int i = 0; i < G; i++)
             if (!mask[i])
                 ck_assert_float_eq(gl[i], -1e4f);
@@ -1028,20 +1041,11 @@ START_TEST(test_decision_tail_widths)
         float *dlog = dout(G, KN_F32), *dA = dout((size_t)R * (D + 4), KN_F32);
         OK(kn_decision_tail(KS0, dX, dw, db, dm, dH, dg, dlog, dA, G, R, D));
         float *gl = download(dlog, G, KN_F32), *ga = download(dA, (size_t)R * (D + 4), KN_F32);
-        float lref[9], S[9], fref[4 * R], gf[4 * R];
-        kn_cpu_scorer_tail(X, w, bias, mask, lref, G, D);
-        for (int k = 0; k < G; k++) {
-            S[k] = 0;
-            for (int d = 0; d < D; d++)
-                S[k] += fabsf(X[(size_t)k * D + d] * w[d]);
-            S[k] = 1e-5f * (S[k] + 1);
-        }
+        float fref[4 * R], gf[4 * R];
         char what[96];
         snprintf(what, sizeof what, "decision_tail D=%d logits", D);
-        expect_close(what, gl, lref, G, 0, 0, S);
+        check_tail_logits(what, gl, ga, X, w, bias, mask, G, R, D, gf);
         kn_cpu_conf_features(gl, mask, goff, fref, R);
-        for (int i = 0; i < R; i++)
-            memcpy(gf + 4 * i, ga + (size_t)i * (D + 4) + D, sizeof(float) * 4);
         snprintf(what, sizeof what, "decision_tail D=%d features", D);
         expect_close(what, gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
         float *aref = malloc(sizeof(float) * R * (D + 4));
