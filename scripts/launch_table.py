@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """launch_table.py - one forward's kernels with their launch shape and DRAM traffic, from the
 CSV of `ncu --csv --page raw --print-units base --metrics gpu__time_duration.sum,
-launch__grid_size,launch__block_size,launch__cluster_size,dram__bytes_read.sum,
-dram__throughput.avg.pct_of_peak_sustained_elapsed,...` over `layad-dev bench` (call1.sh).
-Kinds as scripts/kernel_times.py names them; kernels of one kind and launch shape are grouped.
+launch__grid_size,launch__block_size,launch__cluster_size,dram__bytes_read.sum,...` over
+`layad-dev bench` (scripts/device/launch-table). Kinds as scripts/kernel_times.py names them;
+kernels of one kind and launch shape are grouped, largest total first: per launch its us, the MB
+it read from DRAM and the rate. A cuBLASLt GEMM's CTAs and cluster size say how many SMs it
+streams with (bench/results/experiments/launch-table/).
 
 usage: launch_table.py NCU.csv
 """
@@ -11,7 +13,7 @@ import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../../scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernel_times as kt  # noqa: E402
 
 lines = [ln for ln in open(sys.argv[1], errors="replace") if ln.startswith('"')]
