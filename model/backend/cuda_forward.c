@@ -126,41 +126,26 @@ static int split_gemm(cuda_backend *b, const void *X, const void *W, int M, int 
     return 0;
 }
 
-/* A residual branch o = X W^T ([T, D]): added into res by the GEMM's epilogue
- * (b->acc), split into partial products at a->o (branch_parts), or written to
- * a->o; *pending gets what the next LayerNorm must still add. */
-static int branch(cuda_backend *b, const void *X, const void *W, int T, int K, pending_branch *pending,
-                  layad_error *err)
+/* A residual branch o = X W^T (+ bias) ([M, D], K deep) for the LayerNorm
+ * after it: split into partial products at a->o (branch_parts; the bias then
+ * left to the LayerNorm), else added into r by the GEMM's epilogue (r given
+ * and b->acc: the encoder's unbiased branches into res), else written whole to
+ * out; *pending gets what the LayerNorm must still add. The head layers' biased
+ * branches (out-proj, the FFN's second product) pass r NULL: at 12-96 rows
+ * cuBLASLt ran the FFN's 4096-deep product as a split-K kernel plus a
+ * reduction kernel of its own (9.3 + 3.7 us at 96 rows under Nsight Compute),
+ * where the parts leave the sum to the LayerNorm, which reads the rows anyway. */
+static int branch(cuda_backend *b, const void *X, const void *W, const void *bias, void *out, float *r, int M,
+                  int K, pending_branch *pending, layad_error *err)
 {
-    dev_acts *a = &b->a;
-    const int S = branch_parts(b, X, W, T, K);
-    pending->o = b->acc && S == 1 ? NULL : a->o;
-    pending->parts = S;
-    pending->bias = NULL;
-    if (S > 1)
-        return split_gemm(b, X, W, T, K, S, err);
-    GEMM(X, b->dt, W, b->dt, NULL, b->dt, b->acc ? (void *)a->res : a->o, b->br_dt, T, b->D, K,
-         b->acc ? KN_EPI_ACC : KN_EPI_NONE);
-    return 0;
-}
-
-/* A head layer's biased branch o = X W^T + bias ([M, D], K deep; out-proj or
- * the FFN's second product) for the LayerNorm after it: split into partial
- * products at a->o where the encoder's branches split (the bias then left to
- * the LayerNorm), else whole into out. At 12-96 rows cuBLASLt ran the FFN's
- * 4096-deep product as a split-K kernel plus a reduction kernel of its own
- * (9.3 + 3.7 us at 96 rows under Nsight Compute); the LayerNorm after it
- * reads its rows anyway. */
-static int head_branch(cuda_backend *b, const void *X, const void *W, const void *bias, void *out, int M, int K,
-                       pending_branch *pending, layad_error *err)
-{
-    const int S = branch_parts(b, X, W, M, K);
-    pending->o = S > 1 ? b->a.o : out;
+    const int S = branch_parts(b, X, W, M, K), acc = b->acc && r;
+    pending->o = S > 1 ? b->a.o : acc ? NULL : out;
     pending->parts = S;
     pending->bias = S > 1 ? (const float *)bias : NULL; /* fp32: the branches' dtype when they split */
     if (S > 1)
         return split_gemm(b, X, W, M, K, S, err);
-    GEMM(X, b->dt, W, b->dt, bias, b->br_dt, out, b->br_dt, M, b->D, K, KN_EPI_NONE);
+    GEMM(X, b->dt, W, b->dt, bias, b->br_dt, acc ? (void *)r : out, b->br_dt, M, b->D, K,
+         acc ? KN_EPI_ACC : KN_EPI_NONE);
     return 0;
 }
 
@@ -197,12 +182,12 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
         pending_branch o;
-        if (branch(b, a->att, L->wo, T, D, &o, err) ||
+        if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
         GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
-        if (branch(b, a->g, L->wo2, T, F, &o, err))
+        if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;
@@ -235,11 +220,11 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
         if (j + 1 == nl)
             break;
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, -1));
-        if (head_branch(b, a->att, L->out_w, L->out_b, a->o, T, D, &o, err) ||
+        if (branch(b, a->att, L->out_w, L->out_b, a->o, NULL, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->n2_w, L->n2_b, a->xn, NULL, T, eps, err))
             return -1;
         GEMM(a->xn, dt, L->l1_w, dt, L->l1_b, dt, a->u, dt, T, D4, D, KN_EPI_RELU);
-        if (head_branch(b, a->u, L->l2_w, L->l2_b, a->o, T, D4, &o, err))
+        if (branch(b, a->u, L->l2_w, L->l2_b, a->o, NULL, T, D4, &o, err))
             return -1;
     }
     return 0;
@@ -263,14 +248,14 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
 
     LAUNCH(kn_attention_select(b->ks, dt, a->qkv, a->attg, D, cu, -1, grow, gpos, G));
     pending_branch o;
-    if (head_branch(b, a->attg, L->out_w, L->out_b, a->og, G, D, &o, err))
+    if (branch(b, a->attg, L->out_w, L->out_b, a->og, NULL, G, D, &o, err))
         return -1;
     LAUNCH(kn_gather_rows(b->ks, f32, a->res, gpos, a->hg, G, D));
     if (branch_norm(b, &o, a->hg, L->n2_w, L->n2_b, a->xg, NULL, G, eps, err))
         return -1;
     GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
     /* h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
-    if (head_branch(b, a->fg, L->l2_w, L->l2_b, a->f2g, G, D4, &o, err) ||
+    if (branch(b, a->fg, L->l2_w, L->l2_b, a->f2g, NULL, G, D4, &o, err) ||
         branch_norm(b, &o, a->hg, b->w.sc0_w, b->w.sc0_b, NULL, a->sn, G, eps, err))
         return -1;
     GEMM(a->sn, f32, b->w.sc1_w, b->tail_dt, b->w.sc1_b, f32, a->s1, f32, G, D, D, KN_EPI_GELU);
