@@ -204,6 +204,21 @@ $(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kerne
 persist-probe: $(BUILD)/bench/persist_probe
 	$(BUILD)/bench/persist_probe 16 32 64 83 128
 
+# The CUTLASS probes (GPU machine; CUTLASS is not a dependency of layad: point CUTLASS_DIR at a
+# CUTLASS 4 include/ folder, e.g. the copy inside the tilelang wheel's 3rdparty/cutlass).
+CUTLASS_FLAGS = -O3 -DNDEBUG -std=c++17 -I. -I$(CUTLASS_DIR) --expt-relaxed-constexpr \
+                -gencode=arch=compute_90a,code=sm_90a
+$(BUILD)/bench/cutlass_probe: bench/cutlass_probe.cu bench/cutlass_common.cuh bench/bench_check.cuh
+	@test -n "$(CUTLASS_DIR)" || { echo "set CUTLASS_DIR to CUTLASS's include/ folder"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CUTLASS_FLAGS) -o $@ $< -lcublas -lcuda
+
+$(BUILD)/bench/cutlass_epilogue_probe: bench/cutlass_epilogue_probe.cu bench/cutlass_common.cuh \
+                                      bench/bench_check.cuh $(BUILD)/liblayad.a
+	@test -n "$(CUTLASS_DIR)" || { echo "set CUTLASS_DIR to CUTLASS's include/ folder"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CUTLASS_FLAGS) -o $@ $< $(BUILD)/liblayad.a -lcublasLt -lcublas -lcuda -lgomp
+
 # PREFIX places the binary, the unit, sysusers.d/tmpfiles.d and the docs; the unit's ExecStart
 # and Documentation follow PREFIX. Configuration goes to $(DESTDIR)/etc whatever the prefix
 # (systemd reads it there), 0640: it may hold a key. Its group becomes layad through tmpfiles.d
