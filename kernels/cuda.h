@@ -297,11 +297,13 @@ int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *table, kn_d
                        int V, const float *w, const float *b, float *r,
                        void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
 
-/* h[m, :] += type_emb[ttype[m], :] for m < M: ttype int32 [M] is each slot's
- * row's question type (0 for padding slots); h fp32 [M, D], type_emb fp32
- * [n_types, D]. */
-int kn_add_type_emb(kn_stream ks, float *h, const float *type_emb, const int32_t *ttype,
-                    int M, int D);
+/* The decision head's first LayerNorm with the type embedding folded in:
+ * r[m, :] += type_emb[ttype[m], :] (fp32, in place: the head's residual), then
+ * y16 / y32 = LN(r[m]) as kn_layernorm. ttype int32 [M] is each slot's row's
+ * question type (0 for padding slots); type_emb fp32 [n_types, D]. */
+int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_emb, const int32_t *ttype,
+                          const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M,
+                          int D, float eps);
 
 /* out[g, :] = h[idx[g], :] for g < G (idx int32, absolute rows of h). h and
  * out in dt (any of the three). */

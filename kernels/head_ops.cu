@@ -1,11 +1,11 @@
 /*
  * head_ops.cu - the decision head's small ops (laya-model.md §5) on the GPU:
- * type-embedding add, row gather (CLS and markers), scorer tail (d -> 1 with
- * the -1e4 fill), the four confidence features and the act-head input.
+ * row gather (CLS and markers), scorer tail (d -> 1 with the -1e4 fill), the
+ * four confidence features and the act-head input (the type embedding is added
+ * in the first head LayerNorm's kernel, kn_type_emb_layernorm).
  *
- * Packed layout (kernels/cuda.h): per-token ops take one value per slot (the
- * type id of the slot's row), the gather takes absolute slot indices, and the
- * per-question ops take goff[R+1], row r's gathered slots goff[r] ..
+ * Packed layout (kernels/cuda.h): the gather takes absolute slot indices, and
+ * the per-question ops take goff[R+1], row r's gathered slots goff[r] ..
  * goff[r+1]-1 (its CLS, then its markers); an empty range is a padding row
  * and gets zeros, so a graph captured for R rows serves fewer.
  *
@@ -29,32 +29,6 @@
  */
 #include "kernels/conf_features.h"
 #include "kernels/cuda_util.cuh"
-
-__global__ void type_emb_kernel(float *h, const float *__restrict__ te, const int32_t *__restrict__ ttype,
-                                int D, size_t n)
-{
-    kn_pdl_wait();
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        const size_t m = i / D;
-        const int d = (int)(i % D);
-        h[i] = h[i] + te[(size_t)ttype[m] * D + d];
-    }
-}
-
-extern "C" int kn_add_type_emb(kn_stream ks, float *h, const float *type_emb, const int32_t *ttype,
-                               int M, int D)
-{
-    KN_REQUIRE(M >= 0 && D > 0, "type embedding needs M >= 0, D > 0");
-    const size_t n = (size_t)M * D;
-    if (n == 0)
-        return 0;
-    KN_REQUIRE(h && type_emb && ttype, "NULL type-embedding buffer");
-    KN_CUDA(kn_launch(type_emb_kernel, dim3(kn_blocks(n, 256, 132 * 16)), dim3(256), 0, ks, h, type_emb, ttype,
-                      D, n));
-    KN_LAUNCHED();
-    return 0;
-}
 
 template <typename T>
 __global__ void gather_kernel(const T *__restrict__ h, const int32_t *__restrict__ idx, T *__restrict__ out,

@@ -1,9 +1,11 @@
 /*
  * layernorm.cu - LayerNorm fused with the residual add (and with the embedding
- * gather), fp32 statistics, 16-bit and/or fp32 outputs.
+ * gather, or the head's type embedding), fp32 statistics, 16-bit and/or fp32
+ * outputs.
  *
  * Per row (kernels/layernorm_cpu.c is the CPU sibling): pass 1 forms the
- * residual r (r += x, or r = table[id] for the embedding) and its sum; pass 2
+ * residual r (r += x, r = table[id] for the embedding, r += table[id] for the
+ * type embedding) and its sum; pass 2
  * sums squared deviations from the mean (two passes, never E[x^2] - mean^2,
  * which cancels when the residual reaches 1e4 and beyond); pass 3 normalizes.
  * The residual update is a plain fp32 add, exactly the CPU's (and PyTorch's)
@@ -32,7 +34,8 @@
 #define LN_ROWS 8     /* rows (warps) per block at most */
 #define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
 
-enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2 };
+/* r as is; r += x[m]; r = table[ids[m]]; r += table[ids[m]] (the head's type embedding). */
+enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2, LN_ADDROW = 3 };
 
 __device__ __forceinline__ double warp_sum(double v)
 {
@@ -85,6 +88,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  int M, int D, float eps)
 {
     constexpr int CAP = VEC ? (NC > 0 ? NC : LN_MAXC) : 1;
+    constexpr bool ADD = MODE == LN_RESID || MODE == LN_ADDROW;
     const int nc = NC > 0 ? NC : D / 128, lane = threadIdx.x % 32;
     /* The scale is a weight, written before any forward: its loads are issued
      * before the wait, so they overlap the kernel before instead of adding a
@@ -101,7 +105,8 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
     if (m >= M)
         return;
     float *rr = r + (size_t)m * D;
-    const TX *xx = MODE == LN_RESID ? x + (size_t)m * D : MODE == LN_EMBED ? x + (size_t)ids[m] * D : NULL;
+    const TX *xx = MODE == LN_RESID ? x + (size_t)m * D
+                   : MODE == LN_EMBED || MODE == LN_ADDROW ? x + (size_t)ids[m] * D : NULL;
     const double inv_d = 1.0 / (double)D;
     if (VEC) {
         float4 v[CAP], a[CAP];
@@ -113,7 +118,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                     v[c] = ln_load4(xx + d);
                 } else {
                     v[c] = *reinterpret_cast<const float4 *>(rr + d);
-                    if (MODE == LN_RESID)
+                    if (ADD)
                         a[c] = ln_load4(xx + d);
                 }
             }
@@ -121,7 +126,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
-                if (MODE == LN_RESID)
+                if (ADD)
                     v[c].x += a[c].x, v[c].y += a[c].y, v[c].z += a[c].z, v[c].w += a[c].w;
                 if (MODE != LN_PLAIN)
                     *reinterpret_cast<float4 *>(rr + 4 * lane + 128 * c) = v[c];
@@ -160,7 +165,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
         double sum = 0.0;
         for (int d = lane; d < D; d += 32) {
             float v = MODE == LN_EMBED ? kn_f(xx[d]) : rr[d];
-            if (MODE == LN_RESID)
+            if (ADD)
                 v += kn_f(xx[d]);
             if (MODE != LN_PLAIN)
                 rr[d] = v;
@@ -269,6 +274,23 @@ extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(table, r, w, b, y16, y32, D);
     KN_DISPATCH(tdt, TX, ln_launch<TX, LN_EMBED>(ks, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
+    KN_LAUNCHED();
+    return 0;
+}
+
+extern "C" int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_emb, const int32_t *ttype,
+                                     const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M,
+                                     int D, float eps)
+{
+    KN_REQUIRE(M >= 0 && D > 0, "LayerNorm needs M >= 0, D > 0");
+    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
+    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
+    KN_REQUIRE(r && w && type_emb && ttype, "NULL type-embedding LayerNorm buffer");
+    if (M == 0)
+        return 0;
+    const kn_dtype yd = y16 ? ydt : KN_F16;
+    const bool vec = ln_vec(type_emb, r, w, b, y16, y32, D);
+    ln_launch<float, LN_ADDROW>(ks, r, type_emb, ttype, w, b, y16, yd, y32, M, D, eps, vec);
     KN_LAUNCHED();
     return 0;
 }

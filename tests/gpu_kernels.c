@@ -882,6 +882,34 @@ static void check_tail_logits(const char *what, const float *gl, const float *ga
     free(lref), free(S);
 }
 
+/* kn_type_emb_layernorm: the residual r += te[tt[m]] bit for bit the CPU's add, and y16 bit for bit
+ * kn_layernorm's of that residual. H is left holding the sum. */
+static void check_type_emb_layernorm(rng *r, float *H, const float *te, const int32_t *tt, int M, int D,
+                                     kn_dtype dt)
+{
+    char what[96];
+    float *w = hrand(r, D, 0.5f, 1.5f), *b = hrand(r, D, -0.5f, 0.5f);
+    float *dR = upload_raw(H, sizeof(float) * M * D), *dw = upload_raw(w, sizeof(float) * D);
+    float *db = upload_raw(b, sizeof(float) * D), *dte = upload_raw(te, sizeof(float) * 3 * D);
+    int32_t *dtt = upload_raw(tt, sizeof(int32_t) * M);
+    void *y = dout((size_t)M * D, dt), *yref = dout((size_t)M * D, dt);
+    OK(kn_type_emb_layernorm(KS0, dR, dte, dtt, dw, db, y, dt, NULL, M, D, 1e-5f));
+    float *g = download(dR, (size_t)M * D, KN_F32);
+    kn_cpu_add_type_emb(H, te, tt, M, D);
+    snprintf(what, sizeof what, "type_emb_layernorm residual D=%d", D);
+    expect_equal(what, g, H, (size_t)M * D);
+    float *dR2 = upload_raw(H, sizeof(float) * M * D);
+    OK(kn_layernorm(KS0, dR2, NULL, dt, dw, db, yref, dt, NULL, M, D, 1e-5f));
+    float *gy = download(y, (size_t)M * D, dt), *gr = download(yref, (size_t)M * D, dt);
+    snprintf(what, sizeof what, "type_emb_layernorm %s D=%d == layernorm", kn_dtype_name(dt), D);
+    expect_equal(what, gy, gr, (size_t)M * D);
+    free(w);
+    free(b);
+    free(g);
+    free(gy);
+    free(gr);
+}
+
 START_TEST(test_head_ops)
 {
     const kn_dtype dt = DTS[_i];
@@ -904,13 +932,16 @@ START_TEST(test_head_ops)
             for (int m = cu[i]; m < cu[i + 1]; m++)
                 tt[m] = t;
         }
-        float *dH = upload_raw(H, sizeof(float) * M * D), *dte = upload_raw(te, sizeof(float) * 3 * D);
-        int32_t *dtt = upload_raw(tt, sizeof(int32_t) * M);
-        OK(kn_add_type_emb(KS0, dH, dte, dtt, M, D));
-        float *g = download(dH, (size_t)M * D, KN_F32);
-        kn_cpu_add_type_emb(H, te, tt, M, D);
-        expect_equal("add_type_emb", g, H, (size_t)M * D);
-        free(g);
+        check_type_emb_layernorm(&r, H, te, tt, M, D, dt);
+        float *dH = upload_raw(H, sizeof(float) * M * D), *g;
+        /* the same at D = 1024 (the vector path), each slot of a random type */
+        enum { DV = 1024 };
+        float *HV = hrand(&r, (size_t)M * DV, -3, 3), *teV = hrand(&r, 3 * DV, -1, 1);
+        for (int m = 0; m < M; m++)
+            tt[m] = rng_int(&r, 3);
+        check_type_emb_layernorm(&r, HV, teV, tt, M, DV, dt);
+        free(HV);
+        free(teV);
         /* gather: each non-empty row's first slot (its CLS), then 1..5 slots of the row
          * (its markers; none for the single-slot row); goff[R+1] the per-row ranges */
         int32_t goff[R + 1] = {0}, idx[R * 6];

@@ -15,8 +15,9 @@
  *                   res += o; xn = LN_attn(next)(res)
  *                   (res += o in the GEMM's epilogue by default, else fused
  *                   into the LayerNorm kernel: residual_epilogue)
- *        res = LN_final(res) (fp32, in place); res += type_emb[slot type]
+ *        res = LN_final(res) (fp32, in place)
  *   head layers 0..n-2 over all T slots (biased LN, in_proj with bias,
+ *        res += type_emb[slot type] in the first LN's kernel,
  *        attention within each row, ReLU FFN), residual fp32;
  *   last head layer: K/V over all T slots, but queries, out_proj, LN2 and the
  *        FFN only over the G gathered slots (exact; bench/README.md);
@@ -209,12 +210,15 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
     dev_acts *a = &b->a;
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
 
-    LAUNCH(kn_add_type_emb(b->ks, a->res, b->w.type_emb, STAGED(l, ttype, int32_t), T, D));
     pending_branch o = {NULL, 1, NULL};
     for (int j = 0; j < nl; j++) {
         const dev_head_layer *L = &b->w.head[j];
-        /* a = LN1(h), folding in the previous layer's pending FFN output */
-        if (branch_norm(b, &o, a->res, L->n1_w, L->n1_b, a->xn, NULL, T, eps, err))
+        /* a = LN1(h): before the first layer h += type_emb[slot type] folded in,
+         * after it the previous layer's pending FFN output */
+        if (j == 0)
+            LAUNCH(kn_type_emb_layernorm(b->ks, a->res, b->w.type_emb, STAGED(l, ttype, int32_t), L->n1_w, L->n1_b,
+                                         a->xn, dt, NULL, T, D, eps));
+        else if (branch_norm(b, &o, a->res, L->n1_w, L->n1_b, a->xn, NULL, T, eps, err))
             return -1;
         GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         if (j + 1 == nl)
