@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
  * shorter. */
 #define ROWS_MAXM 64 /* 16-bit X that cuBLASLt does not take: up to this many rows here, beyond the tiled kernel */
 #define ROWS_MG 8    /* rows per pass over the weights */
-#define ROWS_NC 4    /* output columns per warp */
+#define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block: ROWS_WARPS / S column pairs x S slices of K */
 #define ROWS_BLOCKS 1056 /* blocks at most, unless one row of blocks already has more (8 per SM of an H200) */
 
