@@ -241,9 +241,8 @@ int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
  * that order in fp32 (the CPU's kn_layernorm of r with x = that sum, bit for
  * bit in the residual), part s at parts + s * part_stride floats. bb (fp32
  * [D], or NULL) is the branch's bias, which the parts do not carry: added to
- * their sum last, before the residual. A warp per row where S <= 4 and D is
- * 768 or 1024 (the model's widths), else one block per row; every load of the
- * row issued before the first add. Needs D % 128
+ * their sum last, before the residual. One block
+ * per row, every load of the row issued before the first add. Needs D % 128
  * == 0, D <= 4096, 1 <= S <= KN_GEMM_SPLIT_MAX, part_stride % 4 == 0 and
  * 16-byte aligned buffers (kn_layernorm_parts_ok). */
 int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,

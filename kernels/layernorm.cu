@@ -34,19 +34,8 @@
 #define LN_ROWS 8     /* rows (warps) per block at most */
 #define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
 
-/* r as is; r += x[m]; r = table[ids[m]]; r += table[ids[m]] (the head's type embedding);
- * r += the sum of a split branch's partial products (and its bias). */
-enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2, LN_ADDROW = 3, LN_PARTS = 4 };
-
-/* LN_PARTS: S partial products, part s of row m at x + s * stride + m * D, then the branch's
- * bias bb (or NULL). At most LN_PARTS_MAX parts take the warp-per-row kernel (its registers
- * hold every part's chunks of the row at once); more take layernorm_parts_kernel. */
-#define LN_PARTS_MAX 4
-struct ln_parts {
-    int S;
-    long stride;
-    const float *bb;
-};
+/* r as is; r += x[m]; r = table[ids[m]]; r += table[ids[m]] (the head's type embedding). */
+enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2, LN_ADDROW = 3 };
 
 __device__ __forceinline__ double warp_sum(double v)
 {
@@ -83,36 +72,6 @@ template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
  * registers). A cap of 3 (<= 80) spills at D = 1024 (nvcc 13.0 -Xptxas -v); 16 rows in
  * flight per SM already hold ~96 KB of loads, about twice what the copy rate needs. */
 #define LN_MIN_BLOCKS(NC) ((NC) > 0 ? 2 : 1)
-/* The parts mode holds 4 x NC chunks of parts per lane on top of the row and the scale: uncapped
- * (one block an SM at least), it does not spill at D = 1024. */
-#define LN_MIN_BLOCKS_OF(MODE, NC) ((MODE) == LN_PARTS ? 1 : LN_MIN_BLOCKS(NC))
-
-/* a[c] = ((p0 + p1) + ...) + p[S-1] (+ bb) over the lane's NC chunks of a row (row points at
- * part 0's row): every part's loads are issued before the first add, in the order
- * layernorm_parts_kernel and the CPU add them. */
-template <int NC>
-__device__ __forceinline__ void ln_parts_sum(const float *row, const ln_parts &pp, int lane, float4 (&a)[NC])
-{
-    float4 p[LN_PARTS_MAX][NC];
-#pragma unroll
-    for (int s = 0; s < LN_PARTS_MAX; s++)
-        if (s < pp.S)
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                p[s][c] = *reinterpret_cast<const float4 *>(row + s * pp.stride + 4 * lane + 128 * c);
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        a[c] = p[0][c];
-#pragma unroll
-        for (int s = 1; s < LN_PARTS_MAX; s++)
-            if (s < pp.S)
-                a[c].x += p[s][c].x, a[c].y += p[s][c].y, a[c].z += p[s][c].z, a[c].w += p[s][c].w;
-        if (pp.bb) {
-            const float4 b = *reinterpret_cast<const float4 *>(pp.bb + 4 * lane + 128 * c);
-            a[c].x += b.x, a[c].y += b.y, a[c].z += b.z, a[c].w += b.w;
-        }
-    }
-}
 
 /*
  * NC > 0: the row is exactly NC chunks of 128 columns (compile-time: D = 768 and 1024);
@@ -123,12 +82,11 @@ __device__ __forceinline__ void ln_parts_sum(const float *row, const ln_parts &p
  * compiler cannot hoist a chunk's loads above the previous chunk's store).
  */
 template <typename TX, typename TY, int MODE, bool VEC, int NC>
-__global__ void __launch_bounds__(32 * LN_ROWS, LN_MIN_BLOCKS_OF(MODE, NC))
+__global__ void __launch_bounds__(32 * LN_ROWS, LN_MIN_BLOCKS(NC))
 layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32,
-                 int M, int D, float eps, ln_parts pp)
+                 int M, int D, float eps)
 {
-    static_assert(MODE != LN_PARTS || (VEC && NC > 0), "parts: the unrolled fast path only");
     constexpr int CAP = VEC ? (NC > 0 ? NC : LN_MAXC) : 1;
     constexpr bool ADD = MODE == LN_RESID || MODE == LN_ADDROW;
     const int nc = NC > 0 ? NC : D / 128, lane = threadIdx.x % 32;
@@ -152,8 +110,6 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
     const double inv_d = 1.0 / (double)D;
     if (VEC) {
         float4 v[CAP], a[CAP];
-        if constexpr (MODE == LN_PARTS)
-            ln_parts_sum<NC>(reinterpret_cast<const float *>(x) + (size_t)m * D, pp, lane, a);
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
@@ -170,7 +126,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
-                if (ADD || MODE == LN_PARTS)
+                if (ADD)
                     v[c].x += a[c].x, v[c].y += a[c].y, v[c].z += a[c].z, v[c].w += a[c].w;
                 if (MODE != LN_PLAIN)
                     *reinterpret_cast<float4 *>(rr + 4 * lane + 128 * c) = v[c];
@@ -250,12 +206,12 @@ static int ln_rows_per_block(int M)
 
 template <typename TX, typename TY, int MODE, bool VEC, int NC>
 static void ln_go(kn_stream ks, int rows, float *r, const void *x, const int32_t *ids, const float *w,
-                  const float *b, void *y16, float *y32, int M, int D, float eps, ln_parts pp = {0, 0, NULL})
+                  const float *b, void *y16, float *y32, int M, int D, float eps)
 {
     const unsigned blocks = (unsigned)((M + rows - 1) / rows);
     /* a launch error is the runtime's last error: the caller's KN_LAUNCHED() reports it */
     (void)kn_launch(layernorm_kernel<TX, TY, MODE, VEC, NC>, dim3(blocks), dim3(32 * rows), 0, ks, r,
-                    (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps, pp);
+                    (const TX *)x, ids, w, b, (TY *)y16, y32, M, D, eps);
 }
 
 /* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of
@@ -356,10 +312,7 @@ __device__ __forceinline__ double block_sum(double v, double *red)
     return t;
 }
 
-/* The general form, for other widths and more than LN_PARTS_MAX parts (the model's widths with
- * up to 4 parts take layernorm_kernel's LN_PARTS mode, a warp per row: its statistics need no
- * barrier, only the warp's shuffles).
- * Block m: row m, thread t owning columns [4t, 4t + 4). The partial products
+/* Block m: row m, thread t owning columns [4t, 4t + 4). The partial products
  * were just written by the split GEMM (L2-resident): all S loads and r's are
  * in flight at once, so the row costs one round trip whatever S. The
  * statistics are the fast path's above (double row sum, deviations against mh
@@ -441,16 +394,9 @@ extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, in
     KN_REQUIRE(M <= 0x7fffffff, "LayerNorm grid too large");
     if (M == 0)
         return 0;
-    const ln_parts pp = {S, part_stride, bb};
-    const int rows = ln_rows_per_block(M);
     KN_DISPATCH16(y16 ? ydt : KN_F16, TY,
-        if (S <= LN_PARTS_MAX && D == 1024)
-            ln_go<float, TY, LN_PARTS, true, 8>(ks, rows, r, parts, NULL, w, b, y16, y32, M, D, eps, pp);
-        else if (S <= LN_PARTS_MAX && D == 768)
-            ln_go<float, TY, LN_PARTS, true, 6>(ks, rows, r, parts, NULL, w, b, y16, y32, M, D, eps, pp);
-        else
-            (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
-                            parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
+                  (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
+                                  parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
     KN_LAUNCHED();
     return 0;
 }
