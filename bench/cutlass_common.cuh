@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 
 #include "bench/bench_check.cuh"
+#include "cutlass/cutlass.h"
 
 #define CB(x)                                                                                      \
     do {                                                                                           \
@@ -69,6 +70,26 @@ struct Launch {
     virtual ~Launch() {}
     virtual void run(cudaStream_t st, bool pdl) = 0;
 };
+
+/* A CUTLASS GemmUniversalAdapter's parameters for args (no workspace), or exit with why. */
+template <class G> static typename G::Params cutlass_params(const typename G::Arguments &args, const char *what)
+{
+    G g;
+    if (g.can_implement(args) != cutlass::Status::kSuccess || G::get_workspace_size(args) != 0 ||
+        g.initialize(args, nullptr) != cutlass::Status::kSuccess) {
+        fprintf(stderr, "cutlass: cannot run %s\n", what);
+        exit(1);
+    }
+    return g.params();
+}
+
+template <class G> static void cutlass_run(typename G::Params &params, cudaStream_t st, bool pdl)
+{
+    if (G::run(params, st, nullptr, pdl) != cutlass::Status::kSuccess) {
+        fprintf(stderr, "cutlass: run failed\n");
+        exit(1);
+    }
+}
 
 /* Median of reps replays of what body enqueues, captured as one graph, in us. */
 template <typename F> static float graph_us(cudaStream_t st, int reps, F body)

@@ -163,21 +163,9 @@ template <class C> struct FusedLaunch : Launch {
                                          {(const cutlass::half_t *)X, sa, (const cutlass::half_t *)W, sb},
                                          e,
                                          hw};
-        typename C::Gemm g;
-        if (g.can_implement(args) != cutlass::Status::kSuccess ||
-            C::Gemm::get_workspace_size(args) != 0 || g.initialize(args, nullptr) != cutlass::Status::kSuccess) {
-            fprintf(stderr, "cutlass: cannot run Mp=%d N=%d K=%d\n", Mp, N, K);
-            exit(1);
-        }
-        params = g.params();
+        params = cutlass_params<typename C::Gemm>(args, "a fused GEMM");
     }
-    void run(cudaStream_t st, bool pdl) override
-    {
-        if (C::Gemm::run(params, st, nullptr, pdl) != cutlass::Status::kSuccess) {
-            fprintf(stderr, "cutlass: run failed\n");
-            exit(1);
-        }
-    }
+    void run(cudaStream_t st, bool pdl) override { cutlass_run<typename C::Gemm>(params, st, pdl); }
 };
 
 using PP = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
@@ -373,6 +361,30 @@ static double check(Probe *p, int Mp, bool rope, double *ref_max)
 
 /* ---- measurements ------------------------------------------------------------------------ */
 
+/* Every configuration of the fused Wqkv + RoPE (rope) or Wi + GeGLU, plain and programmatic, and
+ * its first layer's output against the reference. */
+static void sweep(Probe *p, int Mp, bool rope)
+{
+    for (int c = 0; c < NCFG; c++) {
+        std::vector<Launch *> ls;
+        for (int l = 0; l < LAYERS; l++)
+            ls.push_back(rope ? fused_qkv(p, c, l, Mp) : fused_g(p, c, l, Mp));
+        for (int pdl = 0; pdl < 2; pdl++) {
+            const float t = graph_us(p->st, 15, [&] {
+                for (Launch *x : ls)
+                    x->run(p->st, pdl);
+            }) / LAYERS;
+            printf(" %s%s %.2f", CFG[c].name, pdl ? "+pdl" : "", t);
+        }
+        ls[0]->run(p->st, false);
+        CK(cudaStreamSynchronize(p->st));
+        double r, d = check(p, Mp, rope, &r);
+        printf(" (d %.1e of %.1f)", d, r);
+        for (Launch *x : ls)
+            delete x;
+    }
+}
+
 static void pairs(Probe *p, int Mp)
 {
     const float tq = graph_us(p->st, 15, [&] {
@@ -386,43 +398,9 @@ static void pairs(Probe *p, int Mp)
     ref_qkv(p, 0, Mp, p->qkv_ref);
     ref_g(p, 0, Mp, p->g_ref);
     printf("  Wqkv+RoPE: cublas+kn_rope %.2f us |", tq);
-    for (int c = 0; c < NCFG; c++) {
-        std::vector<Launch *> ls;
-        for (int l = 0; l < LAYERS; l++)
-            ls.push_back(fused_qkv(p, c, l, Mp));
-        for (int pdl = 0; pdl < 2; pdl++) {
-            const float t = graph_us(p->st, 15, [&] {
-                for (Launch *x : ls)
-                    x->run(p->st, pdl);
-            }) / LAYERS;
-            printf(" %s%s %.2f", CFG[c].name, pdl ? "+pdl" : "", t);
-        }
-        ls[0]->run(p->st, false);
-        CK(cudaStreamSynchronize(p->st));
-        double r, d = check(p, Mp, true, &r);
-        printf(" (d %.1e of %.1f)", d, r);
-        for (Launch *x : ls)
-            delete x;
-    }
+    sweep(p, Mp, true);
     printf("\n  Wi+GeGLU:  cublas+kn_geglu %.2f us |", ti);
-    for (int c = 0; c < NCFG; c++) {
-        std::vector<Launch *> ls;
-        for (int l = 0; l < LAYERS; l++)
-            ls.push_back(fused_g(p, c, l, Mp));
-        for (int pdl = 0; pdl < 2; pdl++) {
-            const float t = graph_us(p->st, 15, [&] {
-                for (Launch *x : ls)
-                    x->run(p->st, pdl);
-            }) / LAYERS;
-            printf(" %s%s %.2f", CFG[c].name, pdl ? "+pdl" : "", t);
-        }
-        ls[0]->run(p->st, false);
-        CK(cudaStreamSynchronize(p->st));
-        double r, d = check(p, Mp, false, &r);
-        printf(" (d %.1e of %.1f)", d, r);
-        for (Launch *x : ls)
-            delete x;
-    }
+    sweep(p, Mp, false);
     printf("\n");
 }
 

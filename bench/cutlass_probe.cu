@@ -92,28 +92,9 @@ template <class C> struct LaunchOf : Launch {
             {(const cutlass::half_t *)W, sa, (const cutlass::half_t *)X, sb},
             {{1.0f, 0.0f}, nullptr, sd, (typename C::Epi::ElementD *)D, sd},
             hw};
-        typename C::Gemm g;
-        if (g.can_implement(args) != cutlass::Status::kSuccess) {
-            fprintf(stderr, "cutlass: cannot implement N=%d Mp=%d K=%d parts=%d\n", N, Mp, Kp, parts);
-            exit(1);
-        }
-        if (C::Gemm::get_workspace_size(args) != 0) {
-            fprintf(stderr, "cutlass: workspace asked for\n");
-            exit(1);
-        }
-        if (g.initialize(args, nullptr) != cutlass::Status::kSuccess) {
-            fprintf(stderr, "cutlass: initialize failed\n");
-            exit(1);
-        }
-        params = g.params();
+        params = cutlass_params<typename C::Gemm>(args, "a GEMM of the layer");
     }
-    void run(cudaStream_t st, bool pdl) override
-    {
-        if (C::Gemm::run(params, st, nullptr, pdl) != cutlass::Status::kSuccess) {
-            fprintf(stderr, "cutlass: run failed\n");
-            exit(1);
-        }
-    }
+    void run(cudaStream_t st, bool pdl) override { cutlass_run<typename C::Gemm>(params, st, pdl); }
 };
 
 /* Configurations: name, factory for fp16 output, factory for fp32 output. */

@@ -240,14 +240,22 @@ static bool ln_vec(const void *x, const float *r, const float *w, const float *b
            kn_aligned16(w) && kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
 }
 
-extern "C" int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt, const float *w,
-                            const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps)
+/* What every warp-per-row entry point checks: the shape, the outputs, r and the scale. */
+static int ln_args_ok(int M, int D, const float *r, const float *w, const void *y16, kn_dtype ydt, const float *y32)
 {
     KN_REQUIRE(M >= 0 && D > 0, "LayerNorm needs M >= 0, D > 0");
-    KN_REQUIRE(!x || kn_isdt(xdt), "unknown x dtype");
     KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
     KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
     KN_REQUIRE(r && w, "NULL LayerNorm r or weight");
+    return 0;
+}
+
+extern "C" int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt, const float *w,
+                            const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps)
+{
+    if (ln_args_ok(M, D, r, w, y16, ydt, y32))
+        return -1;
+    KN_REQUIRE(!x || kn_isdt(xdt), "unknown x dtype");
     if (M == 0)
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
@@ -264,11 +272,10 @@ extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *
                                   int V, const float *w, const float *b, float *r, void *y16,
                                   kn_dtype ydt, float *y32, int M, int D, float eps)
 {
-    KN_REQUIRE(M >= 0 && D > 0 && V > 0, "embedding needs M >= 0, D > 0, V > 0");
-    KN_REQUIRE(kn_isdt(tdt), "unknown table dtype");
-    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
-    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
-    KN_REQUIRE(r && w && ids && table, "NULL embedding buffer");
+    if (ln_args_ok(M, D, r, w, y16, ydt, y32))
+        return -1;
+    KN_REQUIRE(V > 0 && kn_isdt(tdt), "embedding needs V > 0 and a known table dtype");
+    KN_REQUIRE(ids && table, "NULL embedding ids or table");
     if (M == 0)
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
@@ -282,10 +289,9 @@ extern "C" int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_e
                                      const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M,
                                      int D, float eps)
 {
-    KN_REQUIRE(M >= 0 && D > 0, "LayerNorm needs M >= 0, D > 0");
-    KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
-    KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
-    KN_REQUIRE(r && w && type_emb && ttype, "NULL type-embedding LayerNorm buffer");
+    if (ln_args_ok(M, D, r, w, y16, ydt, y32))
+        return -1;
+    KN_REQUIRE(type_emb && ttype, "NULL type embedding or slot types");
     if (M == 0)
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
