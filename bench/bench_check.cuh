@@ -1,7 +1,7 @@
 /*
- * bench_check.cuh - the benchmark programs' CUDA runtime check: a benchmark
- * has no caller to return an error to, so a failed call prints where and why
- * and exits 1.
+ * bench_check.cuh - the benchmark programs' CUDA runtime and cuBLAS checks: a
+ * benchmark has no caller to return an error to, so a failed call prints where
+ * and why and exits 1.
  */
 #ifndef LAYAD_BENCH_CHECK_CUH
 #define LAYAD_BENCH_CHECK_CUH
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #define CK(call)                                                                                   \
@@ -16,6 +17,15 @@
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define CB(call)                                                                                   \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)s_);               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)

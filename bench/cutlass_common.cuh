@@ -1,6 +1,6 @@
 /*
  * cutlass_common.cuh - what the two CUTLASS probes (bench/cutlass_probe.cu,
- * bench/cutlass_epilogue_probe.cu) share: the cuBLAS check, deterministic
+ * bench/cutlass_epilogue_probe.cu) share: the English GEMM shapes, deterministic
  * fills, the stand-in for the forward's non-GEMM kernels, and the median time
  * of a captured graph.
  */
@@ -10,20 +10,10 @@
 #include <algorithm>
 #include <vector>
 
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 
-#include "bench/bench_check.cuh"
+#include "bench/bench_check.cuh" /* CK, CB */
 #include "cutlass/cutlass.h"
-
-#define CB(x)                                                                                      \
-    do {                                                                                           \
-        cublasStatus_t s_ = (x);                                                                   \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d %s: %d\n", __FILE__, __LINE__, #x, (int)s_);                    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* English geometry: hidden, Wqkv rows, Wi rows, the MLP's inner width; 28 layers' weights
  * (686 MB) so that nothing of a layer stays in L2 for the next replay. */

@@ -51,15 +51,7 @@
 
 #include "kernels/mma.cuh" /* cp_async16, ldmatrix_x4, mma16816 */
 
-#include "bench/bench_check.cuh" /* CK */
-#define CB(x)                                                                   \
-    do {                                                                        \
-        cublasStatus_t s_ = (x);                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                      \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
+#include "bench/bench_check.cuh" /* CK, CB */
 
 #define THREADS 256
 #define MAXT 4                  /* units per CTA and GEMM */
