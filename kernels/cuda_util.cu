@@ -20,6 +20,26 @@ int kn_fail(const char *file, int line, const char *stmt, const char *what)
 
 extern "C" const char *kn_cuda_last_error(void) { return kn_last_error; }
 
+enum { KN_SMS_DEVICES = 64 };
+static int kn_sms_known[KN_SMS_DEVICES]; /* 0: not asked yet; threads race only to store the same value */
+
+int kn_sms(int *sms)
+{
+    int dev = 0, n = 0;
+    KN_CUDA(cudaGetDevice(&dev));
+    const int kept = dev >= 0 && dev < KN_SMS_DEVICES;
+    if (kept)
+        n = __atomic_load_n(&kn_sms_known[dev], __ATOMIC_RELAXED);
+    if (n <= 0) {
+        KN_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        KN_REQUIRE(n > 0, "the device reports no multiprocessors");
+        if (kept)
+            __atomic_store_n(&kn_sms_known[dev], n, __ATOMIC_RELAXED);
+    }
+    *sms = n;
+    return 0;
+}
+
 extern "C" size_t kn_dtype_size(kn_dtype dt)
 {
     switch (dt) {
@@ -90,7 +110,10 @@ extern "C" int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes)
     KN_REQUIRE((const unsigned char *)src + bytes <= (unsigned char *)dst ||
                    (unsigned char *)dst + bytes <= (const unsigned char *)src,
                "copy buffers overlap");
-    const unsigned blocks = kn_blocks((bytes + 15) / 16, 256, 132 * 4);
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
+    const unsigned blocks = kn_blocks((bytes + 15) / 16, 256, (unsigned)sms * 4);
     KN_CUDA(kn_launch(copy_kernel, dim3(blocks), dim3(256), 0, ks, (const unsigned char *)src,
                       (unsigned char *)dst, bytes));
     KN_LAUNCHED();

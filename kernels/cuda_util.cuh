@@ -126,6 +126,11 @@ __device__ __forceinline__ float kn_gelu_erf(float x)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
 }
 
+/* *sms = the current device's multiprocessor count (132 on the H200), asked of
+ * the runtime once per device and kept: grid caps and block shapes are sized to
+ * the GPU the launch runs on. */
+int kn_sms(int *sms);
+
 static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)
 {
     size_t b = (n + per - 1) / per;

@@ -85,10 +85,10 @@ extern "C" int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int
         return 0;
     KN_REQUIRE(U && out, "NULL GeGLU buffer");
     const size_t nv = (size_t)M * F / 8;
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
     if (F % 8 == 0 && kn_aligned16(U) && kn_aligned16(out) && nv < ((size_t)1 << 31)) {
-        int dev = 0, sms = 132;
-        KN_CUDA(cudaGetDevice(&dev));
-        KN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         const size_t two_per_sm = 2 * (size_t)sms;
         const int unr = nv >= two_per_sm * GG_THREADS * 4 ? 4 : nv >= two_per_sm * GG_THREADS * 2 ? 2 : 1;
         int rc = 0;
@@ -99,7 +99,7 @@ extern "C" int kn_geglu(kn_stream ks, kn_dtype dt, const void *U, void *out, int
         if (rc)
             return -1;
     } else {
-        const unsigned blocks = kn_blocks((size_t)M * F, GG_THREADS, 132 * 32);
+        const unsigned blocks = kn_blocks((size_t)M * F, GG_THREADS, (unsigned)sms * 32);
         KN_DISPATCH16(dt, T, KN_CUDA(kn_launch(geglu_kernel<T>, dim3(blocks), dim3(GG_THREADS), 0, ks, (const T *)U, (T *)out, M, F)));
     }
     KN_LAUNCHED();

@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(128) gemm_tc_kernel(const T *__restrict__ X, c
 #define ROWS_MG 8    /* rows per pass over the weights */
 #define ROWS_NC 2    /* output columns per warp */
 #define ROWS_WARPS 8 /* warps per block: ROWS_WARPS / S column pairs x S slices of K */
-#define ROWS_BLOCKS 1056 /* blocks at most, unless one row of blocks already has more (8 per SM of an H200) */
+#define ROWS_BLOCKS_PER_SM 8 /* blocks at most, unless one row of blocks already has more */
 
 /* v[0..V) = p[0..V) as fp32 (p aligned to V elements). */
 template <int V, typename T> __device__ __forceinline__ void ldv(const T *p, float v[V])
@@ -351,7 +351,10 @@ template <typename TY, int V> __global__ void gelu_pass_kernel(TY *Y, size_t n)
 static int gelu_pass(kn_stream ks, void *Y, kn_dtype ydt, size_t n)
 {
     const bool vec = kn_is16(ydt) && n % 8 == 0 && kn_aligned16(Y);
-    const unsigned blocks = kn_blocks(n / (vec ? 8 : 1), 256, 132 * 16);
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
+    const unsigned blocks = kn_blocks(n / (vec ? 8 : 1), 256, (unsigned)sms * 16);
     if (vec)
         KN_DISPATCH16(ydt, TY, KN_CUDA(kn_launch(gelu_pass_kernel<TY, 8>, dim3(blocks), dim3(256), 0, ks, (TY *)Y, n)));
     else
@@ -388,7 +391,11 @@ static int gemm_own(kn_stream ks, const void *X, kn_dtype xdt, const void *W, kn
          * so that many rows make each block walk several groups (its weights stay in L1) rather
          * than launching tens of thousands of blocks of one group each. */
         const unsigned cols = ROWS_WARPS / S * ROWS_NC, bx = (unsigned)((N + cols - 1) / cols);
-        const unsigned groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG), cap = bx < ROWS_BLOCKS ? ROWS_BLOCKS / bx : 1;
+        int sms = 0;
+        if (kn_sms(&sms))
+            return -1;
+        const unsigned most = ROWS_BLOCKS_PER_SM * (unsigned)sms, groups = (unsigned)((M + ROWS_MG - 1) / ROWS_MG);
+        const unsigned cap = bx < most ? most / bx : 1;
         const dim3 blocks(bx, groups < cap ? groups : cap);
         if (xdt == KN_F32)
             KN_DISPATCH16(wdt, TW, KN_DISPATCH(ydt, TY,

@@ -53,7 +53,10 @@ extern "C" int kn_gather_rows(kn_stream ks, kn_dtype dt, const void *h, const in
     if (n == 0)
         return 0;
     KN_REQUIRE(h && idx && out, "NULL gather buffer");
-    KN_DISPATCH(dt, T, KN_CUDA(kn_launch(gather_kernel<T>, dim3(kn_blocks(n, 256, 132 * 16)), dim3(256), 0, ks,
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
+    KN_DISPATCH(dt, T, KN_CUDA(kn_launch(gather_kernel<T>, dim3(kn_blocks(n, 256, (unsigned)sms * 16)), dim3(256), 0, ks,
                                          (const T *)h, idx, (T *)out, D, n)));
     KN_LAUNCHED();
     return 0;

@@ -192,14 +192,14 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
 }
 
 /* Rows (warps) per block: LN_ROWS, halved while that leaves fewer blocks than
- * the H200's 132 SMs. A row costs one memory round trip whichever block runs
- * it, so a small pack's rows spread over as many SMs as there are rows instead
- * of crowding M / 8 of them (96 rows: 96 blocks of one warp, not 12 of eight);
- * a row's arithmetic does not change. */
-static int ln_rows_per_block(int M)
+ * the GPU has SMs (132 on the H200). A row costs one memory round trip whichever
+ * block runs it, so a small pack's rows spread over as many SMs as there are
+ * rows instead of crowding M / 8 of them (96 rows: 96 blocks of one warp, not 12
+ * of eight); a row's arithmetic does not change. */
+static int ln_rows_per_block(int M, int sms)
 {
     int rows = LN_ROWS;
-    while (rows > 1 && (M + rows - 1) / rows < 132)
+    while (rows > 1 && (M + rows - 1) / rows < sms)
         rows /= 2;
     return rows;
 }
@@ -217,11 +217,14 @@ static void ln_go(kn_stream ks, int rows, float *r, const void *x, const int32_t
 /* The model's widths (768, 1024) get the compile-time-unrolled fast path, other multiples of
  * 128 the predicated one, anything else the scalar one. */
 template <typename TX, int MODE>
-static void ln_launch(kn_stream ks, float *r, const void *x, const int32_t *ids, const float *w,
-                      const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
-                      bool vec)
+static int ln_launch(kn_stream ks, float *r, const void *x, const int32_t *ids, const float *w,
+                     const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps,
+                     bool vec)
 {
-    const int rows = ln_rows_per_block(M);
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
+    const int rows = ln_rows_per_block(M, sms);
     KN_DISPATCH16(ydt, TY,
         if (vec && D == 1024)
             ln_go<TX, TY, MODE, true, 8>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps);
@@ -231,6 +234,7 @@ static void ln_launch(kn_stream ks, float *r, const void *x, const int32_t *ids,
             ln_go<TX, TY, MODE, true, 0>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps);
         else
             ln_go<TX, TY, MODE, false, 0>(ks, rows, r, x, ids, w, b, y16, y32, M, D, eps));
+    return 0;
 }
 
 static bool ln_vec(const void *x, const float *r, const float *w, const float *b, const void *y16,
@@ -260,10 +264,13 @@ extern "C" int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(x, r, w, b, y16, y32, D);
+    int rc = 0;
     if (!x)
-        ln_launch<float, LN_PLAIN>(ks, r, NULL, NULL, w, b, y16, yd, y32, M, D, eps, vec);
+        rc = ln_launch<float, LN_PLAIN>(ks, r, NULL, NULL, w, b, y16, yd, y32, M, D, eps, vec);
     else
-        KN_DISPATCH(xdt, TX, ln_launch<TX, LN_RESID>(ks, r, x, NULL, w, b, y16, yd, y32, M, D, eps, vec));
+        KN_DISPATCH(xdt, TX, rc = ln_launch<TX, LN_RESID>(ks, r, x, NULL, w, b, y16, yd, y32, M, D, eps, vec));
+    if (rc)
+        return -1;
     KN_LAUNCHED();
     return 0;
 }
@@ -280,7 +287,10 @@ extern "C" int kn_embed_layernorm(kn_stream ks, const int32_t *ids, const void *
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(table, r, w, b, y16, y32, D);
-    KN_DISPATCH(tdt, TX, ln_launch<TX, LN_EMBED>(ks, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
+    int rc = 0;
+    KN_DISPATCH(tdt, TX, rc = ln_launch<TX, LN_EMBED>(ks, r, table, ids, w, b, y16, yd, y32, M, D, eps, vec));
+    if (rc)
+        return -1;
     KN_LAUNCHED();
     return 0;
 }
@@ -296,7 +306,8 @@ extern "C" int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_e
         return 0;
     const kn_dtype yd = y16 ? ydt : KN_F16;
     const bool vec = ln_vec(type_emb, r, w, b, y16, y32, D);
-    ln_launch<float, LN_ADDROW>(ks, r, type_emb, ttype, w, b, y16, yd, y32, M, D, eps, vec);
+    if (ln_launch<float, LN_ADDROW>(ks, r, type_emb, ttype, w, b, y16, yd, y32, M, D, eps, vec))
+        return -1;
     KN_LAUNCHED();
     return 0;
 }

@@ -133,7 +133,10 @@ extern "C" int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const
     KN_REQUIRE(qkv && pos && cos_tab && sin_tab, "NULL RoPE buffer");
     const bool vec = kn_aligned16(qkv) && kn_aligned16(cos_tab) && kn_aligned16(sin_tab);
     const size_t n = (size_t)M * 2 * (D / KN_HEAD_DIM) * (KN_ROPE_HALF / (vec ? 8 : 1));
-    const unsigned blocks = kn_blocks(n, 256, 132 * 32);
+    int sms = 0;
+    if (kn_sms(&sms))
+        return -1;
+    const unsigned blocks = kn_blocks(n, 256, (unsigned)sms * 32);
     /* Small packs let the attention after RoPE start early (it reads its tile
      * list meanwhile): -0.8 to -1.4% on forwards of 40-150 tokens, same call
      * (bench/results/experiments/rope-early); at 512 an ungated early start
