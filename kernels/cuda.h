@@ -249,6 +249,14 @@ int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, 
                           const float *w, const float *b, const void *y16, const float *y32, int D);
 int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride, const float *bb,
                        const float *w, const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps);
+/* kn_layernorm_parts with the residual gathered first: row m's r is read from rsrc's row
+ * rows[m] (int32, absolute rows of rsrc; rsrc != r), then r[m] = that + the parts, normalized as
+ * above. kn_gather_rows (fp32) followed by kn_layernorm_parts, bit for bit, in one launch.
+ * rsrc and rows are read before the programmatic-launch wait (kn_launch): in a forward, they
+ * must have been written two or more launches before this one. */
+int kn_layernorm_parts_gather(kn_stream ks, float *r, const float *rsrc, const int32_t *rows, const float *parts,
+                              int S, long part_stride, const float *bb, const float *w, const float *b, void *y16,
+                              kn_dtype ydt, float *y32, int M, int D, float eps);
 
 /* ---- RoPE ------------------------------------------------------------------- */
 

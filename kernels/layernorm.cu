@@ -346,20 +346,30 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * row, one reduction) was no faster than this and re-drew the forward's fp16
  * rounding past the parity gate (bench/results/experiments/ln-statistics/).
  */
+/* With rows, row m's residual is first read from rsrc's row rows[m] (the head's gathered slots:
+ * the gather and the LayerNorm after the out-projection in one launch), then written to r.
+ * Both are read before the wait, so that load overlaps the GEMM before; the caller guarantees
+ * they were written two or more launches back (this launch may run beside its predecessor only,
+ * which is itself past its own wait). Read after the wait, the row's load queued behind the
+ * index's and lost at small packs (bench/results/experiments/gather-ln/). */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
-layernorm_parts_kernel(float *r, const float *parts, int S, long stride, const float *__restrict__ bb,
-                       const float *__restrict__ w, const float *__restrict__ b, TY *y16, float *y32, int D,
-                       float eps)
+layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ rows, const float *parts, int S,
+                       long stride, const float *__restrict__ bb, const float *__restrict__ w,
+                       const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
 {
     __shared__ double red[2][32];
     const int d = 4 * threadIdx.x;
     const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* weights: before the wait */
     const float4 pb = bb ? *reinterpret_cast<const float4 *>(bb + d) : make_float4(0, 0, 0, 0);
     const double inv_d = 1.0 / (double)D;
-    kn_pdl_wait();
     const size_t off = (size_t)blockIdx.x * D + d;
-    float4 v = *reinterpret_cast<const float4 *>(r + off), p[KN_GEMM_SPLIT_MAX];
+    float4 v, p[KN_GEMM_SPLIT_MAX];
+    if (rows)
+        v = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
+    kn_pdl_wait();
+    if (!rows)
+        v = *reinterpret_cast<const float4 *>(r + off);
 #pragma unroll
     for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
         if (s < S)
@@ -397,9 +407,9 @@ extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long pa
            kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
 }
 
-extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride,
-                                  const float *bb, const float *w, const float *b, void *y16, kn_dtype ydt, float *y32,
-                                  int M, int D, float eps)
+static int ln_parts(kn_stream ks, float *r, const float *rsrc, const int32_t *rows, const float *parts, int S,
+                    long part_stride, const float *bb, const float *w, const float *b, void *y16, kn_dtype ydt,
+                    float *y32, int M, int D, float eps)
 {
     KN_REQUIRE(M >= 0, "LayerNorm needs M >= 0");
     KN_REQUIRE(!y16 || kn_is16(ydt), "y16 dtype must be fp16 or bf16");
@@ -413,7 +423,23 @@ extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, in
         return 0;
     KN_DISPATCH16(y16 ? ydt : KN_F16, TY,
                   (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
-                                  parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
+                                  rsrc, rows, parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
     KN_LAUNCHED();
     return 0;
+}
+
+extern "C" int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride,
+                                  const float *bb, const float *w, const float *b, void *y16, kn_dtype ydt, float *y32,
+                                  int M, int D, float eps)
+{
+    return ln_parts(ks, r, NULL, NULL, parts, S, part_stride, bb, w, b, y16, ydt, y32, M, D, eps);
+}
+
+extern "C" int kn_layernorm_parts_gather(kn_stream ks, float *r, const float *rsrc, const int32_t *rows,
+                                         const float *parts, int S, long part_stride, const float *bb, const float *w,
+                                         const float *b, void *y16, kn_dtype ydt, float *y32, int M, int D, float eps)
+{
+    KN_REQUIRE(rsrc && rows && kn_aligned16(rsrc), "gathered LayerNorm needs rsrc (16-byte aligned) and rows");
+    KN_REQUIRE(rsrc != r, "gathered LayerNorm: rsrc may not be r (other blocks' rows are read from it)");
+    return ln_parts(ks, r, rsrc, rows, parts, S, part_stride, bb, w, b, y16, ydt, y32, M, D, eps);
 }

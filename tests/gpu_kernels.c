@@ -910,6 +910,43 @@ static void check_type_emb_layernorm(rng *r, float *H, const float *te, const in
     free(gr);
 }
 
+/* kn_layernorm_parts_gather: r and y bit for bit kn_gather_rows (fp32) + kn_layernorm_parts, the
+ * source rows untouched; G of M rows (repeats allowed), S parts at D = 1024. */
+static void check_parts_gather(rng *r, kn_dtype dt, int M, int G, int S, int biased)
+{
+    enum { D = 1024 };
+    char what[96];
+    float *H = hrand(r, (size_t)M * D, -3, 3), *P = hrand(r, (size_t)S * G * D, -1, 1);
+    float *w = hrand(r, D, 0.5f, 1.5f), *bb = hrand(r, D, -1, 1), *lb = hrand(r, D, -0.5f, 0.5f);
+    int32_t *idx = malloc(sizeof(int32_t) * G);
+    ck_assert_ptr_nonnull(idx);
+    for (int g = 0; g < G; g++)
+        idx[g] = rng_int(r, M);
+    float *dH = upload_raw(H, sizeof(float) * M * D), *dP = upload_raw(P, sizeof(float) * S * G * D);
+    float *dw = upload_raw(w, sizeof(float) * D), *dbb = upload_raw(bb, sizeof(float) * D);
+    float *dlb = upload_raw(lb, sizeof(float) * D);
+    int32_t *didx = upload_raw(idx, sizeof(int32_t) * G);
+    float *r1 = dout((size_t)G * D, KN_F32), *r2 = dout((size_t)G * D, KN_F32);
+    void *y1 = dout((size_t)G * D, dt), *y2 = dout((size_t)G * D, dt);
+    const long st = (long)G * D;
+    OK(kn_layernorm_parts_gather(KS0, r1, dH, didx, dP, S, st, biased ? dbb : NULL, dw, biased ? dlb : NULL, y1, dt,
+                                 NULL, G, D, 1e-5f));
+    OK(kn_gather_rows(KS0, KN_F32, dH, didx, r2, G, D));
+    OK(kn_layernorm_parts(KS0, r2, dP, S, st, biased ? dbb : NULL, dw, biased ? dlb : NULL, y2, dt, NULL, G, D,
+                          1e-5f));
+    float *g1 = download(r1, (size_t)G * D, KN_F32), *g2 = download(r2, (size_t)G * D, KN_F32);
+    float *gy1 = download(y1, (size_t)G * D, dt), *gy2 = download(y2, (size_t)G * D, dt);
+    float *gh = download(dH, (size_t)M * D, KN_F32);
+    snprintf(what, sizeof what, "layernorm_parts_gather %s G%d S%d%s: r", kn_dtype_name(dt), G, S, biased ? " biased" : "");
+    expect_equal(what, g1, g2, (size_t)G * D);
+    what[strlen(what) - 1] = 'y';
+    expect_equal(what, gy1, gy2, (size_t)G * D);
+    expect_equal("layernorm_parts_gather source untouched", gh, H, (size_t)M * D);
+    ck_assert_int_eq(kn_layernorm_parts_gather(KS0, dH, dH, didx, dP, S, st, NULL, dw, NULL, y1, dt, NULL, G, D, 1e-5f),
+                     -1);
+    free(H), free(P), free(w), free(bb), free(lb), free(idx), free(g1), free(g2), free(gy1), free(gy2), free(gh);
+}
+
 START_TEST(test_head_ops)
 {
     const kn_dtype dt = DTS[_i];
@@ -942,6 +979,8 @@ START_TEST(test_head_ops)
         check_type_emb_layernorm(&r, HV, teV, tt, M, DV, dt);
         free(HV);
         free(teV);
+        check_parts_gather(&r, dt, 150, 16, 4, 1);
+        check_parts_gather(&r, dt, 37, 5, 2, 0);
         /* gather: each non-empty row's first slot (its CLS), then 1..5 slots of the row
          * (its markers; none for the single-slot row); goff[R+1] the per-row ranges */
         int32_t goff[R + 1] = {0}, idx[R * 6];

@@ -254,9 +254,16 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
     pending_branch o;
     if (branch(b, a->attg, L->out_w, L->out_b, a->og, NULL, G, D, &o, err))
         return -1;
-    LAUNCH(kn_gather_rows(b->ks, f32, a->res, gpos, a->hg, G, D));
-    if (branch_norm(b, &o, a->hg, L->n2_w, L->n2_b, a->xg, NULL, G, eps, err))
-        return -1;
+    /* hg = res[gathered slots] + out-proj, xg = LN2(hg): the gather inside the LayerNorm's
+     * kernel when the branch is split, else a launch of its own */
+    if (o.parts > 1)
+        LAUNCH(kn_layernorm_parts_gather(b->ks, a->hg, a->res, gpos, (const float *)o.o, o.parts, (long)G * D, o.bias,
+                                         L->n2_w, L->n2_b, a->xg, dt, NULL, G, D, eps));
+    else {
+        LAUNCH(kn_gather_rows(b->ks, f32, a->res, gpos, a->hg, G, D));
+        if (branch_norm(b, &o, a->hg, L->n2_w, L->n2_b, a->xg, NULL, G, eps, err))
+            return -1;
+    }
     GEMM(a->xg, dt, L->l1_w, dt, L->l1_b, dt, a->fg, dt, G, D4, D, KN_EPI_RELU);
     /* h = hg + f2g; logits = scorer(h); features; act head on h[CLS]. */
     if (branch(b, a->fg, L->l2_w, L->l2_b, a->f2g, NULL, G, D4, &o, err) ||
