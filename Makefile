@@ -197,9 +197,17 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 
 # The persistent-kernel probe (GPU machine): a layer's four GEMMs as stages of one persistent
 # kernel at 16-128 tokens against the same chain on cuBLAS (bench/results/experiments/README.md).
-$(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kernels/mma.cuh kernels/cuda_util.cuh
+$(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh bench/sm90.cuh kernels/mma.cuh kernels/cuda_util.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $< -lcublas
+
+# The multicast probe (GPU machine): the residual branches' split products on a kernel of our own
+# (weights fetched before the programmatic wait, X multicast within clusters) against the library's.
+$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh bench/sm90.cuh bench/bench_check.cuh \
+                           kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
+	        -lcublasLt -lcublas -lgomp
 
 persist-probe: $(BUILD)/bench/persist_probe
 	$(BUILD)/bench/persist_probe 16 32 64 83 128
@@ -208,12 +216,12 @@ persist-probe: $(BUILD)/bench/persist_probe
 # CUTLASS 4 include/ folder, e.g. the copy inside the tilelang wheel's 3rdparty/cutlass).
 CUTLASS_FLAGS = -O3 -DNDEBUG -std=c++17 -I. -I$(CUTLASS_DIR) --expt-relaxed-constexpr \
                 -gencode=arch=compute_90a,code=sm_90a
-$(BUILD)/bench/cutlass_probe: bench/cutlass_probe.cu bench/cutlass_common.cuh bench/bench_check.cuh
+$(BUILD)/bench/cutlass_probe: bench/cutlass_probe.cu bench/cutlass_common.cuh bench/probe_common.cuh bench/bench_check.cuh
 	@test -n "$(CUTLASS_DIR)" || { echo "set CUTLASS_DIR to CUTLASS's include/ folder"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CUTLASS_FLAGS) -o $@ $< -lcublas -lcuda
 
-$(BUILD)/bench/cutlass_epilogue_probe: bench/cutlass_epilogue_probe.cu bench/cutlass_common.cuh \
+$(BUILD)/bench/cutlass_epilogue_probe: bench/cutlass_epilogue_probe.cu bench/cutlass_common.cuh bench/probe_common.cuh \
                                       bench/bench_check.cuh $(BUILD)/liblayad.a
 	@test -n "$(CUTLASS_DIR)" || { echo "set CUTLASS_DIR to CUTLASS's include/ folder"; exit 1; }
 	@mkdir -p $(dir $@)

@@ -52,6 +52,7 @@
 #include "kernels/mma.cuh" /* cp_async16, ldmatrix_x4, mma16816 */
 
 #include "bench/bench_check.cuh" /* CK, CB */
+#include "bench/sm90.cuh"       /* mbar_*, bulk_load */
 
 #define THREADS 256
 #define MAXT 4                  /* units per CTA and GEMM */
@@ -76,36 +77,6 @@ struct Plan {
     int x_off, red_off;
 };
 
-/* ---- primitives (sm_90a) ---- */
-__device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mbar_init(uint64_t *b, uint32_t c)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sa(b)), "r"(c) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_tx(uint64_t *b, uint32_t tx)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sa(b)), "r"(tx) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
-{
-    uint32_t done = 0, polls = 0;
-    do {
-        if (++polls > (1u << 28))
-            __trap(); /* a hang becomes an error, not a lost device call */
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(sa(b)), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     sa(dst)),
-                 "l"(src), "r"(bytes), "r"(sa(b))
-                 : "memory");
-}
 /* Every CTA arrives (release), then waits until all have (acquire); epoch counts arrivals. */
 __device__ __forceinline__ void grid_sync(unsigned *ctr, unsigned &epoch)
 {
@@ -296,7 +267,7 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
     if (threadIdx.x == 0) {
         mbar_init(&bars[0], 1);
         mbar_init(&bars[1], 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
     stamp();

@@ -1,0 +1,392 @@
+/*
+ * mcast_probe.cu - experiment: the residual branches' split products of small packs
+ * (kn_gemm_split's contract: S = 4 fp32 partial products, summed by kn_layernorm_parts)
+ * on a kernel of our own built the way the earlier own GEMMs' post-mortems asked for
+ * (bench/results/experiments/README.md, "gemm-parts" and "persistent"):
+ *
+ *   - the weights are the part every launch can fetch early: each CTA bulk-copies its
+ *     whole W tile (32 features x K / 4) into shared memory before the programmatic-
+ *     launch wait, so the copy overlaps the kernel before;
+ *   - the activations were what sank the earlier kernels (every CTA of a part read the
+ *     part's whole X slice from L2: 6-16 MB a product at 96 rows). Here the 32 x 4 CTAs
+ *     form clusters of CL along N; after the wait each CTA of a cluster bulk-copies every
+ *     CL-th row of the X slice and multicasts it to all CL, so L2 serves each slice
+ *     32 / CL times instead of 32;
+ *   - no reduction across CTAs: the four K slices are the four parts the LayerNorm sums;
+ *     inside a CTA four warps split the slice's k-steps and their tiles are summed in
+ *     shared memory in warp order (deterministic; a row's bits do not depend on M).
+ *
+ * Measured against the forward's own path (kn_gemm_split, tuned cuBLASLt, the library
+ * linked in), per M in {16, 48, 96, 128} and cluster size CL in {2, 4, 8}:
+ *   - agreement with the library's parts (max |diff| / max |ref|) and bitwise reruns;
+ *   - each product alone, 28 layers' weights back to back in one graph (us a product);
+ *   - a layer's chain as the forward runs it, 28 layers in one graph (us a layer):
+ *       kn_gemm_ex(Wqkv) -> glue (RoPE + attention's stand-in) -> parts(Wo) ->
+ *       kn_layernorm_parts -> kn_gemm_ex(Wi) -> kn_geglu -> parts(Wo2) -> kn_layernorm_parts
+ *     with only the two parts products changed between the variants.
+ *
+ * Build: make build/bench/mcast_probe (nvcc, sm_90a, links build/liblayad.a);
+ * run: build/bench/mcast_probe [M ...]; one JSON object per line on stdout.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "kernels/cpu.h" /* a C header without C++ guards, included by cuda.h outside extern "C" */
+}
+#include "kernels/cuda.h"
+#include "kernels/cuda_util.cuh" /* kn_pdl_wait, kn_pdl_trigger */
+#include "kernels/mma.cuh"       /* ldmatrix_x4, mma16816 */
+
+#include "bench/probe_common.cuh" /* CK, shapes, init_kernel, glue, graph_us */
+#include "bench/sm90.cuh"         /* mbarriers, bulk copies, cluster barrier */
+
+#define KOK(call)                                                                          \
+    do {                                                                                   \
+        if ((call) != 0) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, kn_cuda_last_error()); \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+enum { S = 4, NT = 32, WARPS = 4, THREADS = 32 * WARPS, RED_STRIDE = NT + 4, MAX_MT = 8 };
+static_assert(NT == 32, "warp 0's lanes copy one W row each");
+
+/* Shared memory: two barriers, the W tile (NT rows), then the X slice (16 MT rows), whose
+ * room the warps' partial tiles reuse once every warp is past its last MMA. Rows are
+ * padded by 16 bytes so that ldmatrix's 8 rows fall in 8 different bank groups. */
+__host__ __device__ static inline int row_bytes(int K) { return K / S * 2 + 16; }
+static inline size_t smem_bytes(int MT, int K)
+{
+    const size_t x = (size_t)16 * MT * row_bytes(K), red = (size_t)WARPS * 16 * MT * RED_STRIDE * 4;
+    return 128 + (size_t)NT * row_bytes(K) + (x > red ? x : red);
+}
+
+/* Block (x, s): features [32 x, 32 x + 32) of part s, P[s][m][n] = sum over k in slice s of
+ * X[m][k] W[n][k], m < M <= 16 MT. Clusters of CL blocks along x share the X slice. */
+template <int MT, int CL>
+__global__ void __launch_bounds__(THREADS, 1) parts_kernel(const __half *X, const __half *W, float *P, int M, int K)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int KS = K / S, rb = row_bytes(K), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int n0 = blockIdx.x * NT, s = blockIdx.y, N = gridDim.x * NT;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] W, [1] X */
+    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
+    if (threadIdx.x == 0) {
+        mbar_init(&bar[0], 1);
+        mbar_init(&bar[1], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (warp == 0) { /* weights: no kernel of the forward writes them, so before the wait */
+        if (lane == 0)
+            mbar_arrive_tx(&bar[0], NT * KS * 2);
+        __syncwarp();
+        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * KS, KS * 2, &bar[0]);
+    }
+    cluster_arrive(); /* every CTA's X barrier is initialized before anyone multicasts into it */
+    cluster_wait();
+    kn_pdl_wait();
+    if (warp == 0) {
+        if (lane == 0)
+            mbar_arrive_tx(&bar[1], M * KS * 2);
+        for (int m = (int)cluster_rank() + CL * lane; m < M; m += CL * 32)
+            bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1], (1u << CL) - 1);
+    }
+    kn_pdl_trigger();
+    mbar_wait(&bar[0], 0);
+    mbar_wait(&bar[1], 0);
+    cluster_arrive(); /* all of this CTA's X has landed: the others' multicasts into it are done */
+
+    float acc[MT][4][4] = {};
+    const int steps = KS / 16, k0 = steps * warp / WARPS, k1 = steps * (warp + 1) / WARPS;
+    for (int kk = k0; kk < k1; kk++) {
+        uint32_t b[4][2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t r[4];
+            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
+            b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            uint32_t a[4];
+            ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+                mma16816<__half>(acc[mt][nt], a, b[nt]);
+        }
+    }
+    __syncthreads(); /* the X slice's room now holds the warps' tiles */
+    float *red = reinterpret_cast<float *>(xs);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++) {
+            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * RED_STRIDE + 8 * nt + 2 * (lane % 4);
+            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2 *>(t + 8 * RED_STRIDE) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < M * (NT / 4); i += THREADS) {
+        const int m = i / (NT / 4), c = 4 * (i % (NT / 4));
+        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * RED_STRIDE + c);
+        for (int w = 1; w < WARPS; w++) {
+            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * RED_STRIDE + c);
+            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+        }
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
+    }
+    cluster_wait(); /* no CTA leaves while a multicast it issued may still be landing elsewhere */
+}
+
+template <int MT, int CL> static void launch_t(cudaStream_t st, const __half *X, const __half *W, float *P, int M,
+                                               int N, int K, bool pdl)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = CL, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(N / NT, S);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem_bytes(MT, K);
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = pdl ? 2 : 1;
+    CK(cudaLaunchKernelEx(&cfg, parts_kernel<MT, CL>, X, W, P, M, K));
+}
+
+template <int CL> static void set_smem_t()
+{
+    const int most = 227 * 1024;
+    CK(cudaFuncSetAttribute(parts_kernel<1, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<2, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<3, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<4, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<5, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<6, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<7, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_kernel<8, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+}
+
+template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N,
+                                        int K, bool pdl)
+{
+    switch ((M + 15) / 16) {
+    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl); break;
+    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl); break;
+    }
+}
+
+/* The own parts product with clusters of cl (2, 4, 8), or the library's (cl 0). */
+struct Variant {
+    int cl;
+    bool pdl;
+};
+
+static kn_gemm_ctx *g_ctx;
+
+static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
+{
+    if (v.cl == 0) {
+        KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
+        return;
+    }
+    if (v.cl == 2)
+        launch_cl<2>(st, X, W, P, M, N, K, v.pdl);
+    else if (v.cl == 4)
+        launch_cl<4>(st, X, W, P, M, N, K, v.pdl);
+    else
+        launch_cl<8>(st, X, W, P, M, N, K, v.pdl);
+}
+
+/* One pack's buffers and 28 layers of weights. */
+struct Bufs {
+    int M;
+    __half *wqkv[LAYERS], *wo[LAYERS], *wi[LAYERS], *wo2[LAYERS];
+    __half *xn, *qkv, *att, *u, *g;
+    float *res, *parts, *lnw;
+};
+
+static __half *fill16(size_t n, float scale, uint32_t seed)
+{
+    __half *p;
+    CK(cudaMalloc(&p, n * 2));
+    init_kernel<<<1024, 256>>>(p, n, scale, seed);
+    CK(cudaGetLastError());
+    return p;
+}
+
+static float *fill32(size_t n, float v)
+{
+    std::vector<float> h(n, v);
+    float *p;
+    CK(cudaMalloc(&p, n * 4));
+    CK(cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice));
+    return p;
+}
+
+static void alloc_bufs(Bufs *b, int Mmax)
+{
+    for (int l = 0; l < LAYERS; l++) {
+        b->wqkv[l] = fill16((size_t)QKV * HID, 0.06f, 100 + l);
+        b->wo[l] = fill16((size_t)HID * HID, 0.06f, 200 + l);
+        b->wi[l] = fill16((size_t)WI * HID, 0.06f, 300 + l);
+        b->wo2[l] = fill16((size_t)HID * INNER, 0.04f, 400 + l);
+    }
+    b->xn = fill16((size_t)Mmax * HID, 2.0f, 1);
+    b->qkv = fill16((size_t)Mmax * QKV, 2.0f, 2);
+    b->att = fill16((size_t)Mmax * HID, 2.0f, 3);
+    b->u = fill16((size_t)Mmax * WI, 2.0f, 4);
+    b->g = fill16((size_t)Mmax * INNER, 2.0f, 5);
+    b->res = fill32((size_t)Mmax * HID, 0.5f);
+    b->parts = fill32((size_t)S * Mmax * HID, 0.0f);
+    b->lnw = fill32(HID, 1.0f);
+}
+
+/* A layer as the forward runs it at small packs, the two residual products on variant v. */
+static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
+{
+    const kn_stream ks = {st, 1};
+    const int M = b->M;
+    KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
+                   KN_EPI_NONE));
+    glue(st, b->qkv, b->att, M * HID);
+    parts(st, v, b->att, b->wo[l], b->parts, M, HID, HID);
+    KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
+                           1e-5f));
+    KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID, KN_EPI_NONE));
+    KOK(kn_geglu(ks, KN_F16, b->u, b->g, M, INNER));
+    parts(st, v, b->g, b->wo2[l], b->parts, M, HID, INNER);
+    KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
+                           1e-5f));
+}
+
+/* max |a - ref| / max |ref| over n floats of device memory, and whether a equals b bitwise. */
+static void compare(const float *a, const float *b, const float *ref, size_t n, double *rel, int *same)
+{
+    std::vector<float> ha(n), hb(n), hr(n);
+    CK(cudaMemcpy(ha.data(), a, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), b, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
+    double md = 0, mr = 0;
+    for (size_t i = 0; i < n; i++) {
+        md = std::max(md, (double)fabsf(ha[i] - hr[i]));
+        mr = std::max(mr, (double)fabsf(hr[i]));
+    }
+    *rel = mr > 0 ? md / mr : md;
+    *same = memcmp(ha.data(), hb.data(), n * 4) == 0;
+}
+
+/* The own product against the library's on layer 0's operands (K = HID and INNER). */
+static void check(cudaStream_t st, const Bufs *b, int cl)
+{
+    const int M = b->M;
+    const size_t n = (size_t)S * M * HID;
+    float *ref, *o1, *o2;
+    CK(cudaMalloc(&ref, n * 4));
+    CK(cudaMalloc(&o1, n * 4));
+    CK(cudaMalloc(&o2, n * 4));
+    for (int k = 0; k < 2; k++) {
+        const __half *X = k ? b->g : b->att, *W = k ? b->wo2[0] : b->wo[0];
+        const int K = k ? INNER : HID;
+        CK(cudaMemset(o1, 0xff, n * 4)); /* NaN: a part left unwritten shows */
+        CK(cudaMemset(o2, 0xff, n * 4));
+        parts(st, Variant{0, true}, X, W, ref, M, HID, K);
+        parts(st, Variant{cl, true}, X, W, o1, M, HID, K);
+        parts(st, Variant{cl, false}, X, W, o2, M, HID, K);
+        CK(cudaStreamSynchronize(st));
+        double rel;
+        int same;
+        compare(o1, o2, ref, n, &rel, &same);
+        printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"max_rel_diff_vs_library\": %.3e, \"rerun_bitwise\": %s}\n",
+               k ? "mlp_out" : "attn_out", M, cl, rel, same ? "true" : "false");
+    }
+    CK(cudaFree(ref));
+    CK(cudaFree(o1));
+    CK(cudaFree(o2));
+}
+
+static void prepare(cudaStream_t st, const Bufs *b)
+{
+    const kn_stream ks = {st, 1};
+    const int M = b->M;
+    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, QKV, HID, KN_EPI_NONE, 0, ks, b->xn, b->wqkv[0], b->qkv));
+    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, WI, HID, KN_EPI_NONE, 0, ks, b->xn, b->wi[0], b->u));
+    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, HID, S, ks, b->att, b->wo[0], b->parts) == 1 ? 0 : -1);
+    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, INNER, S, ks, b->g, b->wo2[0], b->parts) == 1 ? 0 : -1);
+    CK(cudaStreamSynchronize(st));
+}
+
+static void run_m(cudaStream_t st, Bufs *b, int M)
+{
+    b->M = M;
+    prepare(st, b);
+    const Variant vs[] = {{0, true}, {2, true}, {4, true}, {8, true}, {8, false}, {0, true}};
+    for (int cl : {2, 4, 8})
+        check(st, b, cl);
+    for (const Variant &v : vs) {
+        const float alone_o = graph_us(st, 15, [&] {
+            for (int l = 0; l < LAYERS; l++)
+                parts(st, v, b->att, b->wo[l], b->parts, M, HID, HID);
+        }) / LAYERS;
+        const float alone_o2 = graph_us(st, 15, [&] {
+            for (int l = 0; l < LAYERS; l++)
+                parts(st, v, b->g, b->wo2[l], b->parts, M, HID, INNER);
+        }) / LAYERS;
+        const float chain = graph_us(st, 15, [&] {
+            for (int l = 0; l < LAYERS; l++)
+                layer(st, b, l, v);
+        }) / LAYERS;
+        printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"attn_out_alone_us\": %.2f, "
+               "\"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
+               M, v.cl ? "own multicast" : "library (cuBLASLt split)", v.cl, v.pdl ? "true" : "false", alone_o,
+               alone_o2, chain);
+        fflush(stdout);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    std::vector<int> ms;
+    for (int i = 1; i < argc; i++)
+        ms.push_back(atoi(argv[i]));
+    if (ms.empty())
+        ms = {16, 48, 96, 128};
+    for (int m : ms)
+        if (m < 1 || m > 16 * MAX_MT) {
+            fprintf(stderr, "M must be 1..%d\n", 16 * MAX_MT);
+            return 2;
+        }
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    set_smem_t<2>();
+    set_smem_t<4>();
+    set_smem_t<8>();
+    g_ctx = kn_gemm_ctx_create(0, 0);
+    if (!g_ctx) {
+        fprintf(stderr, "kn_gemm_ctx_create failed\n");
+        return 1;
+    }
+    kn_gemm_ctx_set_tuning(g_ctx, 1);
+    Bufs b;
+    alloc_bufs(&b, 16 * MAX_MT);
+    CK(cudaDeviceSynchronize());
+    for (int m : ms)
+        run_m(st, &b, m);
+    kn_gemm_ctx_destroy(g_ctx);
+    return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * sm90.cuh - the Hopper (sm_90a) primitives the GEMM probes share: shared-memory
+ * barriers with transaction counts, bulk copies by the TMA engine (one CTA's, and
+ * multicast to the CTAs of a cluster), and the cluster barrier. Probes only: the
+ * library's kernels use none of these (kernels/mma.cuh holds what they share).
+ */
+#ifndef LAYAD_BENCH_SM90_CUH
+#define LAYAD_BENCH_SM90_CUH
+
+#include <stdint.h>
+
+__device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(uint64_t *b, uint32_t c)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sa(b)), "r"(c) : "memory");
+}
+
+/* Makes initialized barriers visible to the async proxy and, after a cluster
+ * barrier, to the cluster's other CTAs. */
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+__device__ __forceinline__ void mbar_arrive_tx(uint64_t *b, uint32_t tx)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sa(b)), "r"(tx) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
+{
+    uint32_t done = 0, polls = 0;
+    do {
+        if (++polls > (1u << 28))
+            __trap(); /* a hang becomes an error, not a lost device call */
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(sa(b)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* bytes (a multiple of 16, both addresses 16-byte aligned) from global src to
+ * this CTA's shared dst; completes that many bytes of b's transaction count. */
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     sa(dst)),
+                 "l"(src), "r"(bytes), "r"(sa(b))
+                 : "memory");
+}
+
+/* bulk_load into the same shared offset of every CTA of the cluster in mask
+ * (bit = rank), completing bytes on the barrier at b's offset in each. */
+__device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
+                                                    uint16_t mask)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], "
+                 "%2, [%3], %4;\n" ::"r"(sa(dst)),
+                 "l"(src), "r"(bytes), "r"(sa(b)), "h"(mask)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* The cluster barrier in two halves (every thread of every CTA of the cluster,
+ * arrive then wait, alternating). */
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+#endif
