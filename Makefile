@@ -207,7 +207,7 @@ $(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh bench/sm
                            kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
-	        -lcublasLt -lcublas -lgomp
+	        -lcublasLt -lcublas -lcuda -lgomp
 
 persist-probe: $(BUILD)/bench/persist_probe
 	$(BUILD)/bench/persist_probe 16 32 64 83 128

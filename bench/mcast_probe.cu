@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h> /* CUtensorMap, cuTensorMapEncodeTiled */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -96,7 +97,11 @@ __global__ void __launch_bounds__(THREADS, 1) parts_kernel(const __half *X, cons
         if (lane == 0)
             mbar_arrive_tx(&bar[1], M * KS * 2);
         for (int m = (int)cluster_rank() + CL * lane; m < M; m += CL * 32)
-            bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1], (1u << CL) - 1);
+            if constexpr (CL == 1)
+                bulk_load(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1]);
+            else
+                bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1],
+                                    (1u << CL) - 1);
     }
     kn_pdl_trigger();
     mbar_wait(&bar[0], 0);
@@ -145,8 +150,132 @@ __global__ void __launch_bounds__(THREADS, 1) parts_kernel(const __half *X, cons
     cluster_wait(); /* no CTA leaves while a multicast it issued may still be landing elsewhere */
 }
 
+/* The second form: X by 2-D tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one
+ * TMA instruction a box instead of one bulk copy a row), a barrier per box so that each warp
+ * starts on its k-steps as soon as their boxes have landed, box b issued by cluster rank b % CL
+ * and multicast. A slice's last box may run into the next slice's columns (K / 4 = 656 is no
+ * multiple of 64) or past K (zeros): only the slice's k-steps are used. */
+__host__ __device__ static inline int x_boxes(int K) { return (K / S + 63) / 64; }
+static inline size_t smem_bytes_tma(int MT, int K)
+{
+    const size_t x = (size_t)x_boxes(K) * 16 * MT * 128, red = (size_t)WARPS * 16 * MT * RED_STRIDE * 4;
+    return 128 + (size_t)NT * row_bytes(K) + 1024 + (x > red ? x : red);
+}
+
+template <int CL> __device__ __forceinline__ void tma_box(void *dst, const CUtensorMap *map, int c0, uint64_t *b)
+{
+    if constexpr (CL == 1)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                     "%3}], [%4];\n" ::"r"(sa(dst)),
+                     "l"(map), "r"(c0), "r"(0), "r"(sa(b))
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                     "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(sa(dst)),
+                     "l"(map), "r"(c0), "r"(0), "r"(sa(b)), "h"((uint16_t)((1u << CL) - 1))
+                     : "memory");
+}
+
+template <int MT, int CL>
+__global__ void __launch_bounds__(THREADS, 1)
+parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, float *P, int M, int K)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int KS = K / S, rb = row_bytes(K), NB = x_boxes(K), MP = 16 * MT, lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32, n0 = blockIdx.x * NT, s = blockIdx.y, N = gridDim.x * NT;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] W, [1 + b] X box b */
+    unsigned char *ws = sm + 128;
+    unsigned char *xs = reinterpret_cast<unsigned char *>(((uintptr_t)(ws + NT * rb) + 1023) & ~(uintptr_t)1023);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i <= NB; i++)
+            mbar_init(&bar[i], 1);
+        mbar_init_fence();
+        for (int b = 0; b < NB; b++)
+            mbar_arrive_tx(&bar[1 + b], MP * 128);
+    }
+    __syncthreads();
+    if (warp == 0) {
+        if (lane == 0)
+            mbar_arrive_tx(&bar[0], NT * KS * 2);
+        __syncwarp();
+        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * KS, KS * 2, &bar[0]);
+    }
+    cluster_arrive();
+    cluster_wait();
+    kn_pdl_wait();
+    if (threadIdx.x == 0)
+        for (int b = (int)cluster_rank(); b < NB; b += CL)
+            tma_box<CL>(xs + (size_t)b * MP * 128, &xmap, s * KS + 64 * b, &bar[1 + b]);
+    kn_pdl_trigger();
+    mbar_wait(&bar[0], 0);
+
+    float acc[MT][4][4] = {};
+    const int steps = KS / 16, k0 = steps * warp / WARPS, k1 = steps * (warp + 1) / WARPS;
+    int landed = -1;
+    for (int kk = k0; kk < k1; kk++) {
+        const int b = kk / 4;
+        if (b != landed)
+            mbar_wait(&bar[1 + b], 0), landed = b;
+        uint32_t bf[4][2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t r[4];
+            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
+            bf[2 * h][0] = r[0], bf[2 * h][1] = r[1], bf[2 * h + 1][0] = r[2], bf[2 * h + 1][1] = r[3];
+        }
+        const int chunk = (kk % 4) * 2 + lane / 16; /* 16-byte chunk of the box's 128-byte row */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            const int row = 16 * mt + lane % 16;
+            uint32_t a[4];
+            ldmatrix_x4(a, xs + (size_t)b * MP * 128 + row * 128 + ((chunk ^ (row & 7)) << 4));
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+                mma16816<__half>(acc[mt][nt], a, bf[nt]);
+        }
+    }
+    __syncthreads(); /* every box has landed and been read: its room now holds the warps' tiles */
+    cluster_arrive();
+    float *red = reinterpret_cast<float *>(xs);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++) {
+            float *t = red + ((size_t)warp * MP + 16 * mt + lane / 4) * RED_STRIDE + 8 * nt + 2 * (lane % 4);
+            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2 *>(t + 8 * RED_STRIDE) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < M * (NT / 4); i += THREADS) {
+        const int m = i / (NT / 4), c = 4 * (i % (NT / 4));
+        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * RED_STRIDE + c);
+        for (int w = 1; w < WARPS; w++) {
+            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * MP + m) * RED_STRIDE + c);
+            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+        }
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
+    }
+    cluster_wait();
+}
+
+/* X's tensor map for boxes of 64 columns x MP rows; rows past M read as zeros. */
+static CUtensorMap x_map(const __half *X, int M, int K, int MP)
+{
+    CUtensorMap m;
+    const cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)M}, strides[1] = {(cuuint64_t)K * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)MP}, es[2] = {1, 1};
+    const CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)X, dims, strides, box, es,
+                                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", (int)r);
+        exit(1);
+    }
+    return m;
+}
+
 template <int MT, int CL> static void launch_t(cudaStream_t st, const __half *X, const __half *W, float *P, int M,
-                                               int N, int K, bool pdl)
+                                               int N, int K, bool pdl, bool tma)
 {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
@@ -156,45 +285,55 @@ template <int MT, int CL> static void launch_t(cudaStream_t st, const __half *X,
     at[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = dim3(N / NT, S);
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = smem_bytes(MT, K);
+    cfg.dynamicSmemBytes = tma ? smem_bytes_tma(MT, K) : smem_bytes(MT, K);
     cfg.stream = st;
     cfg.attrs = at;
     cfg.numAttrs = pdl ? 2 : 1;
-    CK(cudaLaunchKernelEx(&cfg, parts_kernel<MT, CL>, X, W, P, M, K));
+    if (tma)
+        CK(cudaLaunchKernelEx(&cfg, parts_tma_kernel<MT, CL>, x_map(X, M, K, 16 * MT), W, P, M, K));
+    else
+        CK(cudaLaunchKernelEx(&cfg, parts_kernel<MT, CL>, X, W, P, M, K));
+}
+
+template <int MT, int CL> static void set_smem_mt()
+{
+    const int most = 227 * 1024;
+    CK(cudaFuncSetAttribute(parts_kernel<MT, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_tma_kernel<MT, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
 }
 
 template <int CL> static void set_smem_t()
 {
-    const int most = 227 * 1024;
-    CK(cudaFuncSetAttribute(parts_kernel<1, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<2, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<3, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<4, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<5, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<6, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<7, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    CK(cudaFuncSetAttribute(parts_kernel<8, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    set_smem_mt<1, CL>();
+    set_smem_mt<2, CL>();
+    set_smem_mt<3, CL>();
+    set_smem_mt<4, CL>();
+    set_smem_mt<5, CL>();
+    set_smem_mt<6, CL>();
+    set_smem_mt<7, CL>();
+    set_smem_mt<8, CL>();
 }
 
 template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N,
-                                        int K, bool pdl)
+                                        int K, bool pdl, bool tma)
 {
     switch ((M + 15) / 16) {
-    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl); break;
-    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl, tma); break;
     }
 }
 
-/* The own parts product with clusters of cl (2, 4, 8), or the library's (cl 0). */
+/* The own parts product with clusters of cl (1, 2, 4, 8), X by row copies or by tensor-map boxes
+ * (tma), or the library's (cl 0). */
 struct Variant {
     int cl;
-    bool pdl;
+    bool pdl, tma;
 };
 
 static kn_gemm_ctx *g_ctx;
@@ -205,12 +344,14 @@ static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, 
         KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
         return;
     }
-    if (v.cl == 2)
-        launch_cl<2>(st, X, W, P, M, N, K, v.pdl);
+    if (v.cl == 1)
+        launch_cl<1>(st, X, W, P, M, N, K, v.pdl, v.tma);
+    else if (v.cl == 2)
+        launch_cl<2>(st, X, W, P, M, N, K, v.pdl, v.tma);
     else if (v.cl == 4)
-        launch_cl<4>(st, X, W, P, M, N, K, v.pdl);
+        launch_cl<4>(st, X, W, P, M, N, K, v.pdl, v.tma);
     else
-        launch_cl<8>(st, X, W, P, M, N, K, v.pdl);
+        launch_cl<8>(st, X, W, P, M, N, K, v.pdl, v.tma);
 }
 
 /* One pack's buffers and 28 layers of weights. */
@@ -292,7 +433,7 @@ static void compare(const float *a, const float *b, const float *ref, size_t n, 
 }
 
 /* The own product against the library's on layer 0's operands (K = HID and INNER). */
-static void check(cudaStream_t st, const Bufs *b, int cl)
+static void check(cudaStream_t st, const Bufs *b, Variant v)
 {
     const int M = b->M;
     const size_t n = (size_t)S * M * HID;
@@ -305,15 +446,16 @@ static void check(cudaStream_t st, const Bufs *b, int cl)
         const int K = k ? INNER : HID;
         CK(cudaMemset(o1, 0xff, n * 4)); /* NaN: a part left unwritten shows */
         CK(cudaMemset(o2, 0xff, n * 4));
-        parts(st, Variant{0, true}, X, W, ref, M, HID, K);
-        parts(st, Variant{cl, true}, X, W, o1, M, HID, K);
-        parts(st, Variant{cl, false}, X, W, o2, M, HID, K);
+        parts(st, Variant{0, true, false}, X, W, ref, M, HID, K);
+        parts(st, v, X, W, o1, M, HID, K);
+        parts(st, Variant{v.cl, false, v.tma}, X, W, o2, M, HID, K);
         CK(cudaStreamSynchronize(st));
         double rel;
         int same;
         compare(o1, o2, ref, n, &rel, &same);
-        printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"max_rel_diff_vs_library\": %.3e, \"rerun_bitwise\": %s}\n",
-               k ? "mlp_out" : "attn_out", M, cl, rel, same ? "true" : "false");
+        printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"x\": \"%s\", \"max_rel_diff_vs_library\": %.3e, "
+               "\"rerun_bitwise\": %s}\n",
+               k ? "mlp_out" : "attn_out", M, v.cl, v.tma ? "tensor boxes" : "row copies", rel, same ? "true" : "false");
     }
     CK(cudaFree(ref));
     CK(cudaFree(o1));
@@ -335,9 +477,11 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
 {
     b->M = M;
     prepare(st, b);
-    const Variant vs[] = {{0, true}, {2, true}, {4, true}, {8, true}, {8, false}, {0, true}};
-    for (int cl : {2, 4, 8})
-        check(st, b, cl);
+    const Variant vs[] = {{0, true, false}, {1, true, false}, {2, true, false}, {1, true, true},
+                          {2, true, true},  {4, true, true},  {8, true, true},  {0, true, false}};
+    for (const Variant &v : vs)
+        if (v.cl)
+            check(st, b, v);
     for (const Variant &v : vs) {
         const float alone_o = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
@@ -353,8 +497,8 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
         }) / LAYERS;
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"attn_out_alone_us\": %.2f, "
                "\"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
-               M, v.cl ? "own multicast" : "library (cuBLASLt split)", v.cl, v.pdl ? "true" : "false", alone_o,
-               alone_o2, chain);
+               M, !v.cl ? "library (cuBLASLt split)" : v.tma ? "own, X by tensor boxes" : "own, X by row copies", v.cl,
+               v.pdl ? "true" : "false", alone_o, alone_o2, chain);
         fflush(stdout);
     }
 }
@@ -373,6 +517,7 @@ int main(int argc, char **argv)
         }
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    set_smem_t<1>();
     set_smem_t<2>();
     set_smem_t<4>();
     set_smem_t<8>();
