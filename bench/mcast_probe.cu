@@ -45,7 +45,7 @@ extern "C" {
 #include "kernels/mma.cuh"       /* ldmatrix_x4, mma16816 */
 
 #include "bench/probe_common.cuh" /* CK, shapes, init_kernel, glue, graph_us */
-#include "bench/sm90.cuh"         /* mbarriers, bulk copies, cluster barrier */
+#include "kernels/sm90.cuh"         /* mbarriers, bulk copies, cluster barrier */
 
 #define KOK(call)                                                                          \
     do {                                                                                   \
@@ -166,13 +166,13 @@ template <int CL> __device__ __forceinline__ void tma_box(void *dst, const CUten
 {
     if constexpr (CL == 1)
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-                     "%3}], [%4];\n" ::"r"(sa(dst)),
-                     "l"(map), "r"(c0), "r"(0), "r"(sa(b))
+                     "%3}], [%4];\n" ::"r"(smem_addr(dst)),
+                     "l"(map), "r"(c0), "r"(0), "r"(smem_addr(b))
                      : "memory");
     else
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-                     "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(sa(dst)),
-                     "l"(map), "r"(c0), "r"(0), "r"(sa(b)), "h"((uint16_t)((1u << CL) - 1))
+                     "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+                     "l"(map), "r"(c0), "r"(0), "r"(smem_addr(b)), "h"((uint16_t)((1u << CL) - 1))
                      : "memory");
 }
 

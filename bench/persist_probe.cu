@@ -52,7 +52,7 @@
 #include "kernels/mma.cuh" /* cp_async16, ldmatrix_x4, mma16816 */
 
 #include "bench/bench_check.cuh" /* CK, CB */
-#include "bench/sm90.cuh"       /* mbar_*, bulk_load */
+#include "kernels/sm90.cuh"       /* mbar_*, bulk_load */
 
 #define THREADS 256
 #define MAXT 4                  /* units per CTA and GEMM */

@@ -20,23 +20,43 @@ int kn_fail(const char *file, int line, const char *stmt, const char *what)
 
 extern "C" const char *kn_cuda_last_error(void) { return kn_last_error; }
 
-enum { KN_SMS_DEVICES = 64 };
-static int kn_sms_known[KN_SMS_DEVICES]; /* 0: not asked yet; threads race only to store the same value */
+enum { KN_DEVICES_KEPT = 64 };
+static kn_dev kn_devs[KN_DEVICES_KEPT];
+static int kn_devs_ready[KN_DEVICES_KEPT]; /* 0: not asked yet */
+
+int kn_dev_info(kn_dev *d)
+{
+    int dev = 0;
+    KN_CUDA(cudaGetDevice(&dev));
+    const int kept = dev >= 0 && dev < KN_DEVICES_KEPT;
+    kn_dev *c = kept ? &kn_devs[dev] : NULL;
+    if (c && __atomic_load_n(&kn_devs_ready[dev], __ATOMIC_ACQUIRE)) {
+        d->sms = __atomic_load_n(&c->sms, __ATOMIC_RELAXED);
+        d->major = __atomic_load_n(&c->major, __ATOMIC_RELAXED);
+        d->smem_optin = __atomic_load_n(&c->smem_optin, __ATOMIC_RELAXED);
+        return 0;
+    }
+    kn_dev k;
+    KN_CUDA(cudaDeviceGetAttribute(&k.sms, cudaDevAttrMultiProcessorCount, dev));
+    KN_CUDA(cudaDeviceGetAttribute(&k.major, cudaDevAttrComputeCapabilityMajor, dev));
+    KN_CUDA(cudaDeviceGetAttribute(&k.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    KN_REQUIRE(k.sms > 0, "the device reports no multiprocessors");
+    if (c) { /* threads that race here store the same values */
+        __atomic_store_n(&c->sms, k.sms, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->major, k.major, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->smem_optin, k.smem_optin, __ATOMIC_RELAXED);
+        __atomic_store_n(&kn_devs_ready[dev], 1, __ATOMIC_RELEASE);
+    }
+    *d = k;
+    return 0;
+}
 
 int kn_sms(int *sms)
 {
-    int dev = 0, n = 0;
-    KN_CUDA(cudaGetDevice(&dev));
-    const int kept = dev >= 0 && dev < KN_SMS_DEVICES;
-    if (kept)
-        n = __atomic_load_n(&kn_sms_known[dev], __ATOMIC_RELAXED);
-    if (n <= 0) {
-        KN_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        KN_REQUIRE(n > 0, "the device reports no multiprocessors");
-        if (kept)
-            __atomic_store_n(&kn_sms_known[dev], n, __ATOMIC_RELAXED);
-    }
-    *sms = n;
+    kn_dev d;
+    if (kn_dev_info(&d))
+        return -1;
+    *sms = d.sms;
     return 0;
 }
 

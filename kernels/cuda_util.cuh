@@ -126,9 +126,14 @@ __device__ __forceinline__ float kn_gelu_erf(float x)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
 }
 
-/* *sms = the current device's multiprocessor count (132 on the H200), asked of
- * the runtime once per device and kept: grid caps and block shapes are sized to
- * the GPU the launch runs on. */
+/* What launch shapes depend on, for the current device, asked of the runtime
+ * once per device and kept. */
+typedef struct kn_dev {
+    int sms;        /* multiprocessors (132 on the H200): grid caps and block shapes */
+    int major;      /* compute capability major (9: Hopper's sm_90a code runs) */
+    int smem_optin; /* shared memory a block may opt in to, bytes */
+} kn_dev;
+int kn_dev_info(kn_dev *d);
 int kn_sms(int *sms);
 
 static inline unsigned kn_blocks(size_t n, unsigned per, unsigned cap)

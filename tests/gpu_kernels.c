@@ -460,6 +460,16 @@ static float *cols(const float *A, int M, int K, int k0, int n)
  * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when
  * biased) as the CPU forms it from the same parts, the outputs as kn_cpu_layernorm's (with
  * the LayerNorm's own bias when biased: the head's layers). */
+static void split_product(kn_gemm_ctx *ctx, kn_dtype dt, const void *dX, const void *dW, float *dP, int M, int D,
+                          int K, int S)
+{
+    if (ctx)
+        OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
+    else
+        OK(kn_gemm_split_own(KS0, dX, dW, dt, dP, M, D, K, S));
+}
+
+/* ctx NULL: the product on the own kernel (kn_gemm_split_own), same checks. */
 static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, int biased,
                            rng *r)
 {
@@ -468,9 +478,10 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)D * K, -1, 1);
     void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)D * K, dt);
     float *dP = dout(S * MD, KN_F32);
-    OK(kn_gemm_prepare_split(ctx, dt, M, D, K, S, KS0, dX, dW, dP) == 1 ? 0 : -1);
+    if (ctx)
+        OK(kn_gemm_prepare_split(ctx, dt, M, D, K, S, KS0, dX, dW, dP) == 1 ? 0 : -1);
     poison(dP, S * MD, KN_F32);
-    OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
+    split_product(ctx, dt, dX, dW, dP, M, D, K, S);
     float *g = download(dP, S * MD, KN_F32), *ref = malloc(sizeof(float) * MD + 1), *tol = malloc(sizeof(float) * MD + 1);
     char what[128];
     for (int k = 0; k < S; k++) {
@@ -483,13 +494,15 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
         kn_cpu_gemm(xs, ws, NULL, tol, M, D, Ks, KN_EPI_NONE);
         for (size_t i = 0; i < MD; i++)
             tol[i] = 1e-5f * (tol[i] + 1.0f);
-        snprintf(what, sizeof what, "gemm_split %s M%d N%d K%d S%d part %d", kn_dtype_name(dt), M, D, K, S, k);
+        snprintf(what, sizeof what, "gemm_split%s %s M%d N%d K%d S%d part %d", ctx ? "" : "_own", kn_dtype_name(dt), M,
+                 D, K, S, k);
         expect_close(what, g + k * MD, ref, MD, 2 * unit_roundoff(KN_F32), 0, tol);
         free(xs), free(ws);
     }
-    OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
+    poison(dP, S * MD, KN_F32);
+    split_product(ctx, dt, dX, dW, dP, M, D, K, S);
     float *g2 = download(dP, S * MD, KN_F32);
-    snprintf(what, sizeof what, "gemm_split %s M%d K%d S%d rerun", kn_dtype_name(dt), M, K, S);
+    snprintf(what, sizeof what, "gemm_split%s %s M%d K%d S%d rerun", ctx ? "" : "_own", kn_dtype_name(dt), M, K, S);
     expect_equal(what, g2, g, S * MD);
 
     float *R = hrand(r, MD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * MD + 1);
@@ -516,6 +529,54 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     expect_close(what, gy, ref, MD, 2 * unit_roundoff(dt), 1e-5f, NULL);
     free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(w), free(sum), free(gr), free(gy), free(bb), free(lb);
 }
+
+/* The own kernel's parts of a row do not depend on M: rows [0, m) of an [M, K] product equal
+ * the product of those m rows alone, bit for bit. */
+static void check_split_own_rows(kn_dtype dt, int M, int m, int D, int K, int S, rng *r)
+{
+    float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)D * K, -1, 1);
+    void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)D * K, dt);
+    float *dP = dout((size_t)S * M * D, KN_F32), *dp = dout((size_t)S * m * D, KN_F32);
+    OK(kn_gemm_split_own(KS0, dX, dW, dt, dP, M, D, K, S));
+    OK(kn_gemm_split_own(KS0, dX, dW, dt, dp, m, D, K, S));
+    float *g = download(dP, (size_t)S * M * D, KN_F32), *h = download(dp, (size_t)S * m * D, KN_F32);
+    char what[96];
+    for (int k = 0; k < S; k++) {
+        snprintf(what, sizeof what, "gemm_split_own %s rows 0..%d of M%d == M%d, part %d", kn_dtype_name(dt), m, M, m,
+                 k);
+        expect_equal(what, h + (size_t)k * m * D, g + (size_t)k * M * D, (size_t)m * D);
+    }
+    free(X), free(W), free(g), free(h);
+}
+
+START_TEST(test_split_own)
+{
+    const kn_dtype dt = DTS[_i];
+    void *p = (void *)256;
+    if (!kn_gemm_split_own_ok(dt, p, p, p, 16, 1024, 1024, 4)) {
+        fprintf(stderr, "test_split_own: skipped (the own split product needs a compute capability 9 GPU)\n");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        rng r = {seed_of(pass)};
+        run_split_case(NULL, dt, 1, 1024, 1024, 4, 0.0f, 0, &r);
+        run_split_case(NULL, dt, 16, 1024, 2624, 4, 1e4f, 0, &r); /* the MLP-out shape, large residuals */
+        run_split_case(NULL, dt, 33, 1024, 1024, 4, 0.0f, 0, &r);
+        run_split_case(NULL, dt, 48, 768, 1152, 2, 0.0f, 0, &r); /* mmBERT's MLP out */
+        run_split_case(NULL, dt, 12, 1024, 4096, 4, 0.0f, 1, &r); /* the head FFN's second product */
+        run_split_case(NULL, dt, 128, 1024, 1024, 8, 3e4f, 1, &r);
+        check_split_own_rows(dt, 37, 12, 1024, 2624, 4, &r);
+        dfree_all();
+    }
+    /* refused: N not a multiple of 64, K not a multiple of 16 S, M out of range, misaligned */
+    float *f = (float *)256;
+    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 4, 1000, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 4, 1024, 1000, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 0, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, KN_GEMM_SPLIT_OWN_MAXM + 1, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_own(KS0, (char *)p + 2, p, dt, f, 4, 1024, 1024, 4), -1);
+}
+END_TEST
 
 START_TEST(test_split_branch)
 {
@@ -1433,6 +1494,7 @@ int main(void)
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_split_branch, 0, 2);
+    tcase_add_loop_test(tc, test_split_own, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);

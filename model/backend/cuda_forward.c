@@ -116,10 +116,16 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
 }
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
- * prepare mode, its plan). */
+ * prepare mode, its plan): on our own kernel in the smallest buckets
+ * (o.own_split_tokens), else on cuBLASLt. */
 static int split_gemm(cuda_backend *b, const void *X, const void *W, int M, int K, int S, layad_error *err)
 {
     dev_acts *a = &b->a;
+    if (M <= b->o.own_split_tokens && kn_gemm_split_own_ok(b->dt, X, W, a->o, M, b->D, K, S)) {
+        if (!b->prepare_only)
+            KN(kn_gemm_split_own(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S));
+        return 0;
+    }
     if (b->prepare_only) /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
         KN(kn_gemm_prepare_split(b->gemm, b->dt, M, b->D, K, S, b->ks, X, W, (float *)a->o) < 0 ? -1 : 0);
     else

@@ -1,19 +1,22 @@
 /*
- * sm90.cuh - the Hopper (sm_90a) primitives the GEMM probes share: shared-memory
- * barriers with transaction counts, bulk copies by the TMA engine (one CTA's, and
- * multicast to the CTAs of a cluster), and the cluster barrier. Probes only: the
- * library's kernels use none of these (kernels/mma.cuh holds what they share).
+ * sm90.cuh - Hopper primitives, kept apart from any kernel: shared-memory
+ * barriers with transaction counts, bulk copies by the TMA engine (into one
+ * CTA, and multicast to the CTAs of a cluster) and the cluster barrier. Used by
+ * the split product's own kernel (kernels/gemm_split_own.cu) and the probes.
+ *
+ * The multicast exists only in the sm_90a pass: the portable compute_90 PTX the
+ * build also embeds traps there, and launchers check for compute capability 9.
  */
-#ifndef LAYAD_BENCH_SM90_CUH
-#define LAYAD_BENCH_SM90_CUH
+#ifndef LAYAD_KERNELS_SM90_CUH
+#define LAYAD_KERNELS_SM90_CUH
 
 #include <stdint.h>
 
-__device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void mbar_init(uint64_t *b, uint32_t c)
 {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sa(b)), "r"(c) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(b)), "r"(c) : "memory");
 }
 
 /* Makes initialized barriers visible to the async proxy and, after a cluster
@@ -22,7 +25,7 @@ __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier
 
 __device__ __forceinline__ void mbar_arrive_tx(uint64_t *b, uint32_t tx)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sa(b)), "r"(tx) : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(b)), "r"(tx) : "memory");
 }
 
 __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
@@ -34,7 +37,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
                      "selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done)
-                     : "r"(sa(b)), "r"(parity)
+                     : "r"(smem_addr(b)), "r"(parity)
                      : "memory");
     } while (!done);
 }
@@ -44,8 +47,8 @@ __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity)
 __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b)
 {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     sa(dst)),
-                 "l"(src), "r"(bytes), "r"(sa(b))
+                     smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(b))
                  : "memory");
 }
 
@@ -54,10 +57,15 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
 __device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
                                                     uint16_t mask)
 {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], "
-                 "%2, [%3], %4;\n" ::"r"(sa(dst)),
-                 "l"(src), "r"(bytes), "r"(sa(b)), "h"(mask)
+                 "%2, [%3], %4;\n" ::"r"(smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(b)), "h"(mask)
                  : "memory");
+#else
+    (void)dst, (void)src, (void)bytes, (void)b, (void)mask;
+    __trap();
+#endif
 }
 
 __device__ __forceinline__ uint32_t cluster_rank()

@@ -1,0 +1,209 @@
+/*
+ * gemm_split_own.cu - kn_gemm_split's partial products on a kernel of our own,
+ * for the smallest packs.
+ *
+ * Block (x, s) computes features [32 x, 32 x + 32) of part s over K slice s. Its
+ * weight tile (32 rows x K / S) is bulk-copied into shared memory before the
+ * programmatic-launch wait, so those bytes move while the kernel before still
+ * runs; cuBLASLt's kernels never wait programmatically and start their loads only
+ * after their predecessor has finished and flushed. After the wait each block of a
+ * cluster of two (neighbours along N) bulk-copies every other row of the X slice
+ * and multicasts it to both, so L2 serves each slice half as often. Four warps
+ * split the slice's k-steps (mma.sync m16n8k16, fp32 accumulators) and their tiles
+ * are summed in shared memory in warp order: a row's bits depend on neither M nor
+ * the launch.
+ *
+ * Measured against cuBLASLt's strided-batched split in a layer's chain on the H200
+ * (bench/mcast_probe.cu, bench/results/experiments/mcast/): 1.4 us a layer faster at
+ * 16 rows, 0.9 at 32, 0.3 at 48, slower from 64 rows on, where every block reading
+ * its whole X slice costs more than cuBLASLt's pipelined tiles; tensor-map boxes
+ * for X and larger clusters did not change that. So the backend uses it only for
+ * the smallest buckets (cuda_backend_opts.own_split_tokens).
+ */
+#include "kernels/cuda_util.cuh"
+#include "kernels/mma.cuh"
+#include "kernels/sm90.cuh"
+
+#define SO_NT 32                    /* output features a block; warp 0's lanes copy one W row each */
+#define SO_WARPS 4                  /* warps a block, splitting the slice's k-steps */
+#define SO_CL 2                     /* blocks a cluster, sharing the X slice */
+#define SO_RED (SO_NT + 4)          /* floats a row of the warps' tiles (padded against bank conflicts) */
+#define SO_MAXMT (KN_GEMM_SPLIT_OWN_MAXM / 16)
+
+/* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
+ * eight rows fall in eight different bank groups. */
+__host__ __device__ static inline int so_row_bytes(int Ks) { return Ks * 2 + 16; }
+
+/* Two barriers, the W tile, then room for 16 MT rows of the X slice, which the
+ * warps' tiles reuse once every warp is past its last MMA. */
+static size_t so_smem(int MT, int Ks)
+{
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * SO_RED * 4;
+    return 128 + (size_t)SO_NT * so_row_bytes(Ks) + (x > red ? x : red);
+}
+
+/* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
+ * like the weights. */
+template <typename T, int MT>
+__device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
+                                            int M, int K, int Ks, int n0, int s)
+{
+    const int rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
+    if (threadIdx.x == 0) {
+        mbar_init(&bar[0], 1);
+        mbar_init(&bar[1], 1);
+        mbar_init_fence();
+    }
+    for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
+        reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        if (lane == 0)
+            mbar_arrive_tx(&bar[0], SO_NT * Ks * 2);
+        __syncwarp();
+        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * Ks, Ks * 2, &bar[0]);
+    }
+}
+
+/* This warp's share of the slice's k-steps over every row tile. */
+template <typename T, int MT>
+__device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
+                                       float (&acc)[MT][4][4])
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
+    for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
+        uint32_t b[4][2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t r[4];
+            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
+            b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            uint32_t a[4];
+            ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+                mma16816<T>(acc[mt][nt], a, b[nt]);
+        }
+    }
+}
+
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
+template <int MT>
+__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
+                                         int s)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++) {
+            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * SO_RED + 8 * nt + 2 * (lane % 4);
+            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2 *>(t + 8 * SO_RED) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
+        const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
+        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
+        for (int w = 1; w < SO_WARPS; w++) {
+            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
+            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+        }
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
+    }
+}
+
+template <typename T, int MT>
+__global__ void __launch_bounds__(32 * SO_WARPS, 1)
+split_own_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
+    const int n0 = blockIdx.x * SO_NT, s = blockIdx.y;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] the W tile, [1] the X slice */
+    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
+    cluster_arrive(); /* both blocks' X barriers are initialized before either multicasts into them */
+    cluster_wait();
+    kn_pdl_wait();
+    if (threadIdx.x < 32) {
+        if (lane == 0)
+            mbar_arrive_tx(&bar[1], M * Ks * 2);
+        for (int m = (int)cluster_rank() + SO_CL * lane; m < M; m += SO_CL * 32)
+            bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, &bar[1],
+                                (uint16_t)((1u << SO_CL) - 1));
+    }
+    kn_pdl_trigger();
+    mbar_wait(&bar[0], 0);
+    mbar_wait(&bar[1], 0);
+    cluster_arrive(); /* all of this block's X has landed: the other's multicasts into it are done */
+    float acc[MT][4][4] = {};
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
+    __syncthreads(); /* the X slice's room now holds the warps' tiles */
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
+    cluster_wait(); /* no block exits while a multicast it issued may still be landing in the other */
+}
+
+template <typename T, int MT>
+static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
+{
+    const size_t smem = so_smem(MT, K / S);
+    KN_CUDA(cudaFuncSetAttribute(split_own_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = SO_CL, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)(N / SO_NT), (unsigned)S);
+    cfg.blockDim = dim3(32 * SO_WARPS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = ks.s;
+    cfg.attrs = at;
+    cfg.numAttrs = ks.s && ks.pdl ? 2 : 1;
+    KN_CUDA(cudaLaunchKernelEx(&cfg, split_own_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
+    return 0;
+}
+
+template <typename T>
+static int so_dispatch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
+{
+    switch ((M + 15) / 16) {
+    case 1: return so_launch<T, 1>(ks, X, W, Y, M, N, K, S);
+    case 2: return so_launch<T, 2>(ks, X, W, Y, M, N, K, S);
+    case 3: return so_launch<T, 3>(ks, X, W, Y, M, N, K, S);
+    case 4: return so_launch<T, 4>(ks, X, W, Y, M, N, K, S);
+    case 5: return so_launch<T, 5>(ks, X, W, Y, M, N, K, S);
+    case 6: return so_launch<T, 6>(ks, X, W, Y, M, N, K, S);
+    case 7: return so_launch<T, 7>(ks, X, W, Y, M, N, K, S);
+    default: return so_launch<T, 8>(ks, X, W, Y, M, N, K, S);
+    }
+}
+
+extern "C" int kn_gemm_split_own_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K,
+                                    int S)
+{
+    kn_dev d;
+    if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SPLIT_OWN_MAXM || N < 1 || N % (SO_NT * SO_CL) != 0 || S < 1 ||
+        S > KN_GEMM_SPLIT_MAX || K < 1 || K % (16 * S) != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
+        !kn_aligned16(Y) || !X || !W || !Y || kn_dev_info(&d))
+        return 0;
+    return d.major == 9 && so_smem((M + 15) / 16, K / S) <= (size_t)d.smem_optin;
+}
+
+extern "C" int kn_gemm_split_own(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N,
+                                 int K, int S)
+{
+    KN_REQUIRE(kn_gemm_split_own_ok(wdt, X, W, Y, M, N, K, S),
+               "own split product: needs sm_90, 16-bit W, 1 <= M <= 128, N % 64 == 0, K % (16 S) == 0, "
+               "16-byte aligned operands and the shared memory");
+    int rc;
+    KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
+}
