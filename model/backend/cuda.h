@@ -74,8 +74,9 @@ typedef struct cuda_backend_opts {
                            on whether its pack is split */
     int own_split_tokens; /* in split buckets of at most this many tokens (default 32; 0: never)
                              those partial products run on our own kernel
-                             (kn_gemm_split_own), not cuBLASLt's; measured faster up to 48
-                             tokens, slower from 64 (bench/results/experiments/mcast/) */
+                             (kn_gemm_split_own), not cuBLASLt's: the forward 3-4% faster
+                             in the 16-token bucket, ~1% in the 32; slower from 48
+                             (bench/results/experiments/mcast/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

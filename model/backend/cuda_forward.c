@@ -117,11 +117,13 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
  * prepare mode, its plan): on our own kernel in the smallest buckets
- * (o.own_split_tokens), else on cuBLASLt. */
+ * (o.own_split_tokens), else on cuBLASLt. The bucket decides, not M: the
+ * tail's few gathered rows of a larger bucket ran 0.6% slower on the own
+ * kernel at 1x512 (bench/results/experiments/mcast/). */
 static int split_gemm(cuda_backend *b, const void *X, const void *W, int M, int K, int S, layad_error *err)
 {
     dev_acts *a = &b->a;
-    if (M <= b->o.own_split_tokens && kn_gemm_split_own_ok(b->dt, X, W, a->o, M, b->D, K, S)) {
+    if (b->bucket <= b->o.own_split_tokens && kn_gemm_split_own_ok(b->dt, X, W, a->o, M, b->D, K, S)) {
         if (!b->prepare_only)
             KN(kn_gemm_split_own(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S));
         return 0;
@@ -305,6 +307,7 @@ static int mark(cuda_backend *b, int i, layad_error *err)
 int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
     const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
+    b->bucket = T;
     if (!b->prepare_only) {
         if (mark(b, 0, err))
             return -1;

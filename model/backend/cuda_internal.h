@@ -108,6 +108,7 @@ typedef struct cuda_backend {
     int Rmax, Tmax;   /* rows per pack, largest bucket */
     kn_gemm_ctx *gemm;
     int prepare_only; /* 1: gemm() prepares plans, nothing is launched */
+    int bucket;       /* token slots of the bucket being enqueued (cuda_enqueue) */
     void *warena;
     size_t wbytes;
     dev_weights w;
