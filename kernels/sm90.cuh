@@ -2,7 +2,7 @@
  * sm90.cuh - Hopper primitives, kept apart from any kernel: shared-memory
  * barriers with transaction counts, bulk copies by the TMA engine (into one
  * CTA, and multicast to the CTAs of a cluster) and the cluster barrier. Used by
- * the split product's own kernel (kernels/gemm_split_own.cu) and the probes.
+ * the split product's own kernel (kernels/gemm_small.cu) and the probes.
  *
  * The multicast exists only in the sm_90a pass: the portable compute_90 PTX the
  * build also embeds traps there, and launchers check for compute capability 9.

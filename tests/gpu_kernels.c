@@ -466,10 +466,10 @@ static void split_product(kn_gemm_ctx *ctx, kn_dtype dt, const void *dX, const v
     if (ctx)
         OK(kn_gemm_split(ctx, KS0, dX, dW, dt, dP, M, D, K, S));
     else
-        OK(kn_gemm_split_own(KS0, dX, dW, dt, dP, M, D, K, S));
+        OK(kn_gemm_split_small(KS0, dX, dW, dt, dP, M, D, K, S));
 }
 
-/* ctx NULL: the product on the own kernel (kn_gemm_split_own), same checks. */
+/* ctx NULL: the product on the own kernel (kn_gemm_split_small), same checks. */
 static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, int biased,
                            rng *r)
 {
@@ -494,7 +494,7 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
         kn_cpu_gemm(xs, ws, NULL, tol, M, D, Ks, KN_EPI_NONE);
         for (size_t i = 0; i < MD; i++)
             tol[i] = 1e-5f * (tol[i] + 1.0f);
-        snprintf(what, sizeof what, "gemm_split%s %s M%d N%d K%d S%d part %d", ctx ? "" : "_own", kn_dtype_name(dt), M,
+        snprintf(what, sizeof what, "gemm_split%s %s M%d N%d K%d S%d part %d", ctx ? "" : "_small", kn_dtype_name(dt), M,
                  D, K, S, k);
         expect_close(what, g + k * MD, ref, MD, 2 * unit_roundoff(KN_F32), 0, tol);
         free(xs), free(ws);
@@ -502,7 +502,7 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     poison(dP, S * MD, KN_F32);
     split_product(ctx, dt, dX, dW, dP, M, D, K, S);
     float *g2 = download(dP, S * MD, KN_F32);
-    snprintf(what, sizeof what, "gemm_split%s %s M%d K%d S%d rerun", ctx ? "" : "_own", kn_dtype_name(dt), M, K, S);
+    snprintf(what, sizeof what, "gemm_split%s %s M%d K%d S%d rerun", ctx ? "" : "_small", kn_dtype_name(dt), M, K, S);
     expect_equal(what, g2, g, S * MD);
 
     float *R = hrand(r, MD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * MD + 1);
@@ -532,29 +532,67 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
 
 /* The own kernel's parts of a row do not depend on M: rows [0, m) of an [M, K] product equal
  * the product of those m rows alone, bit for bit. */
-static void check_split_own_rows(kn_dtype dt, int M, int m, int D, int K, int S, rng *r)
+static void check_small_rows(kn_dtype dt, int M, int m, int D, int K, int S, rng *r)
 {
     float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)D * K, -1, 1);
     void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)D * K, dt);
     float *dP = dout((size_t)S * M * D, KN_F32), *dp = dout((size_t)S * m * D, KN_F32);
-    OK(kn_gemm_split_own(KS0, dX, dW, dt, dP, M, D, K, S));
-    OK(kn_gemm_split_own(KS0, dX, dW, dt, dp, m, D, K, S));
+    OK(kn_gemm_split_small(KS0, dX, dW, dt, dP, M, D, K, S));
+    OK(kn_gemm_split_small(KS0, dX, dW, dt, dp, m, D, K, S));
     float *g = download(dP, (size_t)S * M * D, KN_F32), *h = download(dp, (size_t)S * m * D, KN_F32);
     char what[96];
     for (int k = 0; k < S; k++) {
-        snprintf(what, sizeof what, "gemm_split_own %s rows 0..%d of M%d == M%d, part %d", kn_dtype_name(dt), m, M, m,
+        snprintf(what, sizeof what, "gemm_split_small %s rows 0..%d of M%d == M%d, part %d", kn_dtype_name(dt), m, M, m,
                  k);
         expect_equal(what, h + (size_t)k * m * D, g + (size_t)k * M * D, (size_t)m * D);
     }
     free(X), free(W), free(g), free(h);
 }
 
-START_TEST(test_split_own)
+/* kn_gemm_small: Y = X W^T in dt against the CPU's fp32 product of the same rounded inputs
+ * (within one rounding to dt plus the fp32 sum's error), poisoned output, a rerun bit for bit,
+ * and rows [0, 5) of it equal the product of those rows alone. */
+static void run_small_case(kn_dtype dt, int M, int N, int K, rng *r)
+{
+    const size_t MN = (size_t)M * N;
+    float *X = hrand(r, (size_t)M * K, -1, 1), *W = hrand(r, (size_t)N * K, -1, 1);
+    void *dX = upload(X, (size_t)M * K, dt), *dW = upload(W, (size_t)N * K, dt);
+    void *dY = dout(MN, dt), *dy = dout((size_t)5 * N, dt);
+    float *ref = malloc(sizeof(float) * MN + 1), *tol = malloc(sizeof(float) * MN + 1);
+    OK(kn_gemm_small(KS0, dX, dW, dt, dY, M, N, K));
+    float *g = download(dY, MN, dt);
+    kn_cpu_gemm(X, W, NULL, ref, M, N, K, KN_EPI_NONE);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        X[i] = fabsf(X[i]);
+    for (size_t i = 0; i < (size_t)N * K; i++)
+        W[i] = fabsf(W[i]);
+    kn_cpu_gemm(X, W, NULL, tol, M, N, K, KN_EPI_NONE);
+    for (size_t i = 0; i < MN; i++)
+        tol[i] = 1e-5f * (tol[i] + 1.0f);
+    char what[96];
+    snprintf(what, sizeof what, "gemm_small %s M%d N%d K%d", kn_dtype_name(dt), M, N, K);
+    expect_close(what, g, ref, MN, 1.01f * unit_roundoff(dt), 0, tol);
+    poison(dY, MN, dt);
+    OK(kn_gemm_small(KS0, dX, dW, dt, dY, M, N, K));
+    float *g2 = download(dY, MN, dt);
+    snprintf(what, sizeof what, "gemm_small %s M%d N%d K%d rerun", kn_dtype_name(dt), M, N, K);
+    expect_equal(what, g2, g, MN);
+    if (M >= 5) {
+        OK(kn_gemm_small(KS0, dX, dW, dt, dy, 5, N, K));
+        float *h = download(dy, (size_t)5 * N, dt);
+        snprintf(what, sizeof what, "gemm_small %s rows 0..5 of M%d == M5", kn_dtype_name(dt), M);
+        expect_equal(what, h, g, (size_t)5 * N);
+        free(h);
+    }
+    free(X), free(W), free(g), free(g2), free(ref), free(tol);
+}
+
+START_TEST(test_gemm_small)
 {
     const kn_dtype dt = DTS[_i];
     void *p = (void *)256;
-    if (!kn_gemm_split_own_ok(dt, p, p, p, 16, 1024, 1024, 4)) {
-        fprintf(stderr, "test_split_own: skipped (the own split product needs a compute capability 9 GPU)\n");
+    if (!kn_gemm_split_small_ok(dt, p, p, p, 16, 1024, 1024, 4)) {
+        fprintf(stderr, "test_gemm_small: skipped (the small-pack GEMMs need a compute capability 9 GPU)\n");
         return;
     }
     for (int pass = 0; pass < 2; pass++) {
@@ -565,16 +603,23 @@ START_TEST(test_split_own)
         run_split_case(NULL, dt, 48, 768, 1152, 2, 0.0f, 0, &r); /* mmBERT's MLP out */
         run_split_case(NULL, dt, 12, 1024, 4096, 4, 0.0f, 1, &r); /* the head FFN's second product */
         run_split_case(NULL, dt, 128, 1024, 1024, 8, 3e4f, 1, &r);
-        check_split_own_rows(dt, 37, 12, 1024, 2624, 4, &r);
+        check_small_rows(dt, 37, 12, 1024, 2624, 4, &r);
+        run_small_case(dt, 16, 3072, 1024, &r); /* Wqkv */
+        run_small_case(dt, 29, 5248, 1024, &r); /* Wi */
+        run_small_case(dt, 1, 2304, 768, &r);   /* mmBERT's Wqkv, one row */
+        run_small_case(dt, 77, 1024, 512, &r);
         dfree_all();
     }
     /* refused: N not a multiple of 64, K not a multiple of 16 S, M out of range, misaligned */
     float *f = (float *)256;
-    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 4, 1000, 1024, 4), -1);
-    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 4, 1024, 1000, 4), -1);
-    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, 0, 1024, 1024, 4), -1);
-    ck_assert_int_eq(kn_gemm_split_own(KS0, p, p, dt, f, KN_GEMM_SPLIT_OWN_MAXM + 1, 1024, 1024, 4), -1);
-    ck_assert_int_eq(kn_gemm_split_own(KS0, (char *)p + 2, p, dt, f, 4, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 4, 1000, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 4, 1024, 1000, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 0, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, KN_GEMM_SMALL_MAXM + 1, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_split_small(KS0, (char *)p + 2, p, dt, f, 4, 1024, 1024, 4), -1);
+    ck_assert_int_eq(kn_gemm_small(KS0, p, p, dt, p, 4, 3000, 1024), -1);
+    ck_assert_int_eq(kn_gemm_small(KS0, p, p, dt, p, 4, 3072, 1000), -1);
+    ck_assert_int_eq(kn_gemm_small(KS0, p, p, dt, p, 128, 3072, 4096), -1); /* the X slice does not fit */
 }
 END_TEST
 
@@ -1494,7 +1539,7 @@ int main(void)
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_split_branch, 0, 2);
-    tcase_add_loop_test(tc, test_split_own, 0, 2);
+    tcase_add_loop_test(tc, test_gemm_small, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);

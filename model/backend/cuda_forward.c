@@ -115,17 +115,35 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
                : 1;
 }
 
+/* Whether the bucket being enqueued is small enough for the own small-pack
+ * GEMMs (o.small_gemm_tokens). The bucket decides, not M: the tail's few
+ * gathered rows of a larger bucket ran 0.6% slower on the own kernel at 1x512
+ * (bench/results/experiments/mcast/). */
+static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
+
+/* Y = X W^T in the serving dtype, no bias ([M, N], K deep): on the own kernel
+ * in small buckets, else on cuBLASLt (or, in prepare mode, its plan). */
+static int plain_gemm(cuda_backend *b, const void *X, const void *W, void *Y, int M, int N, int K,
+                      layad_error *err)
+{
+    if (small_bucket(b) && kn_gemm_small_ok(b->dt, X, W, Y, M, N, K)) {
+        if (!b->prepare_only)
+            KN(kn_gemm_small(b->ks, X, W, b->dt, Y, M, N, K));
+        return 0;
+    }
+    GEMM(X, b->dt, W, b->dt, NULL, b->dt, Y, b->dt, M, N, K, KN_EPI_NONE);
+    return 0;
+}
+
 /* The split product X W^T into S fp32 partial products at a->o (or, in
- * prepare mode, its plan): on our own kernel in the smallest buckets
- * (o.own_split_tokens), else on cuBLASLt. The bucket decides, not M: the
- * tail's few gathered rows of a larger bucket ran 0.6% slower on the own
- * kernel at 1x512 (bench/results/experiments/mcast/). */
+ * prepare mode, its plan): on the own kernel in small buckets, else on
+ * cuBLASLt. */
 static int split_gemm(cuda_backend *b, const void *X, const void *W, int M, int K, int S, layad_error *err)
 {
     dev_acts *a = &b->a;
-    if (b->bucket <= b->o.own_split_tokens && kn_gemm_split_own_ok(b->dt, X, W, a->o, M, b->D, K, S)) {
+    if (small_bucket(b) && kn_gemm_split_small_ok(b->dt, X, W, a->o, M, b->D, K, S)) {
         if (!b->prepare_only)
-            KN(kn_gemm_split_own(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S));
+            KN(kn_gemm_split_small(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S));
         return 0;
     }
     if (b->prepare_only) /* cuBLASLt without an algorithm for it fails the warm-up's launch, loudly */
@@ -185,7 +203,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
+        if (plain_gemm(b, a->xn, L->wqkv, a->qkv, T, 3 * D, D, err))
+            return -1;
         LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
@@ -194,7 +213,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
+        if (plain_gemm(b, a->xn, L->wi, a->u, T, 2 * F, D, err))
+            return -1;
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
         if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
