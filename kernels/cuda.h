@@ -206,19 +206,16 @@ int kn_gemm_split(kn_gemm_ctx *ctx, kn_stream ks, const void *X, const void *W, 
 int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int N, int K, int S, kn_stream ks,
                           const void *X, const void *W, float *Y);
 
-/* The GEMMs of the smallest packs on a kernel of our own (kernels/gemm_small.cu):
- * each block fetches its weight tile before the programmatic-launch wait and
- * shares its X slice with a neighbour by multicast. kn_gemm_small: Y = X W^T in
- * wdt (fp32 accumulation, one rounding; no bias, no epilogue). kn_gemm_split_small:
- * kn_gemm_split's product (the same parts and layout; the sums differ from
- * cuBLASLt's in order only). A row's results do not depend on M. Need their _ok: a
- * compute capability 9 device, 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 64 ==
- * 0, 1 <= S <= KN_GEMM_SPLIT_MAX, K % (16 S) == 0 (S = 1 for kn_gemm_small),
- * 16-byte aligned operands, and the blocks' shared memory (the W tile and the X
- * slice) within the device's. Return -1 when refused. */
+/* kn_gemm_split's product for the smallest packs on a kernel of our own
+ * (kernels/gemm_small.cu): the same parts and layout, the sums differing from
+ * cuBLASLt's in order only. Each block fetches its weight tile before the
+ * programmatic-launch wait and shares its X slice with a neighbour by multicast.
+ * A row's parts do not depend on M. Needs kn_gemm_split_small_ok: a compute
+ * capability 9 device, 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 64 == 0,
+ * 1 <= S <= KN_GEMM_SPLIT_MAX, K % (16 S) == 0, 16-byte aligned operands, and
+ * the blocks' shared memory (the W tile and the X slice) within the device's.
+ * Returns -1 when refused. */
 #define KN_GEMM_SMALL_MAXM 128
-int kn_gemm_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K);
-int kn_gemm_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *Y, int M, int N, int K);
 int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K, int S);
 int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,
                         int S);

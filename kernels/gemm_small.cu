@@ -1,26 +1,25 @@
 /*
- * gemm_small.cu - the GEMMs of the smallest packs on a kernel of our own:
- * Y = X W^T in the serving dtype (kn_gemm_small), or kn_gemm_split's fp32
- * partial products (kn_gemm_split_small).
+ * gemm_small.cu - kn_gemm_split's fp32 partial products for the smallest packs
+ * on a kernel of our own (kn_gemm_split_small).
  *
- * Block (x, s) computes features [32 x, 32 x + 32) over K slice s (one slice for
- * the plain product). Its weight tile (32 rows x K / S) is bulk-copied into shared
- * memory before the programmatic-launch wait, so those bytes move while the kernel
- * before still runs; cuBLASLt's kernels never wait programmatically and start
+ * Block (x, s) computes features [32 x, 32 x + 32) of part s over K slice s. Its
+ * weight tile (32 rows x K / S) is bulk-copied into shared memory before the
+ * programmatic-launch wait, so those bytes move while the kernel before still runs; cuBLASLt's kernels never wait programmatically and start
  * their loads only after their predecessor has finished and flushed. After the
  * wait each block of a cluster of two (neighbours along N) bulk-copies every other
  * row of the X slice and multicasts it to both, so L2 serves each slice half as
  * often. Four warps split the slice's k-steps (mma.sync m16n8k16, fp32
- * accumulators) and their tiles are summed in shared memory in warp order, then
- * stored as fp32 parts or rounded once to 16 bits: a row's bits depend on neither
- * M nor the launch.
+ * accumulators) and their tiles are summed in shared memory in warp order: a
+ * row's bits depend on neither M nor the launch.
  *
  * Measured against cuBLASLt's strided-batched split in a layer's chain on the H200
  * (bench/mcast_probe.cu, bench/results/experiments/mcast/): 1.4 us a layer faster at
  * 16 rows, 0.9 at 32, 0.3 at 48, slower from 64 rows on, where every block reading
  * its whole X slice costs more than cuBLASLt's pipelined tiles; tensor-map boxes
  * for X and larger clusters did not change that. So the backend uses it only for
- * the smallest buckets (cuda_backend_opts.small_gemm_tokens).
+ * the smallest buckets (cuda_backend_opts.small_gemm_tokens). The same kernel
+ * writing Wqkv's and Wi's 16-bit products at 16-32 rows made the forward 3-18%
+ * slower (Wi's 164 blocks of 132 KB ran in two waves), and was taken out.
  */
 #include "kernels/cuda_util.cuh"
 #include "kernels/mma.cuh"
@@ -30,7 +29,6 @@
 #define SO_WARPS 4                  /* warps a block, splitting the slice's k-steps */
 #define SO_CL 2                     /* blocks a cluster, sharing the X slice */
 #define SO_RED (SO_NT + 4)          /* floats a row of the warps' tiles (padded against bank conflicts) */
-#define SO_MAXMT (KN_GEMM_SMALL_MAXM / 16)
 
 /* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
  * eight rows fall in eight different bank groups. */
@@ -92,10 +90,9 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
-/* The warps' tiles through shared memory (red), summed in warp order into part s
- * of P (fp32 parts) or, rounded once, into Y (16-bit, one slice). */
-template <typename T, int MT, bool PARTS>
-__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], void *Y, int M, int N, int n0,
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
+template <int MT>
+__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
                                          int s)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -115,20 +112,13 @@ __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4
             const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
             v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
         }
-        if constexpr (PARTS) {
-            *reinterpret_cast<float4 *>(static_cast<float *>(Y) + ((size_t)s * M + m) * N + n0 + c) = v;
-        } else {
-            typedef typename kn_pair<T>::type P2;
-            P2 *y = reinterpret_cast<P2 *>(static_cast<T *>(Y) + (size_t)m * N + n0 + c);
-            y[0] = kn_pack<T>(v.x, v.y);
-            y[1] = kn_pack<T>(v.z, v.w);
-        }
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
     }
 }
 
-template <typename T, int MT, bool PARTS>
+template <typename T, int MT>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)
-small_kernel(const T *__restrict__ X, const T *__restrict__ W, void *__restrict__ Y, int M, int K)
+split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
     const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
@@ -153,15 +143,15 @@ small_kernel(const T *__restrict__ X, const T *__restrict__ W, void *__restrict_
     float acc[MT][4][4] = {};
     so_mma<T, MT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
-    so_store<T, MT, PARTS>(reinterpret_cast<float *>(xs), acc, Y, M, gridDim.x * SO_NT, n0, s);
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
     cluster_wait(); /* no block exits while a multicast it issued may still be landing in the other */
 }
 
-template <typename T, int MT, bool PARTS>
-static int so_launch(kn_stream ks, const void *X, const void *W, void *Y, int M, int N, int K, int S)
+template <typename T, int MT>
+static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
     const size_t smem = so_smem(MT, K / S);
-    KN_CUDA(cudaFuncSetAttribute(small_kernel<T, MT, PARTS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
     at[0].id = cudaLaunchAttributeClusterDimension;
@@ -174,22 +164,22 @@ static int so_launch(kn_stream ks, const void *X, const void *W, void *Y, int M,
     cfg.stream = ks.s;
     cfg.attrs = at;
     cfg.numAttrs = ks.s && ks.pdl ? 2 : 1;
-    KN_CUDA(cudaLaunchKernelEx(&cfg, small_kernel<T, MT, PARTS>, (const T *)X, (const T *)W, Y, M, K));
+    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
 
-template <typename T, bool PARTS>
-static int so_dispatch(kn_stream ks, const void *X, const void *W, void *Y, int M, int N, int K, int S)
+template <typename T>
+static int so_dispatch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
     switch ((M + 15) / 16) {
-    case 1: return so_launch<T, 1, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 2: return so_launch<T, 2, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 3: return so_launch<T, 3, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 4: return so_launch<T, 4, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 5: return so_launch<T, 5, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 6: return so_launch<T, 6, PARTS>(ks, X, W, Y, M, N, K, S);
-    case 7: return so_launch<T, 7, PARTS>(ks, X, W, Y, M, N, K, S);
-    default: return so_launch<T, 8, PARTS>(ks, X, W, Y, M, N, K, S);
+    case 1: return so_launch<T, 1>(ks, X, W, Y, M, N, K, S);
+    case 2: return so_launch<T, 2>(ks, X, W, Y, M, N, K, S);
+    case 3: return so_launch<T, 3>(ks, X, W, Y, M, N, K, S);
+    case 4: return so_launch<T, 4>(ks, X, W, Y, M, N, K, S);
+    case 5: return so_launch<T, 5>(ks, X, W, Y, M, N, K, S);
+    case 6: return so_launch<T, 6>(ks, X, W, Y, M, N, K, S);
+    case 7: return so_launch<T, 7>(ks, X, W, Y, M, N, K, S);
+    default: return so_launch<T, 8>(ks, X, W, Y, M, N, K, S);
     }
 }
 
@@ -204,32 +194,14 @@ extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W
     return d.major == 9 && so_smem((M + 15) / 16, K / S) <= (size_t)d.smem_optin;
 }
 
-extern "C" int kn_gemm_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K)
-{
-    return kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, 1);
-}
-
-#define SO_REFUSED                                                                                            \
-    "small GEMM: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 64 == 0, K % (16 S) == 0, " \
-    "16-byte aligned operands and the shared memory"
-
 extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N,
                                    int K, int S)
 {
-    KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S), SO_REFUSED);
+    KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S),
+               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 64 == 0, "
+               "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
     int rc;
-    KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, true>(ks, X, W, Y, M, N, K, S)));
-    if (rc)
-        return -1;
-    KN_LAUNCHED();
-    return 0;
-}
-
-extern "C" int kn_gemm_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *Y, int M, int N, int K)
-{
-    KN_REQUIRE(kn_gemm_small_ok(wdt, X, W, Y, M, N, K), SO_REFUSED);
-    int rc;
-    KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, false>(ks, X, W, Y, M, N, K, 1)));
+    KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));
     if (rc)
         return -1;
     KN_LAUNCHED();

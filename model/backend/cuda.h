@@ -72,10 +72,11 @@ typedef struct cuda_backend_opts {
                            LayerNorm sums into the residual stream (kn_layernorm_parts),
                            instead of one accumulating GEMM; a row's last bits then depend
                            on whether its pack is split */
-    int small_gemm_tokens; /* in buckets of at most this many tokens (default 32; 0: never) the
-                              encoder's Wqkv and Wi products and the split partial products
-                              run on our own kernel (kn_gemm_small, kn_gemm_split_small), not
-                              cuBLASLt's (bench/results/experiments/mcast/) */
+    int small_gemm_tokens; /* in split buckets of at most this many tokens (default 32; 0: never)
+                              those partial products run on our own kernel
+                              (kn_gemm_split_small), not cuBLASLt's: the forward 3-5% faster
+                              in the 16-token bucket, ~1-2% in the 32; slower from 48
+                              (bench/results/experiments/mcast/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

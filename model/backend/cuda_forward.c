@@ -116,24 +116,10 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
 }
 
 /* Whether the bucket being enqueued is small enough for the own small-pack
- * GEMMs (o.small_gemm_tokens). The bucket decides, not M: the tail's few
- * gathered rows of a larger bucket ran 0.6% slower on the own kernel at 1x512
+ * kernel (o.small_gemm_tokens). The bucket decides, not M: the tail's few
+ * gathered rows of a larger bucket ran 0.6% slower on it at 1x512
  * (bench/results/experiments/mcast/). */
 static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
-
-/* Y = X W^T in the serving dtype, no bias ([M, N], K deep): on the own kernel
- * in small buckets, else on cuBLASLt (or, in prepare mode, its plan). */
-static int plain_gemm(cuda_backend *b, const void *X, const void *W, void *Y, int M, int N, int K,
-                      layad_error *err)
-{
-    if (small_bucket(b) && kn_gemm_small_ok(b->dt, X, W, Y, M, N, K)) {
-        if (!b->prepare_only)
-            KN(kn_gemm_small(b->ks, X, W, b->dt, Y, M, N, K));
-        return 0;
-    }
-    GEMM(X, b->dt, W, b->dt, NULL, b->dt, Y, b->dt, M, N, K, KN_EPI_NONE);
-    return 0;
-}
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
  * prepare mode, its plan): on the own kernel in small buckets, else on
@@ -203,8 +189,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        if (plain_gemm(b, a->xn, L->wqkv, a->qkv, T, 3 * D, D, err))
-            return -1;
+        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
                        global ? a->sin_g : a->sin_l));
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
@@ -213,8 +198,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        if (plain_gemm(b, a->xn, L->wi, a->u, T, 2 * F, D, err))
-            return -1;
+        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
         LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
         if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
