@@ -4,11 +4,11 @@
  *
  * Block (x, s) computes features [32 x, 32 x + 32) of part s over K slice s. Its
  * weight tile (32 rows x K / S) is bulk-copied into shared memory before the
- * programmatic-launch wait, so those bytes move while the kernel before still runs; cuBLASLt's kernels never wait programmatically and start
- * their loads only after their predecessor has finished and flushed. After the
- * wait each block of a cluster of two (neighbours along N) bulk-copies every other
- * row of the X slice and multicasts it to both, so L2 serves each slice half as
- * often. Four warps split the slice's k-steps (mma.sync m16n8k16, fp32
+ * programmatic-launch wait, so those bytes move while the kernel before still
+ * runs; cuBLASLt's kernels never wait programmatically and start their loads only
+ * after their predecessor has finished and flushed. After the wait each block of
+ * a cluster of two (neighbours along N) bulk-copies every other row of the X slice
+ * and multicasts it to both, so L2 serves each slice half as often. Four warps split the slice's k-steps (mma.sync m16n8k16, fp32
  * accumulators) and their tiles are summed in shared memory in warp order: a
  * row's bits depend on neither M nor the launch.
  *
