@@ -203,7 +203,7 @@ $(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kerne
 
 # The multicast probe (GPU machine): the residual branches' split products on a kernel of our own
 # (weights fetched before the programmatic wait, X multicast within clusters) against the library's.
-$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh kernels/sm90.cuh bench/bench_check.cuh \
+$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
                            kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \

@@ -47,14 +47,7 @@ extern "C" {
 #include "kernels/cuda.h"
 #include "kernels/cuda_util.cuh" /* kn_launch, kn_pdl_wait */
 
-#include "bench/bench_check.cuh" /* CK */
-#define KOK(call)                                                                         \
-    do {                                                                                  \
-        if ((call) != 0) {                                                                \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kn_cuda_last_error()); \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "bench/bench_check.cuh" /* CK, KOK */
 
 static const size_t ROTATE_BYTES = (size_t)256 << 20; /* data cycled through between reuses */
 static const kn_stream KS0 = {NULL, 0};                /* set-up on the legacy stream, plain launches */

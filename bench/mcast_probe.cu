@@ -16,14 +16,19 @@
  *     inside a CTA four warps split the slice's k-steps and their tiles are summed in
  *     shared memory in warp order (deterministic; a row's bits do not depend on M).
  *
- * Measured against the forward's own path (kn_gemm_split, tuned cuBLASLt, the library
- * linked in), per M in {16, 48, 96, 128} and cluster size CL in {2, 4, 8}:
- *   - agreement with the library's parts (max |diff| / max |ref|) and bitwise reruns;
+ * The row-copy form with clusters of 2 became the library's kn_gemm_split_small
+ * (kernels/gemm_small.cu), which the probe now runs as such; beside it, a form with X by
+ * 2-D tensor-map boxes and clusters of 1, 2, 4 or 8. Measured against the forward's own
+ * path (kn_gemm_split, tuned cuBLASLt, the library linked in), per M (default 16 32 48 64
+ * 96 128):
+ *   - agreement with the library's parts (max |diff| / max |ref|) and bitwise reruns (the
+ *     second run without programmatic launch);
  *   - each product alone, 28 layers' weights back to back in one graph (us a product);
  *   - a layer's chain as the forward runs it, 28 layers in one graph (us a layer):
  *       kn_gemm_ex(Wqkv) -> glue (RoPE + attention's stand-in) -> parts(Wo) ->
  *       kn_layernorm_parts -> kn_gemm_ex(Wi) -> kn_geglu -> parts(Wo2) -> kn_layernorm_parts
  *     with only the two parts products changed between the variants.
+ * Results: bench/results/experiments/mcast/ (the probe as it ran there: fc888ff).
  *
  * Build: make build/bench/mcast_probe (nvcc, sm_90a, links build/liblayad.a);
  * run: build/bench/mcast_probe [M ...]; one JSON object per line on stdout.
@@ -41,125 +46,23 @@ extern "C" {
 #include "kernels/cpu.h" /* a C header without C++ guards, included by cuda.h outside extern "C" */
 }
 #include "kernels/cuda.h"
-#include "kernels/cuda_util.cuh" /* kn_pdl_wait, kn_pdl_trigger */
-#include "kernels/mma.cuh"       /* ldmatrix_x4, mma16816 */
+#include "kernels/gemm_small.cuh" /* SO_*, so_load_w, so_load_b, so_store, and sm90.cuh, mma.cuh */
 
 #include "bench/probe_common.cuh" /* CK, shapes, init_kernel, glue, graph_us */
-#include "kernels/sm90.cuh"         /* mbarriers, bulk copies, cluster barrier */
 
-#define KOK(call)                                                                          \
-    do {                                                                                   \
-        if ((call) != 0) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, kn_cuda_last_error()); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+enum { S = 4, NT = SO_NT, WARPS = SO_WARPS, THREADS = 32 * WARPS, MAX_MT = 8 };
 
-enum { S = 4, NT = 32, WARPS = 4, THREADS = 32 * WARPS, RED_STRIDE = NT + 4, MAX_MT = 8 };
-static_assert(NT == 32, "warp 0's lanes copy one W row each");
-
-/* Shared memory: two barriers, the W tile (NT rows), then the X slice (16 MT rows), whose
- * room the warps' partial tiles reuse once every warp is past its last MMA. Rows are
- * padded by 16 bytes so that ldmatrix's 8 rows fall in 8 different bank groups. */
-__host__ __device__ static inline int row_bytes(int K) { return K / S * 2 + 16; }
-static inline size_t smem_bytes(int MT, int K)
-{
-    const size_t x = (size_t)16 * MT * row_bytes(K), red = (size_t)WARPS * 16 * MT * RED_STRIDE * 4;
-    return 128 + (size_t)NT * row_bytes(K) + (x > red ? x : red);
-}
-
-/* Block (x, s): features [32 x, 32 x + 32) of part s, P[s][m][n] = sum over k in slice s of
- * X[m][k] W[n][k], m < M <= 16 MT. Clusters of CL blocks along x share the X slice. */
-template <int MT, int CL>
-__global__ void __launch_bounds__(THREADS, 1) parts_kernel(const __half *X, const __half *W, float *P, int M, int K)
-{
-    extern __shared__ __align__(128) unsigned char sm[];
-    const int KS = K / S, rb = row_bytes(K), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int n0 = blockIdx.x * NT, s = blockIdx.y, N = gridDim.x * NT;
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] W, [1] X */
-    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
-    if (threadIdx.x == 0) {
-        mbar_init(&bar[0], 1);
-        mbar_init(&bar[1], 1);
-        mbar_init_fence();
-    }
-    __syncthreads();
-    if (warp == 0) { /* weights: no kernel of the forward writes them, so before the wait */
-        if (lane == 0)
-            mbar_arrive_tx(&bar[0], NT * KS * 2);
-        __syncwarp();
-        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * KS, KS * 2, &bar[0]);
-    }
-    cluster_arrive(); /* every CTA's X barrier is initialized before anyone multicasts into it */
-    cluster_wait();
-    kn_pdl_wait();
-    if (warp == 0) {
-        if (lane == 0)
-            mbar_arrive_tx(&bar[1], M * KS * 2);
-        for (int m = (int)cluster_rank() + CL * lane; m < M; m += CL * 32)
-            if constexpr (CL == 1)
-                bulk_load(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1]);
-            else
-                bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * KS, KS * 2, &bar[1],
-                                    (1u << CL) - 1);
-    }
-    kn_pdl_trigger();
-    mbar_wait(&bar[0], 0);
-    mbar_wait(&bar[1], 0);
-    cluster_arrive(); /* all of this CTA's X has landed: the others' multicasts into it are done */
-
-    float acc[MT][4][4] = {};
-    const int steps = KS / 16, k0 = steps * warp / WARPS, k1 = steps * (warp + 1) / WARPS;
-    for (int kk = k0; kk < k1; kk++) {
-        uint32_t b[4][2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            uint32_t r[4];
-            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
-            b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            uint32_t a[4];
-            ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
-#pragma unroll
-            for (int nt = 0; nt < 4; nt++)
-                mma16816<__half>(acc[mt][nt], a, b[nt]);
-        }
-    }
-    __syncthreads(); /* the X slice's room now holds the warps' tiles */
-    float *red = reinterpret_cast<float *>(xs);
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < 4; nt++) {
-            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * RED_STRIDE + 8 * nt + 2 * (lane % 4);
-            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
-            *reinterpret_cast<float2 *>(t + 8 * RED_STRIDE) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
-        }
-    __syncthreads();
-    for (int i = threadIdx.x; i < M * (NT / 4); i += THREADS) {
-        const int m = i / (NT / 4), c = 4 * (i % (NT / 4));
-        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * RED_STRIDE + c);
-        for (int w = 1; w < WARPS; w++) {
-            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * RED_STRIDE + c);
-            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
-        }
-        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
-    }
-    cluster_wait(); /* no CTA leaves while a multicast it issued may still be landing elsewhere */
-}
-
-/* The second form: X by 2-D tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one
- * TMA instruction a box instead of one bulk copy a row), a barrier per box so that each warp
+/* The library's kernel (kn_gemm_split_small) copies X a row at a time. This form: X by 2-D
+ * tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one TMA instruction a box instead
+ * of one bulk copy a row), a barrier per box so that each warp
  * starts on its k-steps as soon as their boxes have landed, box b issued by cluster rank b % CL
  * and multicast. A slice's last box may run into the next slice's columns (K / 4 = 656 is no
  * multiple of 64) or past K (zeros): only the slice's k-steps are used. */
 __host__ __device__ static inline int x_boxes(int K) { return (K / S + 63) / 64; }
 static inline size_t smem_bytes_tma(int MT, int K)
 {
-    const size_t x = (size_t)x_boxes(K) * 16 * MT * 128, red = (size_t)WARPS * 16 * MT * RED_STRIDE * 4;
-    return 128 + (size_t)NT * row_bytes(K) + 1024 + (x > red ? x : red);
+    const size_t x = (size_t)x_boxes(K) * 16 * MT * 128, red = (size_t)WARPS * 16 * MT * SO_RED * 4;
+    return 128 + (size_t)NT * so_row_bytes(K / S) + 1024 + (x > red ? x : red);
 }
 
 template <int CL> __device__ __forceinline__ void tma_box(void *dst, const CUtensorMap *map, int c0, uint64_t *b)
@@ -181,8 +84,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, float *P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int KS = K / S, rb = row_bytes(K), NB = x_boxes(K), MP = 16 * MT, lane = threadIdx.x % 32;
-    const int warp = threadIdx.x / 32, n0 = blockIdx.x * NT, s = blockIdx.y, N = gridDim.x * NT;
+    const int KS = K / S, rb = so_row_bytes(KS), NB = x_boxes(K), MP = 16 * MT, lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32, n0 = blockIdx.x * NT, s = blockIdx.y;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] W, [1 + b] X box b */
     unsigned char *ws = sm + 128;
     unsigned char *xs = reinterpret_cast<unsigned char *>(((uintptr_t)(ws + NT * rb) + 1023) & ~(uintptr_t)1023);
@@ -194,12 +97,8 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
             mbar_arrive_tx(&bar[1 + b], MP * 128);
     }
     __syncthreads();
-    if (warp == 0) {
-        if (lane == 0)
-            mbar_arrive_tx(&bar[0], NT * KS * 2);
-        __syncwarp();
-        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * KS, KS * 2, &bar[0]);
-    }
+    if (warp == 0)
+        so_load_w(W, ws, &bar[0], K, KS, n0, s);
     cluster_arrive();
     cluster_wait();
     kn_pdl_wait();
@@ -217,12 +116,7 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
         if (b != landed)
             mbar_wait(&bar[1 + b], 0), landed = b;
         uint32_t bf[4][2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            uint32_t r[4];
-            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
-            bf[2 * h][0] = r[0], bf[2 * h][1] = r[1], bf[2 * h + 1][0] = r[2], bf[2 * h + 1][1] = r[3];
-        }
+        so_load_b(ws, rb, kk, bf);
         const int chunk = (kk % 4) * 2 + lane / 16; /* 16-byte chunk of the box's 128-byte row */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
@@ -236,25 +130,7 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
     }
     __syncthreads(); /* every box has landed and been read: its room now holds the warps' tiles */
     cluster_arrive();
-    float *red = reinterpret_cast<float *>(xs);
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < 4; nt++) {
-            float *t = red + ((size_t)warp * MP + 16 * mt + lane / 4) * RED_STRIDE + 8 * nt + 2 * (lane % 4);
-            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
-            *reinterpret_cast<float2 *>(t + 8 * RED_STRIDE) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
-        }
-    __syncthreads();
-    for (int i = threadIdx.x; i < M * (NT / 4); i += THREADS) {
-        const int m = i / (NT / 4), c = 4 * (i % (NT / 4));
-        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * RED_STRIDE + c);
-        for (int w = 1; w < WARPS; w++) {
-            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * MP + m) * RED_STRIDE + c);
-            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
-        }
-        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
-    }
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * NT, n0, s);
     cluster_wait();
 }
 
@@ -275,30 +151,16 @@ static CUtensorMap x_map(const __half *X, int M, int K, int MP)
 }
 
 template <int MT, int CL> static void launch_t(cudaStream_t st, const __half *X, const __half *W, float *P, int M,
-                                               int N, int K, bool pdl, bool tma)
+                                               int N, int K, bool pdl)
 {
-    cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = CL, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(N / NT, S);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = tma ? smem_bytes_tma(MT, K) : smem_bytes(MT, K);
-    cfg.stream = st;
-    cfg.attrs = at;
-    cfg.numAttrs = pdl ? 2 : 1;
-    if (tma)
-        CK(cudaLaunchKernelEx(&cfg, parts_tma_kernel<MT, CL>, x_map(X, M, K, 16 * MT), W, P, M, K));
-    else
-        CK(cudaLaunchKernelEx(&cfg, parts_kernel<MT, CL>, X, W, P, M, K));
+    const cudaLaunchConfig_t cfg = so_config(at, dim3(N / NT, S), dim3(THREADS), smem_bytes_tma(MT, K), st, CL, pdl);
+    CK(cudaLaunchKernelEx(&cfg, parts_tma_kernel<MT, CL>, x_map(X, M, K, 16 * MT), W, P, M, K));
 }
 
 template <int MT, int CL> static void set_smem_mt()
 {
     const int most = 227 * 1024;
-    CK(cudaFuncSetAttribute(parts_kernel<MT, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     CK(cudaFuncSetAttribute(parts_tma_kernel<MT, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
 }
 
@@ -315,43 +177,45 @@ template <int CL> static void set_smem_t()
 }
 
 template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N,
-                                        int K, bool pdl, bool tma)
+                                        int K, bool pdl)
 {
     switch ((M + 15) / 16) {
-    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl, tma); break;
-    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl, tma); break;
+    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl); break;
+    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl); break;
     }
 }
 
-/* The own parts product with clusters of cl (1, 2, 4, 8), X by row copies or by tensor-map boxes
- * (tma), or the library's (cl 0). */
+/* The parts product: the library's cuBLASLt split (cl 0), the library's own small-pack kernel
+ * (kn_gemm_split_small: X by row copies, clusters of 2; rows), or this probe's tensor-box form
+ * with clusters of cl (1, 2, 4, 8). The row-copy form with clusters of 1, 4 and 8 ran at fc888ff
+ * (bench/results/experiments/mcast/call2-mcast-probe.jsonl). */
 struct Variant {
     int cl;
-    bool pdl, tma;
+    bool pdl, rows;
 };
 
 static kn_gemm_ctx *g_ctx;
 
 static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
 {
-    if (v.cl == 0) {
+    if (v.rows)
+        KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S));
+    else if (v.cl == 0)
         KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
-        return;
-    }
-    if (v.cl == 1)
-        launch_cl<1>(st, X, W, P, M, N, K, v.pdl, v.tma);
+    else if (v.cl == 1)
+        launch_cl<1>(st, X, W, P, M, N, K, v.pdl);
     else if (v.cl == 2)
-        launch_cl<2>(st, X, W, P, M, N, K, v.pdl, v.tma);
+        launch_cl<2>(st, X, W, P, M, N, K, v.pdl);
     else if (v.cl == 4)
-        launch_cl<4>(st, X, W, P, M, N, K, v.pdl, v.tma);
+        launch_cl<4>(st, X, W, P, M, N, K, v.pdl);
     else
-        launch_cl<8>(st, X, W, P, M, N, K, v.pdl, v.tma);
+        launch_cl<8>(st, X, W, P, M, N, K, v.pdl);
 }
 
 /* One pack's buffers and 28 layers of weights. */
@@ -448,14 +312,14 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
         CK(cudaMemset(o2, 0xff, n * 4));
         parts(st, Variant{0, true, false}, X, W, ref, M, HID, K);
         parts(st, v, X, W, o1, M, HID, K);
-        parts(st, Variant{v.cl, false, v.tma}, X, W, o2, M, HID, K);
+        parts(st, Variant{v.cl, false, v.rows}, X, W, o2, M, HID, K);
         CK(cudaStreamSynchronize(st));
         double rel;
         int same;
         compare(o1, o2, ref, n, &rel, &same);
         printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"x\": \"%s\", \"max_rel_diff_vs_library\": %.3e, "
                "\"rerun_bitwise\": %s}\n",
-               k ? "mlp_out" : "attn_out", M, v.cl, v.tma ? "tensor boxes" : "row copies", rel, same ? "true" : "false");
+               k ? "mlp_out" : "attn_out", M, v.cl, v.rows ? "row copies" : "tensor boxes", rel, same ? "true" : "false");
     }
     CK(cudaFree(ref));
     CK(cudaFree(o1));
@@ -477,8 +341,8 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
 {
     b->M = M;
     prepare(st, b);
-    const Variant vs[] = {{0, true, false}, {1, true, false}, {2, true, false}, {1, true, true},
-                          {2, true, true},  {4, true, true},  {8, true, true},  {0, true, false}};
+    const Variant vs[] = {{0, true, false}, {2, true, true}, {2, false, true}, {1, true, false},
+                          {2, true, false}, {4, true, false}, {8, true, false}, {0, true, false}};
     for (const Variant &v : vs)
         if (v.cl)
             check(st, b, v);
@@ -497,7 +361,7 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
         }) / LAYERS;
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"attn_out_alone_us\": %.2f, "
                "\"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
-               M, !v.cl ? "library (cuBLASLt split)" : v.tma ? "own, X by tensor boxes" : "own, X by row copies", v.cl,
+               M, !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
                v.pdl ? "true" : "false", alone_o, alone_o2, chain);
         fflush(stdout);
     }
@@ -509,7 +373,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         ms.push_back(atoi(argv[i]));
     if (ms.empty())
-        ms = {16, 48, 96, 128};
+        ms = {16, 32, 48, 64, 96, 128};
     for (int m : ms)
         if (m < 1 || m > 16 * MAX_MT) {
             fprintf(stderr, "M must be 1..%d\n", 16 * MAX_MT);

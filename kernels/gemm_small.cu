@@ -21,18 +21,9 @@
  * writing Wqkv's and Wi's 16-bit products at 16-32 rows made the forward 3-18%
  * slower (Wi's 164 blocks of 132 KB ran in two waves), and was taken out.
  */
-#include "kernels/cuda_util.cuh"
-#include "kernels/mma.cuh"
-#include "kernels/sm90.cuh"
+#include "kernels/gemm_small.cuh"
 
-#define SO_NT 32                    /* output features a block; warp 0's lanes copy one W row each */
-#define SO_WARPS 4                  /* warps a block, splitting the slice's k-steps */
-#define SO_CL 2                     /* blocks a cluster, sharing the X slice */
-#define SO_RED (SO_NT + 4)          /* floats a row of the warps' tiles (padded against bank conflicts) */
-
-/* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
- * eight rows fall in eight different bank groups. */
-__host__ __device__ static inline int so_row_bytes(int Ks) { return Ks * 2 + 16; }
+#define SO_CL 2 /* blocks a cluster, sharing the X slice */
 
 /* Two barriers, the W tile, then room for 16 MT rows of the X slice, which the
  * warps' tiles reuse once every warp is past its last MMA. */
@@ -48,7 +39,7 @@ template <typename T, int MT>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
                                             int M, int K, int Ks, int n0, int s)
 {
-    const int rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
+    const int rb = so_row_bytes(Ks);
     if (threadIdx.x == 0) {
         mbar_init(&bar[0], 1);
         mbar_init(&bar[1], 1);
@@ -57,12 +48,8 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
     for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    if (threadIdx.x < 32) {
-        if (lane == 0)
-            mbar_arrive_tx(&bar[0], SO_NT * Ks * 2);
-        __syncwarp();
-        bulk_load(ws + lane * rb, W + (size_t)(n0 + lane) * K + (size_t)s * Ks, Ks * 2, &bar[0]);
-    }
+    if (threadIdx.x < 32)
+        so_load_w(W, ws, &bar[0], K, Ks, n0, s);
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
@@ -73,12 +60,7 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
     for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
         uint32_t b[4][2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            uint32_t r[4];
-            ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
-            b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
-        }
+        so_load_b(ws, rb, kk, b);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             uint32_t a[4];
@@ -87,32 +69,6 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
             for (int nt = 0; nt < 4; nt++)
                 mma16816<T>(acc[mt][nt], a, b[nt]);
         }
-    }
-}
-
-/* The warps' tiles through shared memory (red), summed in warp order into part s. */
-template <int MT>
-__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
-                                         int s)
-{
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < 4; nt++) {
-            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * SO_RED + 8 * nt + 2 * (lane % 4);
-            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
-            *reinterpret_cast<float2 *>(t + 8 * SO_RED) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
-        }
-    __syncthreads();
-    for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
-        const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
-        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
-        for (int w = 1; w < SO_WARPS; w++) {
-            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
-            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
-        }
-        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
     }
 }
 
@@ -152,18 +108,9 @@ static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M
 {
     const size_t smem = so_smem(MT, K / S);
     KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = SO_CL, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3((unsigned)(N / SO_NT), (unsigned)S);
-    cfg.blockDim = dim3(32 * SO_WARPS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = ks.s;
-    cfg.attrs = at;
-    cfg.numAttrs = ks.s && ks.pdl ? 2 : 1;
+    const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
+                                             ks.s, SO_CL, ks.s && ks.pdl);
     KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }

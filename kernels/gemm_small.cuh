@@ -1,0 +1,93 @@
+/*
+ * gemm_small.cuh - the pieces of the small-pack split product's kernel
+ * (kernels/gemm_small.cu) that its probe (bench/mcast_probe.cu) shares: the
+ * block's shape, its padded shared-memory rows, the weight tile's bulk copy,
+ * the weight fragments of a k-step, and the warps' tiles summed and stored as
+ * fp32 parts. Internal to kernels/ and its benchmarks.
+ */
+#ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
+#define LAYAD_KERNELS_GEMM_SMALL_CUH
+
+#include "kernels/cuda_util.cuh"
+#include "kernels/mma.cuh"
+#include "kernels/sm90.cuh"
+
+#define SO_NT 32           /* output features a block; warp 0's lanes copy one W row each */
+#define SO_WARPS 4         /* warps a block, splitting the slice's k-steps */
+#define SO_RED (SO_NT + 4) /* floats a row of the warps' tiles (padded against bank conflicts) */
+
+/* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
+ * eight rows fall in eight different bank groups. */
+__host__ __device__ static inline int so_row_bytes(int Ks) { return Ks * 2 + 16; }
+
+/* The launch of grid x block (smem bytes of shared memory) on stream st in clusters of cl
+ * blocks along x, with programmatic stream serialization when pdl; at holds the attributes
+ * and must live until the launch. */
+static inline cudaLaunchConfig_t so_config(cudaLaunchAttribute (&at)[2], dim3 grid, dim3 block, size_t smem,
+                                           cudaStream_t st, int cl, bool pdl)
+{
+    cudaLaunchConfig_t cfg = {};
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)cl, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = pdl ? 2 : 1;
+    return cfg;
+}
+
+/* Warp 0: the block's weight tile (SO_NT rows of slice s) into ws by the TMA
+ * engine, one row a lane, completing on bar (initialized). */
+template <typename T>
+__device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, int n0, int s)
+{
+    const int lane = threadIdx.x % 32;
+    if (lane == 0)
+        mbar_arrive_tx(bar, SO_NT * Ks * 2);
+    __syncwarp();
+    bulk_load(ws + lane * so_row_bytes(Ks), W + (size_t)(n0 + lane) * K + (size_t)s * Ks, Ks * 2, bar);
+}
+
+/* The weight fragments of k-step kk for the block's four n8 tiles. */
+__device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int kk, uint32_t (&b)[4][2])
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        uint32_t r[4];
+        ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
+        b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+    }
+}
+
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
+template <int MT>
+__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
+                                         int s)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++) {
+            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * SO_RED + 8 * nt + 2 * (lane % 4);
+            *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2 *>(t + 8 * SO_RED) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
+        const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
+        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
+        for (int w = 1; w < SO_WARPS; w++) {
+            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
+            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+        }
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
+    }
+}
+
+#endif
