@@ -276,10 +276,11 @@ static const proj g_mmbert[] = {{"mm.Wqkv", 2304, 768, false}, {"mm.attn.Wo", 76
 
 /* A residual branch's GEMM at M rows as the forward's tuned plan would run it (kn_gemm_prepare
  * on real operands, then kn_gemm_ex), or with S > 1 as S fp32 partial products (kn_gemm_split,
- * prepared and tuned the same way): ydt / epi say the unsplit form (the accumulating fp32
- * epilogue of the attention-out and MLP-out GEMMs, or a plain product). */
+ * prepared and tuned the same way; with small, on the small-pack kernel, kn_gemm_split_small):
+ * ydt / epi say the unsplit form (the accumulating fp32 epilogue of the attention-out and MLP-out
+ * GEMMs, or a plain product). */
 static void bench_gemm_parts(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int M, int N, int K, kn_dtype ydt,
-                             int epi, int S)
+                             int epi, int S, bool small = false)
 {
     const size_t xs = (size_t)M * K, wsz = (size_t)N * K, ys = (size_t)(S > 1 ? S : 1) * M * N;
     const kn_dtype yd = S > 1 ? KN_F32 : ydt;
@@ -290,13 +291,15 @@ static void bench_gemm_parts(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int
         W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
         Y[i] = rand_buf(ys, yd);
     }
-    if (S > 1)
+    if (S > 1 && !small)
         KOK(kn_gemm_prepare_split(tctx, dt, M, N, K, S, g_ks, X[0], W[0], (float *)Y[0]) == 1 ? 0 : -1);
-    else
+    else if (S == 1)
         KOK(kn_gemm_prepare(tctx, dt, dt, ydt, M, N, K, epi, 0, g_ks, X[0], W[0], Y[0]));
     timing t = time_it([&](int j) {
         const int k = j % sets;
-        if (S > 1)
+        if (small)
+            KOK(kn_gemm_split_small(g_ks, X[k], W[k], dt, (float *)Y[k], M, N, K, S));
+        else if (S > 1)
             KOK(kn_gemm_split(tctx, g_ks, X[k], W[k], dt, (float *)Y[k], M, N, K, S));
         else
             KOK(kn_gemm_ex(tctx, g_ks, X[k], dt, W[k], dt, NULL, KN_F32, Y[k], ydt, M, N, K, epi));
@@ -305,25 +308,30 @@ static void bench_gemm_parts(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int
     snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
     snprintf(extra, sizeof extra, ", \"split\": %d, \"ydt\": \"%s\", \"epi\": %d", S > 1 ? S : 0,
              S > 1 ? "fp32 partials" : kn_dtype_name(ydt), S > 1 ? KN_EPI_NONE : epi);
-    record("gemm_split", op, dt, shape, t, 2.0 * M * N * (double)K, (double)wsz * 2, extra);
+    record(small ? "gemm_split_small" : "gemm_split", op, dt, shape, t, 2.0 * M * N * (double)K, (double)wsz * 2,
+           extra);
     free_sets({&X, &W, &Y});
 }
 
 /* The encoder's four GEMMs at small M: the forward's unsplit plan, the plain product with fp32
- * output, and 2 / 4 / 8 partial products, each tuned on its own operands. */
+ * output, and 2 / 4 / 8 partial products, each tuned on its own operands; the residual branches'
+ * 4 parts also on the small-pack kernel up to 128 rows (the forward takes it up to 32). */
 static void bench_gemm_splits(kn_dtype dt)
 {
     kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
     if (!tctx)
         exit(1);
     kn_gemm_ctx_set_tuning(tctx, 1);
-    for (int m : {48, 96, 128, 256, 512})
+    const void *a16 = (const void *)256; /* any 16-byte aligned operand: the check reads no memory */
+    for (int m : {16, 32, 48, 96, 128, 256, 512})
         for (auto &p : g_english) {
             bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, p.acc ? KN_F32 : dt, p.acc ? KN_EPI_ACC : KN_EPI_NONE, 1);
             bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, KN_F32, KN_EPI_NONE, 1);
             for (int s : {2, 4, 8})
                 if (p.K % (8 * s) == 0)
                     bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, KN_F32, KN_EPI_NONE, s);
+            if (p.acc && kn_gemm_split_small_ok(dt, a16, a16, a16, m, p.N, p.K, 4))
+                bench_gemm_parts(tctx, p.op, dt, m, p.N, p.K, KN_F32, KN_EPI_NONE, 4, true);
         }
     kn_gemm_ctx_destroy(tctx);
 }
