@@ -438,11 +438,7 @@ static float layer_us(Probe *p, int Mp, int c, bool pdl)
 
 int main(int argc, char **argv)
 {
-    std::vector<int> rows;
-    for (int i = 1; i < argc; i++)
-        rows.push_back(atoi(argv[i]));
-    if (rows.empty())
-        rows = {16, 96, 128};
+    const std::vector<int> rows = probe_rows(argc, argv, {16, 96, 128}, 32768);
     int max_rows = 0;
     for (int r : rows)
         max_rows = r > max_rows ? r : max_rows;

@@ -296,11 +296,7 @@ static void setup(Probe *p, int max_rows)
 
 int main(int argc, char **argv)
 {
-    std::vector<int> rows;
-    for (int i = 1; i < argc; i++)
-        rows.push_back(atoi(argv[i]));
-    if (rows.empty())
-        rows = {16, 96, 128, 512};
+    const std::vector<int> rows = probe_rows(argc, argv, {16, 96, 128, 512}, 32768);
     int max_rows = 0;
     for (int r : rows)
         max_rows = r > max_rows ? r : max_rows;

@@ -369,16 +369,7 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
 
 int main(int argc, char **argv)
 {
-    std::vector<int> ms;
-    for (int i = 1; i < argc; i++)
-        ms.push_back(atoi(argv[i]));
-    if (ms.empty())
-        ms = {16, 32, 48, 64, 96, 128};
-    for (int m : ms)
-        if (m < 1 || m > 16 * MAX_MT) {
-            fprintf(stderr, "M must be 1..%d\n", 16 * MAX_MT);
-            return 2;
-        }
+    const std::vector<int> ms = probe_rows(argc, argv, {16, 32, 48, 64, 96, 128}, 16 * MAX_MT);
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     set_smem_t<1>();

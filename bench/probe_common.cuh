@@ -2,7 +2,7 @@
  * probe_common.cuh - what the GEMM probes (bench/cutlass_probe.cu,
  * bench/cutlass_epilogue_probe.cu, bench/mcast_probe.cu) share: the English GEMM
  * shapes, deterministic fills, the stand-in for the forward's non-GEMM kernels,
- * and the median time of a captured graph.
+ * the median time of a captured graph, and the row counts of the command line.
  */
 #ifndef LAYAD_BENCH_PROBE_COMMON_CUH
 #define LAYAD_BENCH_PROBE_COMMON_CUH
@@ -82,6 +82,23 @@ template <typename F> static float graph_us(cudaStream_t st, int reps, F body)
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(gr));
     return t[reps / 2] * 1000.0f;
+}
+
+/* The row counts on the command line (argv[1..]), or dflt when none; exits 2 on one outside
+ * 1..most. */
+static std::vector<int> probe_rows(int argc, char **argv, std::vector<int> dflt, int most)
+{
+    std::vector<int> rows;
+    for (int i = 1; i < argc; i++)
+        rows.push_back(atoi(argv[i]));
+    if (rows.empty())
+        rows = dflt;
+    for (int r : rows)
+        if (r < 1 || r > most) {
+            fprintf(stderr, "rows must be 1..%d\n", most);
+            exit(2);
+        }
+    return rows;
 }
 
 #endif

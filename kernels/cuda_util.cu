@@ -20,43 +20,25 @@ int kn_fail(const char *file, int line, const char *stmt, const char *what)
 
 extern "C" const char *kn_cuda_last_error(void) { return kn_last_error; }
 
-enum { KN_DEVICES_KEPT = 64 };
-static kn_dev kn_devs[KN_DEVICES_KEPT];
-static int kn_devs_ready[KN_DEVICES_KEPT]; /* 0: not asked yet */
-
+/* Asked each time, not kept: cudaDeviceGetAttribute is a host-side lookup with
+ * no device work, and launchers run at graph capture, not at every replay. */
 int kn_dev_info(kn_dev *d)
 {
     int dev = 0;
     KN_CUDA(cudaGetDevice(&dev));
-    const int kept = dev >= 0 && dev < KN_DEVICES_KEPT;
-    kn_dev *c = kept ? &kn_devs[dev] : NULL;
-    if (c && __atomic_load_n(&kn_devs_ready[dev], __ATOMIC_ACQUIRE)) {
-        d->sms = __atomic_load_n(&c->sms, __ATOMIC_RELAXED);
-        d->major = __atomic_load_n(&c->major, __ATOMIC_RELAXED);
-        d->smem_optin = __atomic_load_n(&c->smem_optin, __ATOMIC_RELAXED);
-        return 0;
-    }
-    kn_dev k;
-    KN_CUDA(cudaDeviceGetAttribute(&k.sms, cudaDevAttrMultiProcessorCount, dev));
-    KN_CUDA(cudaDeviceGetAttribute(&k.major, cudaDevAttrComputeCapabilityMajor, dev));
-    KN_CUDA(cudaDeviceGetAttribute(&k.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    KN_REQUIRE(k.sms > 0, "the device reports no multiprocessors");
-    if (c) { /* threads that race here store the same values */
-        __atomic_store_n(&c->sms, k.sms, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->major, k.major, __ATOMIC_RELAXED);
-        __atomic_store_n(&c->smem_optin, k.smem_optin, __ATOMIC_RELAXED);
-        __atomic_store_n(&kn_devs_ready[dev], 1, __ATOMIC_RELEASE);
-    }
-    *d = k;
+    KN_CUDA(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev));
+    KN_CUDA(cudaDeviceGetAttribute(&d->major, cudaDevAttrComputeCapabilityMajor, dev));
+    KN_CUDA(cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    KN_REQUIRE(d->sms > 0, "the device reports no multiprocessors");
     return 0;
 }
 
 int kn_sms(int *sms)
 {
-    kn_dev d;
-    if (kn_dev_info(&d))
-        return -1;
-    *sms = d.sms;
+    int dev = 0;
+    KN_CUDA(cudaGetDevice(&dev));
+    KN_CUDA(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+    KN_REQUIRE(*sms > 0, "the device reports no multiprocessors");
     return 0;
 }
 

@@ -126,8 +126,8 @@ __device__ __forceinline__ float kn_gelu_erf(float x)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
 }
 
-/* What launch shapes depend on, for the current device, asked of the runtime
- * once per device and kept. */
+/* What launch shapes depend on, for the current device (kn_sms: the SM count
+ * alone). */
 typedef struct kn_dev {
     int sms;        /* multiprocessors (132 on the H200): grid caps and block shapes */
     int major;      /* compute capability major (9: Hopper's sm_90a code runs) */

@@ -350,8 +350,9 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * the gather and the LayerNorm after the out-projection in one launch), then written to r.
  * Both are read before the wait, so that load overlaps the GEMM before; the caller guarantees
  * they were written two or more launches back (this launch may run beside its predecessor only,
- * which is itself past its own wait). Read after the wait, the row's load queued behind the
- * index's and lost at small packs (bench/results/experiments/gather-ln/). */
+ * which is itself past its own wait). Read after the wait, the gather was slower than its own
+ * launch at 16-83 tokens (bench/results/experiments/gather-ln/; the dependent round trip after
+ * the wait is the likely cause, not profiled); read before it, faster (experiments/mcast/). */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
 layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ rows, const float *parts, int S,

@@ -455,11 +455,7 @@ static float *cols(const float *A, int M, int K, int k0, int n)
     return o;
 }
 
-/* kn_gemm_split's S parts, each against the CPU product of its K slice (tuned on its own
- * operands first when tune), a second run bit-identical; then kn_layernorm_parts over those
- * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when
- * biased) as the CPU forms it from the same parts, the outputs as kn_cpu_layernorm's (with
- * the LayerNorm's own bias when biased: the head's layers). */
+/* The split product on ctx's cuBLASLt plan, or with ctx NULL on the own small-pack kernel. */
 static void split_product(kn_gemm_ctx *ctx, kn_dtype dt, const void *dX, const void *dW, float *dP, int M, int D,
                           int K, int S)
 {
@@ -469,7 +465,11 @@ static void split_product(kn_gemm_ctx *ctx, kn_dtype dt, const void *dX, const v
         OK(kn_gemm_split_small(KS0, dX, dW, dt, dP, M, D, K, S));
 }
 
-/* ctx NULL: the product on the own kernel (kn_gemm_split_small), same checks. */
+/* kn_gemm_split's S parts (ctx NULL: kn_gemm_split_small's), each against the CPU product of
+ * its K slice (tuned on its own operands first), a second run into poisoned parts bit-identical; then kn_layernorm_parts over those
+ * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when
+ * biased) as the CPU forms it from the same parts, the outputs as kn_cpu_layernorm's (with
+ * the LayerNorm's own bias when biased: the head's layers). */
 static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, int biased,
                            rng *r)
 {

@@ -74,8 +74,8 @@ typedef struct cuda_backend_opts {
                            on whether its pack is split */
     int small_gemm_tokens; /* in split buckets of at most this many tokens (default 32; 0: never)
                               those partial products run on our own kernel
-                              (kn_gemm_split_small), not cuBLASLt's: the forward 3-5% faster
-                              in the 16-token bucket, ~1-2% in the 32; slower from 48
+                              (kn_gemm_split_small), not cuBLASLt's: the forward 4.8% faster
+                              at 1x16, 2.2-2.3% at 1x30; 1.4% slower at 1x40 with 48
                               (bench/results/experiments/mcast/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
