@@ -207,17 +207,14 @@ int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int N, int K, i
                           const void *X, const void *W, float *Y);
 
 /* kn_gemm_split's product for the smallest packs on a kernel of our own
- * (kernels/gemm_small.cu): the same layout, the sums differing from cuBLASLt's
- * in order only. Part s covers k-steps of 16 [K/16 s / S, K/16 (s + 1) / S):
- * kn_gemm_split's K / S columns when K % (16 S) == 0, slices a k-step apart
- * otherwise (the MLP-out product's 164 k-steps in 8 parts). Each block fetches
- * its weight tile before the programmatic-launch wait and shares its X slice
- * with a neighbour by multicast; blocks span 32 features, 64 when S >= 8. A
- * row's parts do not depend on M. Needs kn_gemm_split_small_ok: a compute
- * capability 9 device, 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 64 == 0
- * (% 128 when S >= 8), 1 <= S <= KN_GEMM_SPLIT_MAX, K % 16 == 0, K >= 16 S,
- * 16-byte aligned operands, and the blocks' shared memory (the W tile and the
- * X slice) within the device's. Returns -1 when refused. */
+ * (kernels/gemm_small.cu): the same parts and layout, the sums differing from
+ * cuBLASLt's in order only. Each block fetches its weight tile before the
+ * programmatic-launch wait and shares its X slice with a neighbour by multicast.
+ * A row's parts do not depend on M. Needs kn_gemm_split_small_ok: a compute
+ * capability 9 device, 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 64 == 0,
+ * 1 <= S <= KN_GEMM_SPLIT_MAX, K % (16 S) == 0, 16-byte aligned operands, and
+ * the blocks' shared memory (the W tile and the X slice) within the device's.
+ * Returns -1 when refused. */
 #define KN_GEMM_SMALL_MAXM 128
 int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K, int S);
 int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,

@@ -25,29 +25,21 @@
 
 #define SO_CL 2 /* blocks a cluster, sharing the X slice */
 
-/* Warp columns a block: two (64 features) when S >= 8, so that N / 64 x S
- * blocks still cover the device while each reads the X slice for twice the
- * features; one (32) otherwise. */
-static int so_wn(int S) { return S >= 8 ? 2 : 1; }
-
-/* The widest slice's columns (slices differ by a k-step when K / 16 is no
- * multiple of S). */
-__host__ __device__ static inline int so_kmax(int K, int S) { return 16 * ((K / 16 + S - 1) / S); }
-
 /* Two barriers, the W tile, then room for 16 MT rows of the X slice, which the
  * warps' tiles reuse once every warp is past its last MMA. */
-static size_t so_smem(int MT, int WN, int Kmax)
+static size_t so_smem(int MT, int Ks)
 {
-    const size_t x = (size_t)16 * MT * so_row_bytes(Kmax), red = (size_t)SO_WARPS * 16 * MT * (32 * WN + 4) * 4;
-    return 128 + (size_t)32 * WN * so_row_bytes(Kmax) + (x > red ? x : red);
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * SO_RED * 4;
+    return 128 + (size_t)SO_NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
 /* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
  * like the weights. */
-template <typename T, int MT, int WN>
+template <typename T, int MT>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
-                                            int M, int K, int k0, int Ks, int rb, int n0)
+                                            int M, int K, int Ks, int n0, int s)
 {
+    const int rb = so_row_bytes(Ks);
     if (threadIdx.x == 0) {
         mbar_init(&bar[0], 1);
         mbar_init(&bar[1], 1);
@@ -56,35 +48,19 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
     for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    if (threadIdx.x < 32 * WN)
-        so_load_w<T, WN>(W, ws, &bar[0], K, k0, Ks, rb, n0, threadIdx.x / 32);
+    if (threadIdx.x < 32)
+        so_load_w(W, ws, &bar[0], K, Ks, n0, s);
 }
 
-/* The first WN warps: the X slice's rows of this cluster rank, multicast to both
- * blocks; warp 0 expects the whole slice's bytes. */
-template <typename T, int WN>
-__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, uint64_t *bar, int M, int K, int k0, int Ks,
-                                          int rb)
-{
-    if (threadIdx.x == 0)
-        mbar_arrive_tx(bar, M * Ks * 2);
-    if (threadIdx.x >= 32 * WN)
-        return;
-    __syncwarp();
-    for (int m = (int)cluster_rank() + SO_CL * (int)threadIdx.x; m < M; m += SO_CL * 32 * WN)
-        bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)k0, Ks * 2, bar, (uint16_t)((1u << SO_CL) - 1));
-}
-
-/* This warp's share of the slice's k-steps over every row tile, for its warp
- * column's 32 features. */
-template <typename T, int MT, int WN>
+/* This warp's share of the slice's k-steps over every row tile. */
+template <typename T, int MT>
 __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
                                        float (&acc)[MT][4][4])
 {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, wn = warp % WN, wk = warp / WN, steps = Ks / 16;
-    for (int kk = steps * wk / SO_WARPS; kk < steps * (wk + 1) / SO_WARPS; kk++) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
+    for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
         uint32_t b[4][2];
-        so_load_b(ws, rb, kk, b, wn);
+        so_load_b(ws, rb, kk, b);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             uint32_t a[4];
@@ -96,57 +72,61 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
-template <typename T, int MT, int WN>
-__global__ void __launch_bounds__(32 * SO_WARPS * WN, 1)
+template <typename T, int MT>
+__global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int rb = so_row_bytes(so_kmax(K, gridDim.y)), n0 = blockIdx.x * 32 * WN, s = blockIdx.y;
-    int k0, Ks;
-    so_slice(K, gridDim.y, s, &k0, &Ks);
+    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
+    const int n0 = blockIdx.x * SO_NT, s = blockIdx.y;
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] the W tile, [1] the X slice */
-    unsigned char *ws = sm + 128, *xs = ws + 32 * WN * rb;
-    so_prologue<T, MT, WN>(W, ws, xs, bar, M, K, k0, Ks, rb, n0);
+    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
     cluster_arrive(); /* both blocks' X barriers are initialized before either multicasts into them */
     cluster_wait();
     kn_pdl_wait();
-    so_load_x<T, WN>(X, xs, &bar[1], M, K, k0, Ks, rb);
+    if (threadIdx.x < 32) {
+        if (lane == 0)
+            mbar_arrive_tx(&bar[1], M * Ks * 2);
+        for (int m = (int)cluster_rank() + SO_CL * lane; m < M; m += SO_CL * 32)
+            bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, &bar[1],
+                                (uint16_t)((1u << SO_CL) - 1));
+    }
     kn_pdl_trigger();
     mbar_wait(&bar[0], 0);
     mbar_wait(&bar[1], 0);
     cluster_arrive(); /* all of this block's X has landed: the other's multicasts into it are done */
     float acc[MT][4][4] = {};
-    so_mma<T, MT, WN>(ws, xs, rb, Ks, acc);
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
-    so_store<MT, WN>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * 32 * WN, n0, s);
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
     cluster_wait(); /* no block exits while a multicast it issued may still be landing in the other */
 }
 
-template <typename T, int MT, int WN>
+template <typename T, int MT>
 static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
-    const size_t smem = so_smem(MT, WN, so_kmax(K, S));
-    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT, WN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem));
+    const size_t smem = so_smem(MT, K / S);
+    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute at[2];
-    const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / (32 * WN)), (unsigned)S),
-                                             dim3(32 * SO_WARPS * WN), smem, ks.s, SO_CL, ks.s && ks.pdl);
-    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT, WN>, (const T *)X, (const T *)W, Y, M, K));
+    const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
+                                             ks.s, SO_CL, ks.s && ks.pdl);
+    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
 
-template <typename T, int WN>
+template <typename T>
 static int so_dispatch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
     switch ((M + 15) / 16) {
-    case 1: return so_launch<T, 1, WN>(ks, X, W, Y, M, N, K, S);
-    case 2: return so_launch<T, 2, WN>(ks, X, W, Y, M, N, K, S);
-    case 3: return so_launch<T, 3, WN>(ks, X, W, Y, M, N, K, S);
-    case 4: return so_launch<T, 4, WN>(ks, X, W, Y, M, N, K, S);
-    case 5: return so_launch<T, 5, WN>(ks, X, W, Y, M, N, K, S);
-    case 6: return so_launch<T, 6, WN>(ks, X, W, Y, M, N, K, S);
-    case 7: return so_launch<T, 7, WN>(ks, X, W, Y, M, N, K, S);
-    default: return so_launch<T, 8, WN>(ks, X, W, Y, M, N, K, S);
+    case 1: return so_launch<T, 1>(ks, X, W, Y, M, N, K, S);
+    case 2: return so_launch<T, 2>(ks, X, W, Y, M, N, K, S);
+    case 3: return so_launch<T, 3>(ks, X, W, Y, M, N, K, S);
+    case 4: return so_launch<T, 4>(ks, X, W, Y, M, N, K, S);
+    case 5: return so_launch<T, 5>(ks, X, W, Y, M, N, K, S);
+    case 6: return so_launch<T, 6>(ks, X, W, Y, M, N, K, S);
+    case 7: return so_launch<T, 7>(ks, X, W, Y, M, N, K, S);
+    default: return so_launch<T, 8>(ks, X, W, Y, M, N, K, S);
     }
 }
 
@@ -154,24 +134,21 @@ extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W
                                       int S)
 {
     kn_dev d;
-    if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SMALL_MAXM || N < 1 || S < 1 || S > KN_GEMM_SPLIT_MAX ||
-        N % (32 * so_wn(S) * SO_CL) != 0 || K < 16 * S || K % 16 != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
+    if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SMALL_MAXM || N < 1 || N % (SO_NT * SO_CL) != 0 || S < 1 ||
+        S > KN_GEMM_SPLIT_MAX || K < 1 || K % (16 * S) != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
         !kn_aligned16(Y) || !X || !W || !Y || kn_dev_info(&d))
         return 0;
-    return d.major == 9 && so_smem((M + 15) / 16, so_wn(S), so_kmax(K, S)) <= (size_t)d.smem_optin;
+    return d.major == 9 && so_smem((M + 15) / 16, K / S) <= (size_t)d.smem_optin;
 }
 
 extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N,
                                    int K, int S)
 {
     KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S),
-               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 64 == 0 "
-               "(% 128 when S >= 8), K % 16 == 0 and K >= 16 S, 16-byte aligned operands and the shared memory");
+               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 64 == 0, "
+               "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
     int rc;
-    if (so_wn(S) == 2)
-        KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, 2>(ks, X, W, Y, M, N, K, S)));
-    else
-        KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, 1>(ks, X, W, Y, M, N, K, S)));
+    KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));
     if (rc)
         return -1;
     KN_LAUNCHED();

@@ -77,10 +77,6 @@ typedef struct cuda_backend_opts {
                               (kn_gemm_split_small), not cuBLASLt's: the forward 4.8% faster
                               at 1x16, 2.2-2.3% at 1x30; 1.4% slower at 1x40 with 48
                               (bench/results/experiments/mcast/) */
-    int wide_gemm_tokens; /* in split buckets above small_gemm_tokens and of at most this many
-                             tokens (default 0: none) those products split K into 8 parts on
-                             our own kernel's 64-feature blocks, which read each X slice for
-                             twice the features */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

@@ -96,17 +96,6 @@ typedef struct pending_branch {
  * reads more). */
 #define BRANCH_PARTS 4
 
-/* Parts of the branches in buckets for the own kernel's 64-feature blocks:
- * 16 of them along N by 8 along K keep its 128 blocks. */
-#define WIDE_PARTS 8
-
-/* Whether the bucket being enqueued takes the own kernel's 64-feature blocks
- * (o.wide_gemm_tokens); the bucket decides, as for small_bucket. */
-static int wide_bucket(const cuda_backend *b)
-{
-    return b->bucket > b->o.small_gemm_tokens && b->bucket <= b->o.wide_gemm_tokens;
-}
-
 /* How many partial products the branch X W^T (K deep) of a T-slot bucket is
  * split into: 1 (not split) unless the bucket is small enough
  * (o.split_tokens), the parts fit a->o (fp32 [Tmax, D] when the branches
@@ -115,7 +104,7 @@ static int wide_bucket(const cuda_backend *b)
  * arena, so final_norm stands for the one that follows). */
 static int branch_parts(const cuda_backend *b, const void *X, const void *W, int T, int K)
 {
-    const int S = wide_bucket(b) ? WIDE_PARTS : BRANCH_PARTS;
+    const int S = BRANCH_PARTS;
     const dev_acts *a = &b->a;
     if (!b->acc || T > b->o.split_tokens || (long)S * T > b->Tmax)
         return 1;
@@ -130,7 +119,7 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
  * kernel (o.small_gemm_tokens). The bucket decides, not M: the tail's few
  * gathered rows of a larger bucket ran 0.6% slower on it at 1x512
  * (bench/results/experiments/mcast/). */
-static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens || wide_bucket(b); }
+static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
  * prepare mode, its plan): on the own kernel in small buckets, else on
