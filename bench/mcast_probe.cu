@@ -198,6 +198,8 @@ template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const 
 struct Variant {
     int cl;
     bool pdl, rows;
+    int proj = 0; /* > 0: Wqkv and Wi on kn_gemm_split_small too, in proj fp32 parts that the glue and
+                     GeGLU's stand-ins sum */
 };
 
 static kn_gemm_ctx *g_ctx;
@@ -223,7 +225,7 @@ struct Bufs {
     int M;
     __half *wqkv[LAYERS], *wo[LAYERS], *wi[LAYERS], *wo2[LAYERS];
     __half *xn, *qkv, *att, *u, *g;
-    float *res, *parts, *lnw;
+    float *res, *parts, *lnw, *pqkv, *pu;
 };
 
 static __half *fill16(size_t n, float scale, uint32_t seed)
@@ -260,21 +262,79 @@ static void alloc_bufs(Bufs *b, int Mmax)
     b->res = fill32((size_t)Mmax * HID, 0.5f);
     b->parts = fill32((size_t)S * Mmax * HID, 0.0f);
     b->lnw = fill32(HID, 1.0f);
+    b->pqkv = fill32((size_t)4 * Mmax * QKV, 0.0f);
+    b->pu = fill32((size_t)4 * Mmax * WI, 0.0f);
 }
 
-/* A layer as the forward runs it at small packs, the two residual products on variant v. */
+/* The glue's stand-in over fp32 parts: every column of the S parts of [M, W] summed (as a RoPE
+ * over parts would, V included), n of them stored. */
+__global__ void glue_parts_kernel(const float *P, int S, int MW, __half *out, int n)
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < MW; i += gridDim.x * blockDim.x) {
+        float v = P[i];
+        for (int k = 1; k < S; k++)
+            v += P[(size_t)k * MW + i];
+        if (i < n)
+            out[i] = __float2half(v);
+    }
+    asm volatile("griddepcontrol.launch_dependents;");
+}
+
+/* GeGLU over the S fp32 parts of U [M, 2F]. */
+__global__ void geglu_parts_kernel(const float *P, int S, int M, int F, __half *out)
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    const size_t MW = (size_t)M * 2 * F;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < M * F; i += gridDim.x * blockDim.x) {
+        const size_t m = i / F, f = i % F, a0 = m * 2 * F + f;
+        float a = P[a0], g = P[a0 + F];
+        for (int k = 1; k < S; k++)
+            a += P[k * MW + a0], g += P[k * MW + a0 + F];
+        out[i] = __float2half(0.5f * a * (1.0f + erff(a * 0.70710678f)) * g);
+    }
+    asm volatile("griddepcontrol.launch_dependents;");
+}
+
+template <typename K, typename... A> static void launch_pdl(cudaStream_t st, K kern, A... args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(132);
+    cfg.blockDim = dim3(256);
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&cfg, kern, args...));
+}
+
+/* A layer as the forward runs it at small packs, the two residual products on variant v (and with
+ * v.proj, the two projections on the own kernel in parts). */
 static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
 {
     const kn_stream ks = {st, 1};
     const int M = b->M;
-    KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
-                   KN_EPI_NONE));
-    glue(st, b->qkv, b->att, M * HID);
+    if (v.proj) {
+        KOK(kn_gemm_split_small(ks, b->xn, b->wqkv[l], KN_F16, b->pqkv, M, QKV, HID, v.proj));
+        launch_pdl(st, glue_parts_kernel, (const float *)b->pqkv, v.proj, M * QKV, b->att, M * HID);
+    } else {
+        KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
+                       KN_EPI_NONE));
+        glue(st, b->qkv, b->att, M * HID);
+    }
     parts(st, v, b->att, b->wo[l], b->parts, M, HID, HID);
     KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
                            1e-5f));
-    KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID, KN_EPI_NONE));
-    KOK(kn_geglu(ks, KN_F16, b->u, b->g, M, INNER));
+    if (v.proj) {
+        KOK(kn_gemm_split_small(ks, b->xn, b->wi[l], KN_F16, b->pu, M, WI, HID, v.proj));
+        launch_pdl(st, geglu_parts_kernel, (const float *)b->pu, v.proj, M, INNER, b->g);
+    } else {
+        KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID,
+                       KN_EPI_NONE));
+        KOK(kn_geglu(ks, KN_F16, b->u, b->g, M, INNER));
+    }
     parts(st, v, b->g, b->wo2[l], b->parts, M, HID, INNER);
     KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
                            1e-5f));
@@ -341,12 +401,20 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
 {
     b->M = M;
     prepare(st, b);
-    const Variant vs[] = {{0, true, false}, {2, true, true}, {2, false, true}, {1, true, false},
-                          {2, true, false}, {4, true, false}, {8, true, false}, {0, true, false}};
-    for (const Variant &v : vs)
-        if (v.cl)
-            check(st, b, v);
-    for (const Variant &v : vs) {
+    const Variant all[] = {{0, true, false}, {2, true, true}, {2, false, true}, {1, true, false},
+                           {2, true, false}, {4, true, false}, {8, true, false}, {0, true, false}};
+    /* PROBE_PROJ=1: the projections' variants only (own residual products; projections on
+     * cuBLASLt, or on the own kernel in 1, 2 or 4 parts) */
+    const Variant proj[] = {{2, true, true}, {2, true, true, 1}, {2, true, true, 2}, {2, true, true, 4},
+                            {2, true, true}, {2, true, true, 2}};
+    const bool pj = getenv("PROBE_PROJ") != NULL;
+    const Variant *vs = pj ? proj : all;
+    const int nv = pj ? 6 : 8;
+    for (int i = 0; i < nv && !pj; i++)
+        if (vs[i].cl)
+            check(st, b, vs[i]);
+    for (int i = 0; i < nv; i++) {
+        const Variant &v = vs[i];
         const float alone_o = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
                 parts(st, v, b->att, b->wo[l], b->parts, M, HID, HID);
@@ -359,10 +427,10 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
             for (int l = 0; l < LAYERS; l++)
                 layer(st, b, l, v);
         }) / LAYERS;
-        printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"attn_out_alone_us\": %.2f, "
-               "\"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
+        printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
+               "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
                M, !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
-               v.pdl ? "true" : "false", alone_o, alone_o2, chain);
+               v.pdl ? "true" : "false", v.proj, alone_o, alone_o2, chain);
         fflush(stdout);
     }
 }
