@@ -17,8 +17,10 @@
  *     shared memory in warp order (deterministic; a row's bits do not depend on M).
  *
  * The row-copy form with clusters of 2 became the library's kn_gemm_split_small
- * (kernels/gemm_small.cu), which the probe now runs as such; beside it, a form with X by
- * 2-D tensor-map boxes and clusters of 1, 2, 4 or 8. Measured against the forward's own
+ * (kernels/gemm_small.cu); a later form with X by cp.async from every thread and no
+ * cluster beat it (bench/results/experiments/wide/) and replaced it there. The probe runs
+ * the library's kernel as such (variant "rows") and beside it a form with X by 2-D
+ * tensor-map boxes and clusters of 1, 2, 4 or 8. Measured against the forward's own
  * path (kn_gemm_split, tuned cuBLASLt, the library linked in), per M (default 16 32 48 64
  * 96 128):
  *   - agreement with the library's parts (max |diff| / max |ref|) and bitwise reruns (the
@@ -27,8 +29,11 @@
  *   - a layer's chain as the forward runs it, 28 layers in one graph (us a layer):
  *       kn_gemm_ex(Wqkv) -> glue (RoPE + attention's stand-in) -> parts(Wo) ->
  *       kn_layernorm_parts -> kn_gemm_ex(Wi) -> kn_geglu -> parts(Wo2) -> kn_layernorm_parts
- *     with only the two parts products changed between the variants.
- * Results: bench/results/experiments/mcast/ (the probe as it ran there: fc888ff).
+ *     with only the two parts products changed between the variants; with PROBE_PROJ=1
+ *     Wqkv and Wi also run on the library's kernel in fp32 parts, summed by stand-ins of
+ *     the glue and GeGLU.
+ * Results: bench/results/experiments/mcast/ (the probe as it ran there: fc888ff) and
+ * bench/results/experiments/wide/.
  *
  * Build: make build/bench/mcast_probe (nvcc, sm_90a, links build/liblayad.a);
  * run: build/bench/mcast_probe [M ...]; one JSON object per line on stdout.
@@ -134,82 +139,6 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
     cluster_wait();
 }
 
-/* X by the load-store path instead of the TMA engine: after the wait every thread cp.asyncs 16-byte
- * chunks of the X slice's rows (no cluster, no multicast), so the slice's hundreds of 16-byte
- * requests are spread over 128 threads rather than one bulk copy a row; the W tile as in the
- * library's kernel, before the wait. */
-template <int MT>
-__global__ void __launch_bounds__(THREADS, 1)
-parts_ldg_kernel(const __half *X, const __half *W, float *P, int M, int K)
-{
-    extern __shared__ __align__(128) unsigned char sm[];
-    const int KS = K / S, rb = so_row_bytes(KS), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int n0 = blockIdx.x * NT, s = blockIdx.y, cpr = KS / 8; /* 16-byte chunks a row */
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
-    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
-    if (threadIdx.x == 0) {
-        mbar_init(&bar[0], 1);
-        mbar_init_fence();
-    }
-    for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
-        reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
-    if (warp == 0)
-        so_load_w(W, ws, &bar[0], K, KS, n0, s);
-    kn_pdl_wait();
-    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
-        const int m = i / cpr, c = i % cpr;
-        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * KS + 8 * c, true);
-    }
-    cp_async_commit();
-    kn_pdl_trigger();
-    mbar_wait(&bar[0], 0);
-    cp_async_wait<0>();
-    __syncthreads();
-    float acc[MT][4][4] = {};
-    const int steps = KS / 16;
-    for (int kk = steps * warp / WARPS; kk < steps * (warp + 1) / WARPS; kk++) {
-        uint32_t bf[4][2];
-        so_load_b(ws, rb, kk, bf);
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            uint32_t a[4];
-            ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
-#pragma unroll
-            for (int nt = 0; nt < 4; nt++)
-                mma16816<__half>(acc[mt][nt], a, bf[nt]);
-        }
-    }
-    __syncthreads();
-    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * NT, n0, s);
-}
-
-template <int MT> static void launch_ldg_t(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N,
-                                           int K, bool pdl)
-{
-    const int rb = so_row_bytes(K / S);
-    const size_t x = (size_t)16 * MT * rb, red = (size_t)WARPS * 16 * MT * SO_RED * 4;
-    const size_t smem = 128 + (size_t)NT * rb + (x > red ? x : red);
-    CK(cudaFuncSetAttribute(parts_ldg_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cudaLaunchAttribute at[2];
-    const cudaLaunchConfig_t cfg = so_config(at, dim3(N / NT, S), dim3(THREADS), smem, st, 1, pdl);
-    CK(cudaLaunchKernelEx(&cfg, parts_ldg_kernel<MT>, X, W, P, M, K));
-}
-
-static void launch_ldg(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N, int K, bool pdl)
-{
-    switch ((M + 15) / 16) {
-    case 1: launch_ldg_t<1>(st, X, W, P, M, N, K, pdl); break;
-    case 2: launch_ldg_t<2>(st, X, W, P, M, N, K, pdl); break;
-    case 3: launch_ldg_t<3>(st, X, W, P, M, N, K, pdl); break;
-    case 4: launch_ldg_t<4>(st, X, W, P, M, N, K, pdl); break;
-    case 5: launch_ldg_t<5>(st, X, W, P, M, N, K, pdl); break;
-    case 6: launch_ldg_t<6>(st, X, W, P, M, N, K, pdl); break;
-    case 7: launch_ldg_t<7>(st, X, W, P, M, N, K, pdl); break;
-    default: launch_ldg_t<8>(st, X, W, P, M, N, K, pdl); break;
-    }
-}
-
 /* X's tensor map for boxes of 64 columns x MP rows; rows past M read as zeros. */
 static CUtensorMap x_map(const __half *X, int M, int K, int MP)
 {
@@ -282,9 +211,7 @@ static kn_gemm_ctx *g_ctx;
 
 static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
 {
-    if (v.cl < 0)
-        launch_ldg(st, X, W, P, M, N, K, v.pdl);
-    else if (v.rows)
+    if (v.rows)
         KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S));
     else if (v.cl == 0)
         KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
@@ -457,7 +384,7 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
         compare(o1, o2, ref, n, &rel, &same);
         printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"x\": \"%s\", \"max_rel_diff_vs_library\": %.3e, "
                "\"rerun_bitwise\": %s}\n",
-               k ? "mlp_out" : "attn_out", M, v.cl, v.cl < 0 ? "cp.async" : v.rows ? "row copies" : "tensor boxes", rel, same ? "true" : "false");
+               k ? "mlp_out" : "attn_out", M, v.cl, v.rows ? "library's" : "tensor boxes", rel, same ? "true" : "false");
     }
     CK(cudaFree(ref));
     CK(cudaFree(o1));
@@ -485,14 +412,11 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
      * cuBLASLt, or on the own kernel in 1, 2 or 4 parts) */
     const Variant proj[] = {{2, true, true}, {2, true, true, 1}, {2, true, true, 2}, {2, true, true, 4},
                             {2, true, true}, {2, true, true, 2}};
-    /* PROBE_LDG=1: X by cp.async from every thread (cl -1) against the library's kernel and cuBLASLt */
-    const Variant ldg[] = {{0, true, false}, {2, true, true}, {-1, true, false}, {-1, false, false},
-                           {2, true, true}, {-1, true, false}, {0, true, false}};
-    const bool pj = getenv("PROBE_PROJ") != NULL, pl = getenv("PROBE_LDG") != NULL;
-    const Variant *vs = pj ? proj : pl ? ldg : all;
-    const int nv = pj ? 6 : pl ? 7 : 8;
+    const bool pj = getenv("PROBE_PROJ") != NULL;
+    const Variant *vs = pj ? proj : all;
+    const int nv = pj ? 6 : 8;
     for (int i = 0; i < nv && !pj; i++)
-        if (vs[i].cl && (i == 0 || vs[i].cl != vs[i - 1].cl || vs[i].pdl != vs[i - 1].pdl))
+        if (vs[i].cl)
             check(st, b, vs[i]);
     for (int i = 0; i < nv; i++) {
         const Variant &v = vs[i];
@@ -510,7 +434,7 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
         }) / LAYERS;
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
                "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
-               M, !v.cl ? "library (cuBLASLt split)" : v.cl < 0 ? "own, X by cp.async" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
+               M, !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
                v.pdl ? "true" : "false", v.proj, alone_o, alone_o2, chain);
         fflush(stdout);
     }

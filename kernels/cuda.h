@@ -209,9 +209,9 @@ int kn_gemm_prepare_split(kn_gemm_ctx *ctx, kn_dtype wdt, int M, int N, int K, i
 /* kn_gemm_split's product for the smallest packs on a kernel of our own
  * (kernels/gemm_small.cu): the same parts and layout, the sums differing from
  * cuBLASLt's in order only. Each block fetches its weight tile before the
- * programmatic-launch wait and shares its X slice with a neighbour by multicast.
- * A row's parts do not depend on M. Needs kn_gemm_split_small_ok: a compute
- * capability 9 device, 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 64 == 0,
+ * programmatic-launch wait and its X slice after it. A row's parts do not
+ * depend on M. Needs kn_gemm_split_small_ok: a compute capability 9 device,
+ * 16-bit W, 1 <= M <= KN_GEMM_SMALL_MAXM, N % 32 == 0,
  * 1 <= S <= KN_GEMM_SPLIT_MAX, K % (16 S) == 0, 16-byte aligned operands, and
  * the blocks' shared memory (the W tile and the X slice) within the device's.
  * Returns -1 when refused. */

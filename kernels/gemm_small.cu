@@ -6,26 +6,24 @@
  * weight tile (32 rows x K / S) is bulk-copied into shared memory before the
  * programmatic-launch wait, so those bytes move while the kernel before still
  * runs; cuBLASLt's kernels never wait programmatically and start their loads only
- * after their predecessor has finished and flushed. After the wait each block of
- * a cluster of two (neighbours along N) bulk-copies every other row of the X slice
- * and multicasts it to both, so L2 serves each slice half as often. Four warps split the slice's k-steps (mma.sync m16n8k16, fp32
- * accumulators) and their tiles are summed in shared memory in warp order: a
- * row's bits depend on neither M nor the launch.
+ * after their predecessor has finished and flushed. After the wait every thread
+ * cp.asyncs 16-byte chunks of the X slice's rows. Four warps split the slice's
+ * k-steps (mma.sync m16n8k16, fp32 accumulators) and their tiles are summed in
+ * shared memory in warp order: a row's bits depend on neither M nor the launch.
  *
- * Measured against cuBLASLt's strided-batched split in a layer's chain on the H200
- * (bench/mcast_probe.cu, bench/results/experiments/mcast/): 1.4 us a layer faster at
- * 16 rows, 0.9 at 32, 0.3 at 48, slower from 64 rows on, where every block reading
- * its whole X slice costs more than cuBLASLt's pipelined tiles; tensor-map boxes
- * for X and larger clusters did not change that. So the backend uses it only for
- * the smallest buckets (cuda_backend_opts.small_gemm_tokens). The same kernel
- * writing Wqkv's and Wi's 16-bit products at 16-32 rows made the forward 3-18%
- * slower (Wi's 164 blocks of 132 KB ran in two waves), and was taken out.
+ * Measured in a layer's chain on the H200 (bench/mcast_probe.cu,
+ * bench/results/experiments/wide/): X by cp.async from 128 threads took a layer
+ * from 23.90 to 22.6 us at 16 rows and 25.2 to 23.8 at 32 against the earlier
+ * form (one bulk copy a row, multicast in clusters of two), and beats cuBLASLt's
+ * strided-batched split up to 48 rows (25.6 against 26.45 us); from 64 rows
+ * cuBLASLt's pipelined tiles win (27.3 against 26.8). So the backend uses it for
+ * buckets of at most 48 tokens (cuda_backend_opts.small_gemm_tokens). 64-feature
+ * blocks over 8 parts, and the same kernel for Wqkv and Wi (16-bit output, or in
+ * fp32 parts summed by the next kernel), were slower and are not built.
  */
 #include "kernels/gemm_small.cuh"
 
-#define SO_CL 2 /* blocks a cluster, sharing the X slice */
-
-/* Two barriers, the W tile, then room for 16 MT rows of the X slice, which the
+/* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
  * warps' tiles reuse once every warp is past its last MMA. */
 static size_t so_smem(int MT, int Ks)
 {
@@ -41,15 +39,27 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
 {
     const int rb = so_row_bytes(Ks);
     if (threadIdx.x == 0) {
-        mbar_init(&bar[0], 1);
-        mbar_init(&bar[1], 1);
+        mbar_init(bar, 1);
         mbar_init_fence();
     }
     for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     if (threadIdx.x < 32)
-        so_load_w(W, ws, &bar[0], K, Ks, n0, s);
+        so_load_w(W, ws, bar, K, Ks, n0, s);
+}
+
+/* The X slice's rows, 16 bytes a thread at a time (one commit group). One bulk
+ * copy a row, multicast to a neighbour, was slower: bench/results/experiments/wide/. */
+template <typename T>
+__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+        const int m = i / cpr, c = i % cpr;
+        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
+    }
+    cp_async_commit();
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
@@ -77,30 +87,21 @@ __global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), lane = threadIdx.x % 32;
+    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks);
     const int n0 = blockIdx.x * SO_NT, s = blockIdx.y;
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* [0] the W tile, [1] the X slice */
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile */
     unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
     so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
-    cluster_arrive(); /* both blocks' X barriers are initialized before either multicasts into them */
-    cluster_wait();
     kn_pdl_wait();
-    if (threadIdx.x < 32) {
-        if (lane == 0)
-            mbar_arrive_tx(&bar[1], M * Ks * 2);
-        for (int m = (int)cluster_rank() + SO_CL * lane; m < M; m += SO_CL * 32)
-            bulk_load_multicast(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, &bar[1],
-                                (uint16_t)((1u << SO_CL) - 1));
-    }
+    so_load_x<T>(X, xs, M, K, Ks, s);
     kn_pdl_trigger();
-    mbar_wait(&bar[0], 0);
-    mbar_wait(&bar[1], 0);
-    cluster_arrive(); /* all of this block's X has landed: the other's multicasts into it are done */
+    mbar_wait(bar, 0);
+    cp_async_wait<0>();
+    __syncthreads(); /* every thread's X chunks have landed */
     float acc[MT][4][4] = {};
     so_mma<T, MT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
-    cluster_wait(); /* no block exits while a multicast it issued may still be landing in the other */
 }
 
 template <typename T, int MT>
@@ -110,7 +111,7 @@ static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M
     KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute at[2];
     const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
-                                             ks.s, SO_CL, ks.s && ks.pdl);
+                                             ks.s, 1, ks.s && ks.pdl);
     KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
@@ -134,7 +135,7 @@ extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W
                                       int S)
 {
     kn_dev d;
-    if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SMALL_MAXM || N < 1 || N % (SO_NT * SO_CL) != 0 || S < 1 ||
+    if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SMALL_MAXM || N < 1 || N % SO_NT != 0 || S < 1 ||
         S > KN_GEMM_SPLIT_MAX || K < 1 || K % (16 * S) != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
         !kn_aligned16(Y) || !X || !W || !Y || kn_dev_info(&d))
         return 0;
@@ -145,7 +146,7 @@ extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, k
                                    int K, int S)
 {
     KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S),
-               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 64 == 0, "
+               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 32 == 0, "
                "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
     int rc;
     KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));

@@ -568,7 +568,7 @@ START_TEST(test_gemm_small)
         check_small_rows(dt, 37, 12, 1024, 2624, 4, &r);
         dfree_all();
     }
-    /* refused: N not a multiple of 64, K not a multiple of 16 S, M out of range, misaligned */
+    /* refused: N not a multiple of 32, K not a multiple of 16 S, M out of range, misaligned */
     float *f = (float *)256;
     ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 4, 1000, 1024, 4), -1);
     ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 4, 1024, 1000, 4), -1);

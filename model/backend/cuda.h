@@ -72,11 +72,11 @@ typedef struct cuda_backend_opts {
                            LayerNorm sums into the residual stream (kn_layernorm_parts),
                            instead of one accumulating GEMM; a row's last bits then depend
                            on whether its pack is split */
-    int small_gemm_tokens; /* in split buckets of at most this many tokens (default 32; 0: never)
+    int small_gemm_tokens; /* in split buckets of at most this many tokens (default 48; 0: never)
                               those partial products run on our own kernel
-                              (kn_gemm_split_small), not cuBLASLt's: the forward 4.8% faster
-                              at 1x16, 2.2-2.3% at 1x30; 1.4% slower at 1x40 with 48
-                              (bench/results/experiments/mcast/) */
+                              (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
+                              faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
+                              (bench/results/experiments/wide/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
