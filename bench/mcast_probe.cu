@@ -205,7 +205,6 @@ struct Variant {
     bool pdl, rows;
     int proj = 0; /* > 0: Wqkv and Wi on kn_gemm_split_small too, in proj fp32 parts that the glue and
                      GeGLU's stand-ins sum */
-    int warps = 4; /* the library's kernel: warps splitting a slice's k-steps */
 };
 
 static kn_gemm_ctx *g_ctx;
@@ -213,7 +212,7 @@ static kn_gemm_ctx *g_ctx;
 static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
 {
     if (v.rows)
-        KOK(kn_gemm_split_small_warps(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S, v.warps));
+        KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S));
     else if (v.cl == 0)
         KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
     else if (v.cl == 1)
@@ -378,7 +377,7 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
         CK(cudaMemset(o2, 0xff, n * 4));
         parts(st, Variant{0, true, false}, X, W, ref, M, HID, K);
         parts(st, v, X, W, o1, M, HID, K);
-        parts(st, Variant{v.cl, false, v.rows, 0, v.warps}, X, W, o2, M, HID, K);
+        parts(st, Variant{v.cl, false, v.rows}, X, W, o2, M, HID, K);
         CK(cudaStreamSynchronize(st));
         double rel;
         int same;
@@ -413,14 +412,11 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
      * cuBLASLt, or on the own kernel in 1, 2 or 4 parts) */
     const Variant proj[] = {{2, true, true}, {2, true, true, 1}, {2, true, true, 2}, {2, true, true, 4},
                             {2, true, true}, {2, true, true, 2}};
-    /* PROBE_WARPS=1: the library's kernel with 4 or 8 warps along K against cuBLASLt */
-    const Variant warps[] = {{0, true, false}, {2, true, true}, {2, true, true, 0, 8}, {2, false, true, 0, 8},
-                             {2, true, true}, {2, true, true, 0, 8}, {0, true, false}};
-    const bool pj = getenv("PROBE_PROJ") != NULL, pw = getenv("PROBE_WARPS") != NULL;
-    const Variant *vs = pj ? proj : pw ? warps : all;
-    const int nv = pj ? 6 : pw ? 7 : 8;
+    const bool pj = getenv("PROBE_PROJ") != NULL;
+    const Variant *vs = pj ? proj : all;
+    const int nv = pj ? 6 : 8;
     for (int i = 0; i < nv && !pj; i++)
-        if (vs[i].cl && (i == 0 || vs[i].cl != vs[i - 1].cl || vs[i].warps != vs[i - 1].warps))
+        if (vs[i].cl)
             check(st, b, vs[i]);
     for (int i = 0; i < nv; i++) {
         const Variant &v = vs[i];
@@ -436,10 +432,10 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
             for (int l = 0; l < LAYERS; l++)
                 layer(st, b, l, v);
         }) / LAYERS;
-        printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, \"warps\": %d, "
+        printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
                "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
                M, !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
-               v.pdl ? "true" : "false", v.proj, v.warps, alone_o, alone_o2, chain);
+               v.pdl ? "true" : "false", v.proj, alone_o, alone_o2, chain);
         fflush(stdout);
     }
 }

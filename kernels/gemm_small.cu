@@ -25,9 +25,9 @@
 
 /* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
  * warps' tiles reuse once every warp is past its last MMA. */
-static size_t so_smem(int MT, int Ks, int WK)
+static size_t so_smem(int MT, int Ks)
 {
-    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)WK * 16 * MT * SO_RED * 4;
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * SO_RED * 4;
     return 128 + (size_t)SO_NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
@@ -62,13 +62,13 @@ __device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, 
     cp_async_commit();
 }
 
-/* This warp's share (of WK) of the slice's k-steps over every row tile. */
-template <typename T, int MT, int WK>
+/* This warp's share of the slice's k-steps over every row tile. */
+template <typename T, int MT>
 __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
                                        float (&acc)[MT][4][4])
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
-    for (int kk = steps * warp / WK; kk < steps * (warp + 1) / WK; kk++) {
+    for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
         uint32_t b[4][2];
         so_load_b(ws, rb, kk, b);
 #pragma unroll
@@ -82,8 +82,8 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
-template <typename T, int MT, int WK>
-__global__ void __launch_bounds__(32 * WK, 1)
+template <typename T, int MT>
+__global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
@@ -99,36 +99,35 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
     cp_async_wait<0>();
     __syncthreads(); /* every thread's X chunks have landed */
     float acc[MT][4][4] = {};
-    so_mma<T, MT, WK>(ws, xs, rb, Ks, acc);
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
-    so_store<MT, WK>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
 }
 
-template <typename T, int MT, int WK>
+template <typename T, int MT>
 static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
-    const size_t smem = so_smem(MT, K / S, WK);
-    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT, WK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem));
+    const size_t smem = so_smem(MT, K / S);
+    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute at[2];
-    const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * WK), smem, ks.s,
-                                             1, ks.s && ks.pdl);
-    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT, WK>, (const T *)X, (const T *)W, Y, M, K));
+    const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
+                                             ks.s, 1, ks.s && ks.pdl);
+    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
 
-template <typename T, int WK>
+template <typename T>
 static int so_dispatch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
     switch ((M + 15) / 16) {
-    case 1: return so_launch<T, 1, WK>(ks, X, W, Y, M, N, K, S);
-    case 2: return so_launch<T, 2, WK>(ks, X, W, Y, M, N, K, S);
-    case 3: return so_launch<T, 3, WK>(ks, X, W, Y, M, N, K, S);
-    case 4: return so_launch<T, 4, WK>(ks, X, W, Y, M, N, K, S);
-    case 5: return so_launch<T, 5, WK>(ks, X, W, Y, M, N, K, S);
-    case 6: return so_launch<T, 6, WK>(ks, X, W, Y, M, N, K, S);
-    case 7: return so_launch<T, 7, WK>(ks, X, W, Y, M, N, K, S);
-    default: return so_launch<T, 8, WK>(ks, X, W, Y, M, N, K, S);
+    case 1: return so_launch<T, 1>(ks, X, W, Y, M, N, K, S);
+    case 2: return so_launch<T, 2>(ks, X, W, Y, M, N, K, S);
+    case 3: return so_launch<T, 3>(ks, X, W, Y, M, N, K, S);
+    case 4: return so_launch<T, 4>(ks, X, W, Y, M, N, K, S);
+    case 5: return so_launch<T, 5>(ks, X, W, Y, M, N, K, S);
+    case 6: return so_launch<T, 6>(ks, X, W, Y, M, N, K, S);
+    case 7: return so_launch<T, 7>(ks, X, W, Y, M, N, K, S);
+    default: return so_launch<T, 8>(ks, X, W, Y, M, N, K, S);
     }
 }
 
@@ -140,30 +139,19 @@ extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W
         S > KN_GEMM_SPLIT_MAX || K < 1 || K % (16 * S) != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
         !kn_aligned16(Y) || !X || !W || !Y || kn_dev_info(&d))
         return 0;
-    return d.major == 9 && so_smem((M + 15) / 16, K / S, SO_WARPS) <= (size_t)d.smem_optin;
-}
-
-extern "C" int kn_gemm_split_small_warps(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M,
-                                         int N, int K, int S, int warps)
-{
-    kn_dev d;
-    KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S) && (warps == 4 || warps == 8) && !kn_dev_info(&d) &&
-                   so_smem((M + 15) / 16, K / S, warps) <= (size_t)d.smem_optin,
-               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 32 == 0, "
-               "K % (16 S) == 0, 16-byte aligned operands and the shared memory; 4 or 8 warps");
-    int rc;
-    if (warps == 8)
-        KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, 8>(ks, X, W, Y, M, N, K, S)));
-    else
-        KN_DISPATCH16(wdt, T, rc = (so_dispatch<T, 4>(ks, X, W, Y, M, N, K, S)));
-    if (rc)
-        return -1;
-    KN_LAUNCHED();
-    return 0;
+    return d.major == 9 && so_smem((M + 15) / 16, K / S) <= (size_t)d.smem_optin;
 }
 
 extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N,
                                    int K, int S)
 {
-    return kn_gemm_split_small_warps(ks, X, W, wdt, Y, M, N, K, S, SO_WARPS);
+    KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S),
+               "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 32 == 0, "
+               "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
+    int rc;
+    KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
 }

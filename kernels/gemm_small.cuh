@@ -64,8 +64,8 @@ __device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int k
     }
 }
 
-/* The WK warps' tiles through shared memory (red), summed in warp order into part s. */
-template <int MT, int WK = SO_WARPS>
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
+template <int MT>
 __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
                                          int s)
 {
@@ -82,17 +82,12 @@ __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4
     for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
         const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
         float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
-        for (int w = 1; w < WK; w++) {
+        for (int w = 1; w < SO_WARPS; w++) {
             const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
             v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
         }
         *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
     }
 }
-
-/* kn_gemm_split_small with warps (4 or 8) splitting each slice's k-steps; for the
- * probe (bench/mcast_probe.cu), which times the choice. */
-extern "C" int kn_gemm_split_small_warps(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M,
-                                         int N, int K, int S, int warps);
 
 #endif
