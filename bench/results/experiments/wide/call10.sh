@@ -3,6 +3,7 @@
 # layad-dev-head: the small split kernel's X in two commit groups (each warp's first half of
 # k-steps, then the second; the MMAs on the first half while the second lands) against one group;
 # probe base / new at 16-96 rows, forward head / new / head / new, new at 64 and 96 tokens; suites
+# (call 11: the same script on the second form, each half range copied by its own loop)
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
