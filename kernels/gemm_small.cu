@@ -49,43 +49,26 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
         so_load_w(W, ws, bar, K, Ks, n0, s);
 }
 
-/* Warp w's k-steps of a slice of `steps`: [steps w / SO_WARPS, steps (w + 1) / SO_WARPS),
- * in two halves split at *mid. */
-__device__ __forceinline__ void so_range(int steps, int w, int *k0, int *mid, int *k1)
-{
-    *k0 = steps * w / SO_WARPS, *k1 = steps * (w + 1) / SO_WARPS, *mid = *k0 + (*k1 - *k0 + 1) / 2;
-}
-
-/* The X slice's rows, 16 bytes a thread at a time, in two commit groups: the
- * first halves of every warp's k-steps, then the second halves, so that the
- * warps multiply the first while the second lands. One bulk copy a row,
- * multicast to a neighbour, was slower: bench/results/experiments/wide/. */
+/* The X slice's rows, 16 bytes a thread at a time (one commit group). One bulk
+ * copy a row, multicast to a neighbour, was slower: bench/results/experiments/wide/. */
 template <typename T>
 __device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
 {
-    const int rb = so_row_bytes(Ks), steps = Ks / 16;
-    const T *x0 = X + (size_t)s * Ks;
-    for (int late = 0; late < 2; late++) {
-        for (int w = 0; w < SO_WARPS; w++) {
-            int k0, mid, k1;
-            so_range(steps, w, &k0, &mid, &k1);
-            const int c0 = 2 * (late ? mid : k0), n = 2 * (late ? k1 - mid : mid - k0); /* 16-byte chunks */
-            for (int i = threadIdx.x; i < M * n; i += blockDim.x) {
-                const int m = i / n, c = c0 + i % n;
-                cp_async16(xs + m * rb + 16 * c, x0 + (size_t)m * K + 8 * c, true);
-            }
-        }
-        cp_async_commit();
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+        const int m = i / cpr, c = i % cpr;
+        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
     }
+    cp_async_commit();
 }
 
-/* This warp's k-steps [k0, k1) over every row tile. */
+/* This warp's share of the slice's k-steps over every row tile. */
 template <typename T, int MT>
-__device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int k0, int k1,
+__device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
                                        float (&acc)[MT][4][4])
 {
-    const int lane = threadIdx.x % 32;
-    for (int kk = k0; kk < k1; kk++) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
+    for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
         uint32_t b[4][2];
         so_load_b(ws, rb, kk, b);
 #pragma unroll
@@ -112,16 +95,11 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
     kn_pdl_wait();
     so_load_x<T>(X, xs, M, K, Ks, s);
     kn_pdl_trigger();
-    int k0, mid, k1;
-    so_range(Ks / 16, threadIdx.x / 32, &k0, &mid, &k1);
-    float acc[MT][4][4] = {};
     mbar_wait(bar, 0);
-    cp_async_wait<1>();
-    __syncthreads(); /* every thread's first group of X chunks has landed */
-    so_mma<T, MT>(ws, xs, rb, k0, mid, acc);
     cp_async_wait<0>();
-    __syncthreads(); /* and the second */
-    so_mma<T, MT>(ws, xs, rb, mid, k1, acc);
+    __syncthreads(); /* every thread's X chunks have landed */
+    float acc[MT][4][4] = {};
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
 }
