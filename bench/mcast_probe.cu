@@ -301,20 +301,6 @@ __global__ void geglu_parts_kernel(const float *P, int S, int M, int F, __half *
     asm volatile("griddepcontrol.launch_dependents;");
 }
 
-template <typename K, typename... A> static void launch_pdl(cudaStream_t st, K kern, A... args)
-{
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(132);
-    cfg.blockDim = dim3(256);
-    cfg.stream = st;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, kern, args...));
-}
-
 /* A layer as the forward runs it at small packs, the two residual products on variant v (and with
  * v.proj, the two projections on the own kernel in parts). */
 static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
@@ -323,7 +309,7 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
     const int M = b->M;
     if (v.proj) {
         KOK(kn_gemm_split_small(ks, b->xn, b->wqkv[l], KN_F16, b->pqkv, M, QKV, HID, v.proj));
-        launch_pdl(st, glue_parts_kernel, (const float *)b->pqkv, v.proj, M * QKV, b->att, M * HID);
+        launch_pdl(st, dim3(132), glue_parts_kernel, (const float *)b->pqkv, v.proj, M * QKV, b->att, M * HID);
     } else {
         KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
                        KN_EPI_NONE));
@@ -334,7 +320,7 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
                            1e-5f));
     if (v.proj) {
         KOK(kn_gemm_split_small(ks, b->xn, b->wi[l], KN_F16, b->pu, M, WI, HID, v.proj));
-        launch_pdl(st, geglu_parts_kernel, (const float *)b->pu, v.proj, M, INNER, b->g);
+        launch_pdl(st, dim3(132), geglu_parts_kernel, (const float *)b->pu, v.proj, M, INNER, b->g);
     } else {
         KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID,
                        KN_EPI_NONE));
