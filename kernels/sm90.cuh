@@ -1,8 +1,10 @@
 /*
  * sm90.cuh - Hopper primitives, kept apart from any kernel: shared-memory
  * barriers with transaction counts, bulk copies by the TMA engine (into one
- * CTA, and multicast to the CTAs of a cluster) and the cluster barrier. Used by
- * the split product's own kernel (kernels/gemm_small.cu) and the probes.
+ * CTA, and multicast to the CTAs of a cluster) and the cluster barrier. The split
+ * product's own kernel (kernels/gemm_small.cu) uses the barriers and the bulk copy
+ * into one CTA; the multicast and the cluster barrier serve the probes
+ * (bench/mcast_probe.cu), since X by cp.async replaced the kernel's multicast.
  *
  * The multicast exists only in the sm_90a pass: the portable compute_90 PTX the
  * build also embeds traps there, and launchers check for compute capability 9.
