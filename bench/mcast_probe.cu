@@ -370,7 +370,8 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
         compare(o1, o2, ref, n, &rel, &same);
         printf("{\"check\": \"%s\", \"M\": %d, \"cl\": %d, \"x\": \"%s\", \"max_rel_diff_vs_library\": %.3e, "
                "\"rerun_bitwise\": %s}\n",
-               k ? "mlp_out" : "attn_out", M, v.cl, v.rows ? "library's" : "tensor boxes", rel, same ? "true" : "false");
+               k ? "mlp_out" : "attn_out", M, v.cl, v.rows ? "library's" : "tensor boxes", rel,
+               same ? "true" : "false");
     }
     CK(cudaFree(ref));
     CK(cudaFree(o1));

@@ -189,8 +189,9 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i}", "tool", "layad",
-                     "label", bo->label ? bo->label : cfg->encoder_name, "command", tool_argv_json(argc, argv),
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i}",
+                     "tool", "layad", "label", bo->label ? bo->label : cfg->encoder_name, "command",
+                     tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
                      info->name, "dtype", cuda_dtype_name(t->dtype), "sm_count", info->sm_count, "peak_flops",
                      PEAK_FLOPS, "peak_bytes_per_s", PEAK_BYTES, "timing",
