@@ -201,8 +201,9 @@ $(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kerne
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -o $@ $< -lcublas
 
-# The multicast probe (GPU machine): the residual branches' split products on a kernel of our own
-# (weights fetched before the programmatic wait, X multicast within clusters) against the library's.
+# The multicast probe (GPU machine): the residual branches' split products on the library's own
+# kernel (weights fetched before the programmatic wait, X by cp.async) and on the probe's
+# tensor-box forms with clusters, against cuBLASLt's.
 $(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
                            kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)

@@ -57,6 +57,37 @@ extern "C" {
 
 enum { S = 4, NT = SO_NT, WARPS = SO_WARPS, THREADS = 32 * WARPS, MAX_MT = 8 };
 
+/* Hopper's cluster primitives, which only this probe uses (the library's kernel copies X by
+ * cp.async). The multicast exists only in the sm_90a pass (this probe's only one). */
+/* bulk_load into the same shared offset of every CTA of the cluster in mask
+ * (bit = rank), completing bytes on the barrier at b's offset in each. */
+__device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
+                                                    uint16_t mask)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], "
+                 "%2, [%3], %4;\n" ::"r"(smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(b)), "h"(mask)
+                 : "memory");
+#else
+    (void)dst, (void)src, (void)bytes, (void)b, (void)mask;
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* The cluster barrier in two halves (every thread of every CTA of the cluster,
+ * arrive then wait, alternating). */
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+
 /* The library's kernel (kn_gemm_split_small) copies X a row at a time. This form: X by 2-D
  * tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one TMA instruction a box instead
  * of one bulk copy a row), a barrier per box so that each warp
@@ -309,7 +340,8 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
     const int M = b->M;
     if (v.proj) {
         KOK(kn_gemm_split_small(ks, b->xn, b->wqkv[l], KN_F16, b->pqkv, M, QKV, HID, v.proj));
-        launch_pdl(st, dim3(132), glue_parts_kernel, (const float *)b->pqkv, v.proj, M * QKV, b->att, M * HID);
+        CK(kn_launch(glue_parts_kernel, dim3(132), dim3(256), 0, ks, (const float *)b->pqkv, v.proj, M * QKV, b->att,
+                     M * HID));
     } else {
         KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
                        KN_EPI_NONE));
@@ -320,7 +352,7 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
                            1e-5f));
     if (v.proj) {
         KOK(kn_gemm_split_small(ks, b->xn, b->wi[l], KN_F16, b->pu, M, WI, HID, v.proj));
-        launch_pdl(st, dim3(132), geglu_parts_kernel, (const float *)b->pu, v.proj, M, INNER, b->g);
+        CK(kn_launch(geglu_parts_kernel, dim3(132), dim3(256), 0, ks, (const float *)b->pu, v.proj, M, INNER, b->g));
     } else {
         KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID,
                        KN_EPI_NONE));

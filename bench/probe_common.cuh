@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 
 #include "bench/bench_check.cuh" /* CK, CB */
+#include "kernels/cuda_util.cuh" /* kn_launch */
 
 /* English geometry: hidden, Wqkv rows, Wi rows, the MLP's inner width; 28 layers' weights
  * (686 MB) so that nothing of a layer stays in L2 for the next replay. */
@@ -40,24 +41,9 @@ __global__ void glue_kernel(const __half *in, __half *out, int n)
     asm volatile("griddepcontrol.launch_dependents;");
 }
 
-/* kern<<<grid, 256>>>(args...) on st with programmatic stream serialization (kern waits). */
-template <typename K, typename... A> static void launch_pdl(cudaStream_t st, dim3 grid, K kern, A... args)
-{
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(256);
-    cfg.stream = st;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, kern, args...));
-}
-
 static void glue(cudaStream_t st, const __half *in, __half *out, int n)
 {
-    launch_pdl(st, dim3(96), glue_kernel, in, out, n);
+    CK(kn_launch(glue_kernel, dim3(96), dim3(256), 0, kn_stream{st, 1}, in, out, n));
 }
 
 /* Median of reps replays of what body enqueues, captured as one graph, in us. */

@@ -35,10 +35,10 @@ int kn_dev_info(kn_dev *d)
 
 int kn_sms(int *sms)
 {
-    int dev = 0;
-    KN_CUDA(cudaGetDevice(&dev));
-    KN_CUDA(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
-    KN_REQUIRE(*sms > 0, "the device reports no multiprocessors");
+    kn_dev d;
+    if (kn_dev_info(&d))
+        return -1;
+    *sms = d.sms;
     return 0;
 }
 

@@ -352,7 +352,9 @@ __device__ __forceinline__ double block_sum(double v, double *red)
  * they were written two or more launches back (this launch may run beside its predecessor only,
  * which is itself past its own wait). Read after the wait, the gather was slower than its own
  * launch at 16-83 tokens (bench/results/experiments/gather-ln/; the dependent round trip after
- * the wait is the likely cause, not profiled); read before it, faster (experiments/mcast/). */
+ * the wait is the likely cause, not profiled); read before it, faster (experiments/mcast/). The
+ * plain kernel's residual, read before the wait the same way, made the forward 1.2-1.5% slower
+ * from 16 to 83 tokens (experiments/wide/, not profiled), so it is read after. */
 template <typename TY>
 __global__ void __launch_bounds__(1024)
 layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ rows, const float *parts, int S,

@@ -1,13 +1,9 @@
 /*
  * sm90.cuh - Hopper primitives, kept apart from any kernel: shared-memory
- * barriers with transaction counts, bulk copies by the TMA engine (into one
- * CTA, and multicast to the CTAs of a cluster) and the cluster barrier. The split
- * product's own kernel (kernels/gemm_small.cu) uses the barriers and the bulk copy
- * into one CTA; the multicast and the cluster barrier serve the probes
- * (bench/mcast_probe.cu), since X by cp.async replaced the kernel's multicast.
- *
- * The multicast exists only in the sm_90a pass: the portable compute_90 PTX the
- * build also embeds traps there, and launchers check for compute capability 9.
+ * barriers with transaction counts and bulk copies into one CTA by the TMA
+ * engine. Used by the split product's own kernel (kernels/gemm_small.cu) and the
+ * probes; the multicast and the cluster barrier, which only bench/mcast_probe.cu
+ * uses, live there.
  */
 #ifndef LAYAD_KERNELS_SM90_CUH
 #define LAYAD_KERNELS_SM90_CUH
@@ -53,33 +49,5 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  "l"(src), "r"(bytes), "r"(smem_addr(b))
                  : "memory");
 }
-
-/* bulk_load into the same shared offset of every CTA of the cluster in mask
- * (bit = rank), completing bytes on the barrier at b's offset in each. */
-__device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
-                                                    uint16_t mask)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], "
-                 "%2, [%3], %4;\n" ::"r"(smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_addr(b)), "h"(mask)
-                 : "memory");
-#else
-    (void)dst, (void)src, (void)bytes, (void)b, (void)mask;
-    __trap();
-#endif
-}
-
-__device__ __forceinline__ uint32_t cluster_rank()
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-/* The cluster barrier in two halves (every thread of every CTA of the cluster,
- * arrive then wait, alternating). */
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 
 #endif

@@ -117,8 +117,9 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
 
 /* Whether the bucket being enqueued is small enough for the own small-pack
  * kernel (o.small_gemm_tokens). The bucket decides, not M: the tail's few
- * gathered rows of a larger bucket ran 0.6% slower on it at 1x512
- * (bench/results/experiments/mcast/). */
+ * gathered rows of a larger bucket gained nothing on it (0.6% slower at 1x512
+ * with the multicast form, within 0.4% from 1x83 to 1x512 with cp.async;
+ * bench/results/experiments/mcast/, wide/). */
 static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
