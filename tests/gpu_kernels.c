@@ -504,6 +504,10 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     float *g2 = download(dP, S * MD, KN_F32);
     snprintf(what, sizeof what, "gemm_split%s %s M%d K%d S%d rerun", ctx ? "" : "_small", kn_dtype_name(dt), M, K, S);
     expect_equal(what, g2, g, S * MD);
+    if (D % 128 != 0) { /* the product alone: a LayerNorm over parts needs D % 128 == 0 */
+        free(X), free(W), free(g), free(g2), free(ref), free(tol);
+        return;
+    }
 
     float *R = hrand(r, MD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * MD + 1);
     float *bb = hrand(r, D, -1, 1), *lb = hrand(r, D, -0.5f, 0.5f);
@@ -565,6 +569,7 @@ START_TEST(test_gemm_small)
         run_split_case(NULL, dt, 48, 768, 1152, 2, 0.0f, 0, &r); /* mmBERT's MLP out */
         run_split_case(NULL, dt, 12, 1024, 4096, 4, 0.0f, 1, &r); /* the head FFN's second product */
         run_split_case(NULL, dt, 128, 1024, 1024, 8, 3e4f, 1, &r);
+        run_split_case(NULL, dt, 21, 96, 640, 4, 0.0f, 0, &r); /* N % 64 != 0: three blocks of 32 */
         check_small_rows(dt, 37, 12, 1024, 2624, 4, &r);
         dfree_all();
     }

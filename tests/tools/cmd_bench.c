@@ -49,7 +49,7 @@ static void usage(FILE *f)
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 48; 0 never)\n"
-            "  --rope-attention-tokens N  RoPE inside the attention up to N tokens (default 256; 0 never)\n"
+            "  --rope-attention-tokens N  RoPE inside the attention up to N tokens (default 0: never)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --device N          CUDA device (default 0)\n"

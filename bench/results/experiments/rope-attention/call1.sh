@@ -1,7 +1,8 @@
 # run from the repository root on the lent H200 (carry .carry) after scripts/device/prep with the GPU
 # suites and bench_kernels: RoPE inside the attention (kn_attention_rope) against RoPE's own launch,
 # same binary (--rope-attention-tokens 0 / 1000000, A/B/A/B, every bucket); the kernels alone;
-# suites (the new bit-exact test), English fp16 parity, memcheck
+# suites (the new bit-exact tests), English fp16 parity, memcheck. Prepared on 2026-12-04; not yet
+# run (no device was lent that session).
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
