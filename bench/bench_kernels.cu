@@ -509,18 +509,6 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
     const double flops = 4.0 * B * (D / 64) * (double)L * L * 64; /* dense L x L, what SDPA computes */
     record("attention", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
            ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\", \"layout\": \"packed\"");
-    /* The same with Q and K rotated on the way in (against this record plus rope's). */
-    float *ct, *st;
-    CK(cudaMalloc((void **)&ct, sizeof(float) * L * KN_ROPE_HALF));
-    CK(cudaMalloc((void **)&st, sizeof(float) * L * KN_ROPE_HALF));
-    KOK(kn_rope_tables_gpu(KS0, ct, st, L, window < 0 ? 160000.0 : 10000.0));
-    t = time_it([&](int i) {
-        KOK(kn_attention_rope(g_ks, dt, Q[i % S], O[i % S], T, D, dcu, dtiles, cap, window, ct, st, L));
-    });
-    record("attention_rope", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
-           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\", \"layout\": \"packed\"");
-    CK(cudaFree(ct));
-    CK(cudaFree(st));
     free_sets({&Q, &O});
     CK(cudaFree(dcu));
     CK(cudaFree(dtiles));

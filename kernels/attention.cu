@@ -48,14 +48,6 @@
  * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
  * the H200: 1.08-1.26x faster (bench/results/h200/kernels.md).
  *
- * The rotating variant (kn_attention_rope: the encoder's layers) takes Q and
- * K before RoPE and rotates them on the way in, with the RoPE kernel's
- * arithmetic (kn_rope_rot): the Q fragments in registers right after they are
- * loaded, with angles read before the programmatic wait; each key tile in
- * shared memory once it lands, with its cos / sin rows staged beside it
- * (16 KB more a block, dynamic shared memory). A block rotates every key tile
- * it walks, so keys are rotated once per query tile rather than once.
- *
  * The selection variant (kn_attention_select: the last head layer needs only
  * CLS and the markers while keys and values span the row) runs the same tile
  * code on runs of selected queries: block (tile of 64 selected queries, part k,
@@ -68,14 +60,12 @@
  * bit (same key tiles, same masks, queries independent in a tile).
  */
 #include "kernels/mma.cuh"
-#include "kernels/rope.cuh"
 
 #define ATT_TQ 64                 /* queries per block (4 warps x 16) */
 #define ATT_TK 64                 /* keys per tile */
 #define ATT_LD (KN_HEAD_DIM + 8)  /* padded shared row (elements) */
 #define ATT_THREADS 128
 #define ATT_SSEG 8                /* selection: blocks sharing one tile of 64 selected queries */
-#define ATT_RLD (KN_ROPE_HALF + 4) /* padded shared table row (floats): conflict-free 16-byte reads */
 
 static_assert(ATT_TQ == KN_ATT_TQ, "the host's query tiles (kernels/cpu.h) must match the kernel's");
 
@@ -129,114 +119,14 @@ template <typename T> struct att_smem {
     int orow[ATT_TQ];
 };
 
-/* The rotating variant's room: the cos / sin rows of one key tile, staged with
- * its keys (one tile's worth: the next tile's rows are copied only after this
- * tile's keys are rotated, which keeps the block at 64 KB, 3 to an SM). */
-struct att_rot_smem {
-    __align__(16) float c[ATT_TK][ATT_RLD];
-    __align__(16) float s[ATT_TK][ATT_RLD];
-};
-
-/* What att_tile needs to rotate as it loads: the tables [n_pos, 32] (fp32),
- * the staged rows, and this thread's query angles, loaded before the wait
- * ([query row r0 / r1][j group g]: j = 8 g + 2 (lane % 4), and j + 1). */
-struct att_rot {
-    const float *ct, *st;
-    int n_pos;
-    float (*sc)[ATT_RLD], (*ss)[ATT_RLD];
-    float2 qc[2][4], qs[2][4];
-};
-
-/* Copies the table rows of keys [j0, j0 + 64) into the staged room (rows at or
- * past len, or past the tables, zero-filled): thread x takes 4 floats at column 4 (x %
- * 8) of rows x / 8 + 16 k, k < 4, in both tables. */
-__device__ __forceinline__ void att_stage_rot(const att_rot &ro, int j0, int len)
-{
-    const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 4;
-#pragma unroll
-    for (int k = 0; k < ATT_TK / 16; k++) {
-        const int rr = r + 16 * k;
-        const bool ok = j0 + rr < len && j0 + rr < ro.n_pos;
-        const size_t off = ok ? (size_t)(j0 + rr) * KN_ROPE_HALF + c : 0;
-        cp_async16(&ro.sc[rr][c], ro.ct + off, ok);
-        cp_async16(&ro.ss[rr][c], ro.st + off, ok);
-    }
-}
-
-/* Rotates the staged key tile [j0, j0 + 64) in place (key j0 + r has position
- * j0 + r in its row): thread x takes key x / 2, pairs j in [16 (x % 2), + 16).
- * Keys past the row stay zero. Every thread must have seen the tile land. */
-template <typename T>
-__device__ __forceinline__ void att_rot_keys(T (*ks)[ATT_LD], const att_rot &ro, int j0, int len)
-{
-    const int rr = threadIdx.x / 2, jb = (threadIdx.x % 2) * 16;
-    if (j0 + rr >= len)
-        return;
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int j = jb + 8 * h;
-        float x1[8], x2[8], c[8], sn[8], o1[8], o2[8];
-        kn_load8(&ks[rr][j], x1);
-        kn_load8(&ks[rr][j + KN_ROPE_HALF], x2);
-        *reinterpret_cast<float4 *>(c) = *reinterpret_cast<const float4 *>(&ro.sc[rr][j]);
-        *reinterpret_cast<float4 *>(c + 4) = *reinterpret_cast<const float4 *>(&ro.sc[rr][j + 4]);
-        *reinterpret_cast<float4 *>(sn) = *reinterpret_cast<const float4 *>(&ro.ss[rr][j]);
-        *reinterpret_cast<float4 *>(sn + 4) = *reinterpret_cast<const float4 *>(&ro.ss[rr][j + 4]);
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            kn_rope_rot(x1[k], x2[k], c[k], sn[k], &o1[k], &o2[k]);
-        kn_store8(&ks[rr][j], o1);
-        kn_store8(&ks[rr][j + KN_ROPE_HALF], o2);
-    }
-}
-
-/* This thread's query angles (its rows r0, r1 of the tile; a row without a
- * query takes position 0, cos 1 and sin 0, which leaves its zeros exactly; so
- * does a position past the tables, which the caller's contract rules out). */
-__device__ __forceinline__ void att_query_angles(att_rot &ro, const int *qpos)
-{
-    const int lane = threadIdx.x % 32, r0 = (threadIdx.x / 32) * 16 + lane / 4;
-#pragma unroll
-    for (int q = 0; q < 2; q++) {
-        const int i = qpos[r0 + 8 * q];
-        const size_t base = (size_t)(i < 0 || i >= ro.n_pos ? 0 : i) * KN_ROPE_HALF + 2 * (lane % 4);
-#pragma unroll
-        for (int g = 0; g < 4; g++) {
-            ro.qc[q][g] = *reinterpret_cast<const float2 *>(ro.ct + base + 8 * g);
-            ro.qs[q][g] = *reinterpret_cast<const float2 *>(ro.st + base + 8 * g);
-        }
-    }
-}
-
-/* Rotates the Q fragments in registers: qa[s][k] (s < 2) holds dims j, j + 1
- * with j = 8 (2 s + k / 2) + 2 (lane % 4) of row r0 (k even) or r1 (k odd),
- * and qa[s + 2][k] the same dims plus 32, the pair's other half. */
-template <typename T> __device__ __forceinline__ void att_rot_query(uint32_t qa[4][4], const att_rot &ro)
-{
-    typedef typename kn_pair<T>::type P;
-#pragma unroll
-    for (int s = 0; s < 2; s++)
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const float2 a = kn_f2(*reinterpret_cast<const P *>(&qa[s][k]));
-            const float2 b = kn_f2(*reinterpret_cast<const P *>(&qa[s + 2][k]));
-            const float2 c = ro.qc[k & 1][2 * s + k / 2], sn = ro.qs[k & 1][2 * s + k / 2];
-            float a0, a1, b0, b1;
-            kn_rope_rot(a.x, b.x, c.x, sn.x, &a0, &b0);
-            kn_rope_rot(a.y, b.y, c.y, sn.y, &a1, &b1);
-            qa[s][k] = pack2<T>(a0, a1);
-            qa[s + 2][k] = pack2<T>(b0, b1);
-        }
-}
-
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
  * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. Returns
  * with shared memory still being read by other warps: sync before refilling. */
-template <typename T, bool ROT>
+template <typename T>
 __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out, int D, int len, int window,
-                                         int h, const att_rot &ro)
+                                         int h)
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
     const int D3 = 3 * D;
@@ -275,8 +165,6 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
 
     if (tfirst < tend) {
         att_stage<T>(sm.ks[0], sm.vs[0], ksrc, D, D3, tfirst * ATT_TK, len);
-        if (ROT)
-            att_stage_rot(ro, tfirst * ATT_TK, len);
     }
     cp_async_commit();
     cp_async_wait<1>(); /* Q has landed */
@@ -292,8 +180,6 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
         qa[s][2] = lds32(&sm.qs[r0][16 * s + 8 + 2 * c4]);
         qa[s][3] = lds32(&sm.qs[r1][16 * s + 8 + 2 * c4]);
     }
-    if (ROT)
-        att_rot_query<T>(qa, ro);
 
     const float sl2 = 0.125f * 1.4426950408889634f; /* scale 1/8, in base 2 */
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
@@ -304,26 +190,12 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
 
     for (int t = tfirst; t < tend; t++) {
         const int buf = (t - tfirst) & 1;
-        if (ROT) {
-            /* The table room holds one tile: this tile's keys are rotated before
-             * the next tile's copies are issued. */
-            cp_async_wait<0>();
-            __syncthreads();
-            att_rot_keys<T>(sm.ks[buf], ro, t * ATT_TK, len);
-            __syncthreads();
-            if (t + 1 < tend) {
-                att_stage<T>(sm.ks[buf ^ 1], sm.vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
-                att_stage_rot(ro, (t + 1) * ATT_TK, len);
-            }
-            cp_async_commit();
-        } else {
-            if (t + 1 < tend) {
-                att_stage<T>(sm.ks[buf ^ 1], sm.vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
-            }
-            cp_async_commit();
-            cp_async_wait<1>();
-            __syncthreads();
+        if (t + 1 < tend) {
+            att_stage<T>(sm.ks[buf ^ 1], sm.vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
         }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
 
         /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
          * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
@@ -440,17 +312,20 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
  * tiles[2x], q0 = tiles[2x + 1]; r < 0: a spare tile, nothing to do. Row bounds
  * are clamped to [0, nslot] (the launcher's T), so a malformed cu cannot reach
  * past the buffers. */
-/* The block's row bounds [*s, *e) and its tile's qpos / orow (synchronized);
- * false for a spare tile. The tile list and the row bounds were staged before
- * the forward's first kernel, so this runs before the wait (while RoPE runs,
- * when it lets the attention start early); qkv is read only after. */
 template <typename T>
-__device__ __forceinline__ bool att_block_row(att_smem<T> &sm, int nslot, const int32_t *__restrict__ cu,
-                                              const int32_t *__restrict__ tiles, int *s_, int *e_)
+__global__ void __launch_bounds__(ATT_THREADS, 3)
+attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
+                 const int32_t *__restrict__ tiles, int window)
 {
+    /* The tile list and the row bounds were staged before the forward's first
+     * kernel: read before the wait (while RoPE runs, when it lets this kernel
+     * start early); qkv only after. */
+    __shared__ att_smem<T> sm;
     const int r = tiles[2 * (size_t)blockIdx.x];
-    if (r < 0)
-        return false;
+    if (r < 0) {
+        kn_pdl_wait();
+        return;
+    }
     int s = cu[r], e = cu[r + 1];
     s = s < 0 ? 0 : s > nslot ? nslot : s;
     e = e < s ? s : e > nslot ? nslot : e;
@@ -462,45 +337,8 @@ __device__ __forceinline__ bool att_block_row(att_smem<T> &sm, int nslot, const 
         sm.orow[threadIdx.x] = ok ? s + i : -1;
     }
     __syncthreads();
-    *s_ = s, *e_ = e;
-    return true;
-}
-
-template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 3)
-attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
-                 const int32_t *__restrict__ tiles, int window)
-{
-    __shared__ att_smem<T> sm;
-    int s, e;
-    const bool live = att_block_row(sm, nslot, cu, tiles, &s, &e);
     kn_pdl_wait();
-    if (live)
-        att_tile<T, false>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y, att_rot{});
-}
-
-/* The same over unrotated Q and K: each is rotated as it is loaded, query or
- * key i of a row at position i (the sequence builder's positions), with the
- * tables' angles loaded before the wait. The RoPE kernel's output bit for
- * bit, without its launch or its round trip through qkv. */
-template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 3)
-attention_rope_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D,
-                      const int32_t *__restrict__ cu, const int32_t *__restrict__ tiles, int window,
-                      const float *__restrict__ ct, const float *__restrict__ st, int n_pos)
-{
-    extern __shared__ __align__(16) unsigned char att_dyn[];
-    att_smem<T> &sm = *reinterpret_cast<att_smem<T> *>(att_dyn);
-    att_rot_smem &ts = *reinterpret_cast<att_rot_smem *>(att_dyn + sizeof(att_smem<T>));
-    int s, e;
-    const bool live = att_block_row(sm, nslot, cu, tiles, &s, &e);
-    att_rot ro;
-    ro.ct = ct, ro.st = st, ro.n_pos = n_pos, ro.sc = ts.c, ro.ss = ts.s;
-    if (live)
-        att_query_angles(ro, sm.qpos);
-    kn_pdl_wait();
-    if (live)
-        att_tile<T, true>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y, ro);
+    att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
 }
 
 /* Block (x, head y) of a selection: tile x / ATT_SSEG of 64 selected queries,
@@ -548,7 +386,7 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
             sm.orow[threadIdx.x] = t < b ? g0 + t : -1;
         }
         __syncthreads();
-        att_tile<T, false>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y, att_rot{});
+        att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y);
         __syncthreads(); /* sm is refilled for the next run */
     }
 }
@@ -575,29 +413,6 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
     const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
     KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
                                            (E *)out, T, D, cu, tiles, window)));
-    KN_LAUNCHED();
-    return 0;
-}
-
-extern "C" int kn_attention_rope(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                                 const int32_t *cu, const int32_t *tiles, int n_tiles, int window,
-                                 const float *cos_tab, const float *sin_tab, int n_pos)
-{
-    KN_REQUIRE(T >= 0 && n_tiles >= 0, "negative attention size");
-    if (T == 0 || n_tiles == 0)
-        return 0;
-    if (att_check(dt, qkv, out, D))
-        return -1;
-    KN_REQUIRE(cu && tiles && cos_tab && sin_tab, "NULL attention rows, tiles or RoPE tables");
-    KN_REQUIRE(kn_aligned16(cos_tab) && kn_aligned16(sin_tab), "RoPE tables must be 16-byte aligned");
-    KN_REQUIRE(n_pos >= 1, "attention with RoPE: empty tables");
-    const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
-    const size_t smem = sizeof(att_smem<__half>) + sizeof(att_rot_smem);
-    KN_DISPATCH16(dt, E,
-        KN_CUDA(cudaFuncSetAttribute(attention_rope_kernel<E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem));
-        KN_CUDA(kn_launch(attention_rope_kernel<E>, grid, dim3(ATT_THREADS), smem, ks, (const E *)qkv, (E *)out, T, D,
-                          cu, tiles, window, cos_tab, sin_tab, n_pos)));
     KN_LAUNCHED();
     return 0;
 }

@@ -301,16 +301,6 @@ int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const int32_t *p
 int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
                  const int32_t *cu, const int32_t *tiles, int n_tiles, int window);
 
-/* kn_attention over qkv whose Q and K blocks are not yet rotated: the block
- * rotates them as it loads them, as kn_rope would with pos[t] = t - cu[r] (a
- * slot's index in its row, the sequence builder's positions) and the same
- * tables cos_tab / sin_tab [n_pos, 32]; qkv is only read. Its output equals
- * kn_rope then kn_attention bit for bit, in one launch. Every row's length
- * must be at most n_pos (a key past the tables reads no table: it is zeroed). */
-int kn_attention_rope(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                      const int32_t *cu, const int32_t *tiles, int n_tiles, int window,
-                      const float *cos_tab, const float *sin_tab, int n_pos);
-
 /* The same attention for a selection of queries (the last head layer needs only
  * the CLS and marker rows): selected query g < G is slot qpos[g] of row qrow[g]
  * (int32 on the device), written to out[g, :] (out [G, D], dt); qrow[g] < 0

@@ -56,16 +56,13 @@ static void teardown(void)
 }
 
 /* A backend warming every bucket (warm NULL) or only those of the given shapes;
- * split_tokens / rope_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
- * .rope_attention_tokens). */
-static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens, int rope_tokens)
+ * split_tokens < 0: the default (cuda_backend_opts.split_tokens). */
+static laya_backend *make_split(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     if (split_tokens >= 0)
         o.split_tokens = split_tokens;
-    if (rope_tokens >= 0)
-        o.rope_attention_tokens = rope_tokens;
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
@@ -77,7 +74,7 @@ static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, i
 
 static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
-    return make_opts(dtype, warm, n_warm, -1, -1);
+    return make_split(dtype, warm, n_warm, -1);
 }
 
 static void fwd(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
@@ -176,7 +173,7 @@ START_TEST(packing_order_and_k)
     /* Without the split branch GEMMs: with them a pack of at most 128 tokens adds its branches
      * into the residual as partial products, so a short row alone and the same row in a
      * larger pack differ in the last bits (split_branch_rows bounds that). */
-    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, 0, -1);
+    laya_backend *b = make_split(CUDA_DT_FP16, NULL, 0, 0);
     /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
@@ -248,7 +245,7 @@ START_TEST(split_branch_rows)
     ck_assert_msg(cpu != NULL, "%s", err.msg);
     ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
     cpu->ops->destroy(cpu);
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_opts(CUDA_DT_FP16, NULL, 0, 0, -1);
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_split(CUDA_DT_FP16, NULL, 0, 0);
     const size_t K = (size_t)s.max_markers;
     int differs = 0; /* the split ran: some row's bits differ from the unsplit backend's */
     for (int i = 0; i < s.n; i++) {
@@ -275,41 +272,6 @@ START_TEST(split_branch_rows)
     synth_free(&s);
     b->ops->destroy(b);
     off->ops->destroy(off);
-}
-END_TEST
-
-/* RoPE inside the attention (kn_attention_rope) against RoPE's own launch: the
- * same answers bit for bit, in graphs and in eager launches, for a pack of
- * every row and for short rows one per forward (the split branches on). */
-START_TEST(rope_in_attention)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    synth_set s;
-    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 300, 11, &err), 0);
-    fwd_out on, off, eager, one_on, one_off;
-    ck_assert(!fwd_out_alloc(&on, s.n, s.max_markers, &err) && !fwd_out_alloc(&off, s.n, s.max_markers, &err) &&
-              !fwd_out_alloc(&eager, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_on, 1, s.max_markers, &err) &&
-              !fwd_out_alloc(&one_off, 1, s.max_markers, &err));
-    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, -1, 1 << 20), *u = make_opts(CUDA_DT_FP16, NULL, 0, -1, 0);
-    fwd(b, s.rows, s.n, &on, 1);
-    fwd(b, s.rows, s.n, &eager, 0);
-    fwd(u, s.rows, s.n, &off, 1);
-    ck_assert_msg(fwd_out_identical(&on, &eager), "rotating attention: graph replay != eager");
-    ck_assert_msg(fwd_out_identical(&on, &off), "rotating attention != RoPE then attention, %d rows packed", s.n);
-    for (int i = 0; i < s.n; i += 3) {
-        fwd(b, &s.rows[i], 1, &one_on, 1);
-        fwd(u, &s.rows[i], 1, &one_off, 1);
-        ck_assert_msg(fwd_out_identical(&one_on, &one_off), "rotating attention != RoPE then attention, row %d", i);
-    }
-    printf("rope in attention: %d rows packed and every third alone, bit for bit RoPE then attention\n", s.n);
-    fwd_out *outs[] = {&on, &off, &eager, &one_on, &one_off};
-    for (int i = 0; i < 5; i++)
-        fwd_out_free(outs[i]);
-    synth_free(&s);
-    b->ops->destroy(b);
-    u->ops->destroy(u);
 }
 END_TEST
 
@@ -412,7 +374,6 @@ int main(void)
     tcase_add_test(t, parity_bf16);
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
-    tcase_add_test(t, rope_in_attention);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

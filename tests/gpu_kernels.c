@@ -909,66 +909,6 @@ static void run_att_alone(kn_dtype dt, const att_case *c, rng *r)
     free(b.tiles), free(Q), free(g);
 }
 
-/* kn_attention_rope over unrotated qkv: bit for bit kn_rope (a slot's position
- * its index in its row, padding 0) then kn_attention, over tables of exactly
- * the longest row's positions (an overread shows under compute-sanitizer);
- * padding slots keep their poison and qkv is left as it was. */
-static void run_att_rope_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
-{
-    att_batch b;
-    att_batch_make(&b, c, shuffle, r);
-    int n_pos = 1;
-    for (int i = 0; i < b.R; i++)
-        n_pos = c->lens[i] > n_pos ? c->lens[i] : n_pos;
-    const int D = c->D;
-    const size_t es = kn_dtype_size(dt), n_qkv = (size_t)b.T * 3 * D, n_out = (size_t)b.T * D;
-    float *dct = dalloc(sizeof(float) * n_pos * KN_ROPE_HALF), *dst = dalloc(sizeof(float) * n_pos * KN_ROPE_HALF);
-    OK(kn_rope_tables_gpu(KS0, dct, dst, n_pos, c->window < 0 ? 160000.0 : 10000.0));
-    int32_t *pos = calloc((size_t)b.T, sizeof(int32_t));
-    ck_assert_ptr_nonnull(pos);
-    for (int i = 0; i < b.R; i++)
-        for (int t = b.cu[i]; t < b.cu[i + 1]; t++)
-            pos[t] = t - b.cu[i];
-    float *Q = hrand(r, n_qkv, -2, 2);
-    void *dq = upload(Q, n_qkv, dt), *dq2 = dalloc(n_qkv * es);
-    CU(cudaMemcpy(dq2, dq, n_qkv * es, cudaMemcpyDeviceToDevice));
-    void *dO = dout(n_out, dt), *dR = dout(n_out, dt);
-    OK(kn_attention_rope(KS0, dt, dq, dO, b.T, D, b.dcu, b.dtiles, b.cap, c->window, dct, dst, n_pos));
-    OK(kn_rope(KS0, dt, dq2, b.T, D, upload_raw(pos, sizeof(int32_t) * b.T), dct, dst));
-    OK(kn_attention(KS0, dt, dq2, dR, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
-    unsigned char *ho = malloc(n_qkv * es), *hr = malloc(n_qkv * es), *hq = malloc(n_qkv * es);
-    ck_assert(ho && hr && hq);
-    CU(cudaDeviceSynchronize());
-    CU(cudaMemcpy(ho, dO, (size_t)b.used * D * es, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(hr, dR, (size_t)b.used * D * es, cudaMemcpyDeviceToHost));
-    char what[160], sub[200];
-    att_name(what, sizeof what, dt, c, shuffle);
-    ck_assert_msg(memcmp(ho, hr, (size_t)b.used * D * es) == 0, "%s: rotating attention != rope + attention", what);
-    printf("  %-48s ok  (rotating == rope + attention, bit-exact)\n", what);
-    snprintf(sub, sizeof sub, "%s: rotating, padding", what);
-    expect_poisoned(sub, dO, (size_t)b.used * D * es, (size_t)(b.T - b.used) * D * es);
-    /* qkv as uploaded: Q converted back to dt is what dq held */
-    void *dq3 = upload(Q, n_qkv, dt);
-    CU(cudaMemcpy(hq, dq, n_qkv * es, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(ho, dq3, n_qkv * es, cudaMemcpyDeviceToHost));
-    ck_assert_msg(memcmp(hq, ho, n_qkv * es) == 0, "%s: the rotating attention wrote qkv", what);
-    free(b.tiles), free(pos), free(Q), free(ho), free(hr), free(hq);
-}
-
-START_TEST(test_attention_rope)
-{
-    const kn_dtype dt = DTS[_i];
-    for (int pass = 0; pass < 2; pass++) {
-        rng r = {seed_of(pass)};
-        for (size_t i = 0; i < sizeof ATT_CASES / sizeof ATT_CASES[0]; i++)
-            for (int shuffle = 0; shuffle < 2; shuffle++) {
-                run_att_rope_case(dt, &ATT_CASES[i], shuffle, &r);
-                dfree_all();
-            }
-    }
-}
-END_TEST
-
 START_TEST(test_attention_alone)
 {
     const kn_dtype dt = DTS[_i];
@@ -1525,8 +1465,6 @@ START_TEST(test_rejects_bad_shapes)
     ck_assert_int_eq(kn_attention_select(KS0, KN_F16, (void *)256, (void *)256, 100, p, -1, p, p, 3), -1);
     ck_assert_int_eq(kn_attention_select(KS0, KN_BF16, (void *)256, (void *)256, 64, p, -1, NULL, p, 3), -1);
     ck_assert_int_eq(kn_rope(KS0, KN_F16, (void *)256, 4, 96, p, (float *)256, (float *)256), -1);
-    ck_assert_int_eq(kn_attention_rope(KS0, KN_F16, (void *)256, (void *)256, 8, 64, p, p, 1, -1, (float *)256,
-                                       (float *)256, 0), -1); /* no table positions */
     ck_assert_int_eq(kn_geglu(KS0, KN_F32, (void *)256, (void *)256, 4, 8), -1);
     ck_assert_int_eq(kn_gemm_own(KS0, (void *)256, KN_BF16, (void *)256, KN_F16, NULL, (void *)256, KN_F16, 4, 4, 4,
                                  KN_EPI_NONE), -1);
@@ -1566,7 +1504,6 @@ int main(void)
     tcase_add_loop_test(tc, test_rope, 0, 2);
     tcase_add_loop_test(tc, test_attention, 0, 2);
     tcase_add_loop_test(tc, test_attention_alone, 0, 2);
-    tcase_add_loop_test(tc, test_attention_rope, 0, 2);
     tcase_add_loop_test(tc, test_head_ops, 0, 2);
     tcase_add_test(tc, test_decision_tail_widths);
     tcase_add_loop_test(tc, test_copy, 0, 2);

@@ -77,11 +77,6 @@ typedef struct cuda_backend_opts {
                               (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
                               faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
                               (bench/results/experiments/wide/) */
-    int rope_attention_tokens; /* in buckets of at most this many tokens (default 0: never)
-                                  the encoder's attention rotates Q and K as it loads them
-                                  (kn_attention_rope) instead of a RoPE launch before it; bit
-                                  for bit the same outputs. Off until it has been timed on a
-                                  GPU (bench/results/experiments/rope-attention/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

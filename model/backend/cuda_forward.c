@@ -176,25 +176,6 @@ static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const
     return 0;
 }
 
-/* RoPE and the encoder's attention: in one launch in buckets of at most
- * o.rope_attention_tokens tokens (the attention rotates Q and K as it loads
- * them, the same bits), else RoPE in place on qkv, then the attention. */
-static int attention_rope(cuda_backend *b, int T, int global, const int32_t *cu, const int32_t *tiles, int n_tiles,
-                          const int32_t *pos, layad_error *err)
-{
-    dev_acts *a = &b->a;
-    const float *ct = global ? a->cos_g : a->cos_l, *st = global ? a->sin_g : a->sin_l;
-    const int window = global ? -1 : b->window;
-    if (b->bucket <= b->o.rope_attention_tokens) {
-        LAUNCH(kn_attention_rope(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles, n_tiles, window, ct, st,
-                                 b->o.max_len));
-        return 0;
-    }
-    LAUNCH(kn_rope(b->ks, b->dt, a->qkv, T, b->D, pos, ct, st));
-    LAUNCH(kn_attention(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles, n_tiles, window));
-    return 0;
-}
-
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
@@ -210,8 +191,10 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
         GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-        if (attention_rope(b, T, global, cu, tiles, n_tiles, pos, err))
-            return -1;
+        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
+                       global ? a->sin_g : a->sin_l));
+        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
+                            global ? -1 : b->window));
         pending_branch o;
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))

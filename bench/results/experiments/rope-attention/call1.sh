@@ -1,17 +1,19 @@
-# run from the repository root on the lent H200 (carry .carry) after scripts/device/prep with the GPU
-# suites and bench_kernels: RoPE inside the attention (kn_attention_rope) against RoPE's own launch,
-# same binary (--rope-attention-tokens 0 / 1000000, A/B/A/B, every bucket); the kernels alone;
-# suites (the new bit-exact tests), English fp16 parity, memcheck. Prepared on 2026-12-04; not yet
-# run (no device was lent that session).
+# run from the repository root on the lent H200 (carry .carry) after scripts/device/prep with the
+# binaries of rope-attention.patch (applied to 27c67f2, or to a later main where it applies) staged
+# as layad-dev-rope, gpu_kernels-rope and gpu_backend_cuda-rope:
+#   git worktree add /tmp/rope 27c67f2 && cd /tmp/rope && git apply <repo>/bench/results/experiments/rope-attention/rope-attention.patch
+#   PATH=/usr/local/cuda/bin:$PATH make -j2 build/layad-dev build/tests/gpu_kernels build/tests/gpu_backend_cuda
+# The second form of RoPE inside the attention (Q rotated in its fragments with angles read before the
+# wait, each key tile rotated in shared memory with its table rows staged beside it, no spills at 168
+# registers) against RoPE's own launch, same binary (--rope-attention-tokens 0 / 1000000, A/B/A/B,
+# every bucket); its bit-exact kernel and backend tests. Prepared on 2026-12-04; not yet run (no device
+# was lent that session).
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
-timeout 100 scripts/device/run suites > /dev/null 2>&1; echo "suites exit $? $((SECONDS-t0)) s"; grep -E 'Checks|exit' $OUT/gpu-suites.log | head -6; grep -iE 'outside|F:' $OUT/gpu-suites.log | head -5; grep -c "rotating == rope" $OUT/gpu-suites.log
-$BIN/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english > /dev/null
+for s in gpu_kernels gpu_backend_cuda; do timeout 120 $BIN/$s-rope > $OUT/$s-rope.log 2>&1; echo "$s-rope exit $? $((SECONDS-t0)) s"; grep -E "Checks|rotating|rope in attention" $OUT/$s-rope.log | tail -3; done
+$BIN/layad-dev-rope mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english > /dev/null
 for v in off on off2 on2; do x="--rope-attention-tokens 0"; case $v in on*) x="--rope-attention-tokens 1000000";; esac
-  echo "== $v"; timeout 75 $BIN/layad-dev bench --model $W/english --shapes 1x16,1x40,1x83,1x150,1x512,8x512 $x --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x"; done
-echo "bench $((SECONDS-t0)) s"
-timeout 60 $BIN/bench_kernels $OUT/kernels.json --only=attention,rope > $W/kern.log 2>&1; echo "kernels exit $? $((SECONDS-t0)) s"; grep -E "attention|rope" $W/kern.log | head -40
-timeout 80 $BIN/layad-dev parity-fast --model $W/english --label english --ref .carry/ref/english.ref --dtype fp16 --out $OUT/parity-english-fp16.json > $W/parity.log 2>&1; echo "parity exit $? $((SECONDS-t0)) s"; grep -E "gates|max" $W/parity.log | head -5
-rem=$((560-(SECONDS-t0))); [ $rem -gt 30 ] && { timeout $rem scripts/device/run memcheck > /dev/null 2>&1; echo "memcheck exit $? $((SECONDS-t0)) s"; tail -n 3 $OUT/memcheck-kernels.log; tail -n 3 $OUT/memcheck-backend.log; }
+  echo "== $v"; timeout 75 $BIN/layad-dev-rope bench --model $W/english --shapes 1x16,1x40,1x83,1x150,1x512,8x512 $x --commit "$LAYAD_COMMIT + rope-attention.patch ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x"; done
+echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz --exclude=log.txt * && find . -type f ! -name results.tgz ! -name log.txt -delete
