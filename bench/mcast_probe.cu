@@ -31,7 +31,8 @@
  *       kn_layernorm_parts -> kn_gemm_ex(Wi) -> kn_geglu -> parts(Wo2) -> kn_layernorm_parts
  *     with only the two parts products changed between the variants; with PROBE_PROJ=1
  *     Wqkv and Wi also run on the library's kernel in fp32 parts, summed by stand-ins of
- *     the glue and GeGLU.
+ *     the glue and GeGLU; with PROBE_XCOPY=1 a replica of the library's kernel copies X
+ *     in three forms (its loop, a loop without a division a chunk, none at all).
  * Results: bench/results/experiments/mcast/ (the probe as it ran there: fc888ff) and
  * bench/results/experiments/wide/.
  *
@@ -227,6 +228,75 @@ template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const 
     }
 }
 
+/* PROBE_XCOPY=1: the library kernel's X copy in three forms, in a replica of its kernel made
+ * of the same pieces (kernels/gemm_small.cuh): 0, the library's loop (a flat index over the
+ * slice's 16-byte chunks, an integer division a chunk); 1, a warp a row and its lanes along
+ * the row (no division; experiments/xcopy/xcopy.patch); 2, no X copy at all (the room stays
+ * zero: wrong parts, a bound on what any faster X delivery could give). */
+template <int XM>
+__device__ __forceinline__ void xm_load_x(const __half *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8;
+    if (XM == 0) {
+        for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+            const int m = i / cpr, c = i % cpr;
+            cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
+        }
+    } else if (XM == 1) {
+        const int lane = threadIdx.x % 32;
+        for (int m = threadIdx.x / 32; m < M; m += SO_WARPS) {
+            const __half *src = X + (size_t)m * K + (size_t)s * Ks + 8 * lane;
+            unsigned char *dst = xs + m * rb + 16 * lane;
+            for (int c = lane; c < cpr; c += 32, src += 8 * 32, dst += 16 * 32)
+                cp_async16(dst, src, true);
+        }
+    }
+    cp_async_commit();
+}
+
+template <int XM, int MT>
+__global__ void __launch_bounds__(THREADS, 1) xm_kernel(const __half *X, const __half *W, float *P, int M, int K)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), n0 = blockIdx.x * NT, s = blockIdx.y;
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
+    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
+    so_prologue<__half, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
+    kn_pdl_wait();
+    xm_load_x<XM>(X, xs, M, K, Ks, s);
+    kn_pdl_trigger();
+    mbar_wait(bar, 0);
+    cp_async_wait<0>();
+    __syncthreads();
+    float acc[MT][4][4] = {};
+    so_mma<__half, MT>(ws, xs, rb, Ks, acc);
+    __syncthreads();
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * NT, n0, s);
+}
+
+template <int XM, int MT>
+static void launch_xm_mt(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N, int K, int Sp)
+{
+    const size_t smem = so_smem(MT, K / Sp);
+    CK(cudaFuncSetAttribute(xm_kernel<XM, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CK(kn_launch(xm_kernel<XM, MT>, dim3(N / NT, Sp), dim3(THREADS), smem, kn_stream{st, 1}, X, W, P, M, K));
+}
+
+template <int XM>
+static void launch_xm(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N, int K, int Sp)
+{
+    switch ((M + 15) / 16) {
+    case 1: launch_xm_mt<XM, 1>(st, X, W, P, M, N, K, Sp); break;
+    case 2: launch_xm_mt<XM, 2>(st, X, W, P, M, N, K, Sp); break;
+    case 3: launch_xm_mt<XM, 3>(st, X, W, P, M, N, K, Sp); break;
+    case 4: launch_xm_mt<XM, 4>(st, X, W, P, M, N, K, Sp); break;
+    case 5: launch_xm_mt<XM, 5>(st, X, W, P, M, N, K, Sp); break;
+    case 6: launch_xm_mt<XM, 6>(st, X, W, P, M, N, K, Sp); break;
+    case 7: launch_xm_mt<XM, 7>(st, X, W, P, M, N, K, Sp); break;
+    default: launch_xm_mt<XM, 8>(st, X, W, P, M, N, K, Sp); break;
+    }
+}
+
 /* The parts product: the library's cuBLASLt split (cl 0), the library's own small-pack kernel
  * (kn_gemm_split_small: X by row copies, clusters of 2; rows), or this probe's tensor-box form
  * with clusters of cl (1, 2, 4, 8). The row-copy form with clusters of 1, 4 and 8 ran at fc888ff
@@ -236,13 +306,30 @@ struct Variant {
     bool pdl, rows;
     int proj = 0; /* > 0: Wqkv and Wi on kn_gemm_split_small too, in proj fp32 parts that the glue and
                      GeGLU's stand-ins sum */
+    int xm = -1;  /* >= 0: every own product on the replica with X copy form xm (PROBE_XCOPY) */
 };
 
 static kn_gemm_ctx *g_ctx;
 
+/* An own product in Sp parts: the library's kernel, or the replica with X copy form v.xm. */
+static void own_parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K,
+                      int Sp)
+{
+    if (v.xm == 0)
+        launch_xm<0>(st, X, W, P, M, N, K, Sp);
+    else if (v.xm == 1)
+        launch_xm<1>(st, X, W, P, M, N, K, Sp);
+    else if (v.xm == 2)
+        launch_xm<2>(st, X, W, P, M, N, K, Sp);
+    else
+        KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, Sp));
+}
+
 static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
 {
-    if (v.rows)
+    if (v.xm >= 0)
+        own_parts(st, v, X, W, P, M, N, K, S);
+    else if (v.rows)
         KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S));
     else if (v.cl == 0)
         KOK(kn_gemm_split(g_ctx, kn_stream{st, 1}, X, W, KN_F16, P, M, N, K, S));
@@ -339,7 +426,7 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
     const kn_stream ks = {st, 1};
     const int M = b->M;
     if (v.proj) {
-        KOK(kn_gemm_split_small(ks, b->xn, b->wqkv[l], KN_F16, b->pqkv, M, QKV, HID, v.proj));
+        own_parts(st, v, b->xn, b->wqkv[l], b->pqkv, M, QKV, HID, v.proj);
         CK(kn_launch(glue_parts_kernel, dim3(132), dim3(256), 0, ks, (const float *)b->pqkv, v.proj, M * QKV, b->att,
                      M * HID));
     } else {
@@ -351,7 +438,7 @@ static void layer(cudaStream_t st, const Bufs *b, int l, Variant v)
     KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
                            1e-5f));
     if (v.proj) {
-        KOK(kn_gemm_split_small(ks, b->xn, b->wi[l], KN_F16, b->pu, M, WI, HID, v.proj));
+        own_parts(st, v, b->xn, b->wi[l], b->pu, M, WI, HID, v.proj);
         CK(kn_launch(geglu_parts_kernel, dim3(132), dim3(256), 0, ks, (const float *)b->pu, v.proj, M, INNER, b->g));
     } else {
         KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID,
@@ -410,6 +497,41 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
     CK(cudaFree(o2));
 }
 
+/* Whether the own kernel's shared memory holds an M-row slice of K / Sp (the projections' one
+ * part does not from 80 rows). */
+static bool fits(int M, int K, int Sp) { return so_smem((M + 15) / 16, K / Sp) <= 227 * 1024; }
+
+/* The replica's parts against the library kernel's, bit for bit (both products, and the
+ * projections in one part). */
+static void check_xm(cudaStream_t st, const Bufs *b, Variant v)
+{
+    const int M = b->M;
+    const size_t n = (size_t)M * WI;
+    float *lib, *rep;
+    CK(cudaMalloc(&lib, n * 4));
+    CK(cudaMalloc(&rep, n * 4));
+    const struct { const char *name; const __half *X, *W; int N, K, Sp; } ps[] = {
+        {"attn_out", b->att, b->wo[0], HID, HID, S}, {"mlp_out", b->g, b->wo2[0], HID, INNER, S},
+        {"wqkv_1part", b->xn, b->wqkv[0], QKV, HID, 1}, {"wi_1part", b->xn, b->wi[0], WI, HID, 1}};
+    for (const auto &p : ps) {
+        if (!fits(M, p.K, p.Sp))
+            continue;
+        const size_t m = (size_t)p.Sp * M * p.N;
+        CK(cudaMemset(lib, 0xff, m * 4));
+        CK(cudaMemset(rep, 0xff, m * 4));
+        KOK(kn_gemm_split_small(kn_stream{st, 1}, p.X, p.W, KN_F16, lib, M, p.N, p.K, p.Sp));
+        own_parts(st, v, p.X, p.W, rep, M, p.N, p.K, p.Sp);
+        CK(cudaStreamSynchronize(st));
+        std::vector<float> hl(m), hr(m);
+        CK(cudaMemcpy(hl.data(), lib, m * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(hr.data(), rep, m * 4, cudaMemcpyDeviceToHost));
+        printf("{\"check\": \"%s\", \"M\": %d, \"xm\": %d, \"bitwise_vs_library\": %s}\n", p.name, M, v.xm,
+               memcmp(hl.data(), hr.data(), m * 4) == 0 ? "true" : "false");
+    }
+    CK(cudaFree(lib));
+    CK(cudaFree(rep));
+}
+
 static void prepare(cudaStream_t st, const Bufs *b)
 {
     const kn_stream ks = {st, 1};
@@ -431,14 +553,22 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
      * cuBLASLt, or on the own kernel in 1, 2 or 4 parts) */
     const Variant proj[] = {{2, true, true}, {2, true, true, 1}, {2, true, true, 2}, {2, true, true, 4},
                             {2, true, true}, {2, true, true, 2}};
-    const bool pj = getenv("PROBE_PROJ") != NULL;
-    const Variant *vs = pj ? proj : all;
-    const int nv = pj ? 6 : 8;
+    /* PROBE_XCOPY=1: the X copy forms (cuBLASLt and the library around them; then Wqkv and Wi
+     * on the own kernel too, in one part) */
+    const Variant xc[] = {{0, true, false},         {2, true, true},          {1, true, false, 0, 0},
+                          {1, true, false, 0, 1},   {1, true, false, 0, 2},   {2, true, true, 1},
+                          {1, true, false, 1, 0},   {1, true, false, 1, 1},   {1, true, false, 1, 2},
+                          {0, true, false}};
+    const bool pj = getenv("PROBE_PROJ") != NULL, px = getenv("PROBE_XCOPY") != NULL;
+    const Variant *vs = px ? xc : pj ? proj : all;
+    const int nv = px ? 10 : pj ? 6 : 8;
     for (int i = 0; i < nv && !pj; i++)
-        if (vs[i].cl)
-            check(st, b, vs[i]);
+        if (px ? vs[i].xm == 0 || vs[i].xm == 1 : vs[i].cl != 0)
+            (px ? check_xm : check)(st, b, vs[i]);
     for (int i = 0; i < nv; i++) {
         const Variant &v = vs[i];
+        if (v.proj && !fits(M, HID, v.proj))
+            continue;
         const float alone_o = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
                 parts(st, v, b->att, b->wo[l], b->parts, M, HID, HID);
@@ -451,9 +581,11 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
             for (int l = 0; l < LAYERS; l++)
                 layer(st, b, l, v);
         }) / LAYERS;
+        static const char *const xname[] = {"replica, X by a flat chunk loop (the library's)",
+                                            "replica, X a warp a row", "replica, no X copy (a bound)"};
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
                "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
-               M, !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
+               M, v.xm >= 0 ? xname[v.xm] : !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
                v.pdl ? "true" : "false", v.proj, alone_o, alone_o2, chain);
         fflush(stdout);
     }

@@ -1,9 +1,10 @@
 /*
  * gemm_small.cuh - the pieces of the small-pack split product's kernel
  * (kernels/gemm_small.cu) that its probe (bench/mcast_probe.cu) shares: the
- * block's shape, its padded shared-memory rows, the weight tile's bulk copy,
- * the weight fragments of a k-step, and the warps' tiles summed and stored as
- * fp32 parts. Internal to kernels/ and its benchmarks.
+ * block's shape and shared memory, the prologue before the wait (the weight
+ * tile's bulk copy), the weight fragments of a k-step, the warps' k-steps, and
+ * the warps' tiles summed and stored as fp32 parts. Internal to kernels/ and
+ * its benchmarks.
  */
 #ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
 #define LAYAD_KERNELS_GEMM_SMALL_CUH
@@ -61,6 +62,52 @@ __device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int k
         uint32_t r[4];
         ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
         b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+    }
+}
+
+/* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
+ * warps' tiles reuse once every warp is past its last MMA. */
+static inline size_t so_smem(int MT, int Ks)
+{
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * SO_RED * 4;
+    return 128 + (size_t)SO_NT * so_row_bytes(Ks) + (x > red ? x : red);
+}
+
+/* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
+ * like the weights. */
+template <typename T, int MT>
+__device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
+                                            int M, int K, int Ks, int n0, int s)
+{
+    const int rb = so_row_bytes(Ks);
+    if (threadIdx.x == 0) {
+        mbar_init(bar, 1);
+        mbar_init_fence();
+    }
+    for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
+        reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    if (threadIdx.x < 32)
+        so_load_w(W, ws, bar, K, Ks, n0, s);
+}
+
+/* This warp's share of the slice's k-steps over every row tile. */
+template <typename T, int MT>
+__device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
+                                       float (&acc)[MT][4][4])
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
+    for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
+        uint32_t b[4][2];
+        so_load_b(ws, rb, kk, b);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            uint32_t a[4];
+            ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+                mma16816<T>(acc[mt][nt], a, b[nt]);
+        }
     }
 }
 

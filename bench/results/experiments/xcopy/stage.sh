@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# bench/results/experiments/xcopy/stage.sh - builds main's binaries and xcopy.patch's, and stages
+# both into .carry for call1.sh (then: a device call carrying .carry, command `bash .carry/call1.sh`).
+set -euo pipefail
+repo=$(git rev-parse --show-toplevel)
+cd "$repo"
+export PATH=/usr/local/cuda/bin:$PATH
+wt=/tmp/layad-xcopy-wt stage=/tmp/layad-xcopy-stage
+rm -rf "$wt" "$stage"
+git worktree prune
+mkdir -p "$stage"
+git worktree add -q -f "$wt" HEAD
+(cd "$wt" && git apply "$repo/bench/results/experiments/xcopy/xcopy.patch" &&
+  make -j2 build/layad-dev build/tests/gpu_kernels build/bench/bench_kernels > /dev/null)
+for b in layad-dev tests/gpu_kernels bench/bench_kernels; do cp "$wt/build/$b" "$stage/$(basename $b)-xcopy"; done
+git worktree remove --force "$wt"
+scripts/device/prep build/bench/mcast_probe build/tests/gpu_kernels build/bench/bench_kernels "$stage"/*
+rm -rf .carry/shared-root "$stage"
+git rev-parse --short HEAD > .carry/commit
+rm -f .carry/call*.sh
+cp bench/results/experiments/xcopy/call1.sh .carry/
