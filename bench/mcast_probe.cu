@@ -32,7 +32,8 @@
  *     with only the two parts products changed between the variants; with PROBE_PROJ=1
  *     Wqkv and Wi also run on the library's kernel in fp32 parts, summed by stand-ins of
  *     the glue and GeGLU; with PROBE_XCOPY=1 a replica of the library's kernel copies X
- *     in three forms (its loop, a loop without a division a chunk, none at all).
+ *     in three forms (its loop, a loop without a division a chunk, none at all), beside
+ *     the tensor-box form with one barrier and no cluster.
  * Results: bench/results/experiments/mcast/ (the probe as it ran there: fc888ff) and
  * bench/results/experiments/wide/.
  *
@@ -116,10 +117,13 @@ template <int CL> __device__ __forceinline__ void tma_box(void *dst, const CUten
                      : "memory");
 }
 
-template <int MT, int CL>
+/* ONE (CL 1 only): every box on one barrier and no cluster barrier, the cp.async kernel's
+ * structure with the boxes in place of its copies (PROBE_XCOPY's fourth form). */
+template <int MT, int CL, bool ONE = false>
 __global__ void __launch_bounds__(THREADS, 1)
 parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, float *P, int M, int K)
 {
+    static_assert(!ONE || CL == 1, "one barrier only without a cluster");
     extern __shared__ __align__(128) unsigned char sm[];
     const int KS = K / S, rb = so_row_bytes(KS), NB = x_boxes(K), MP = 16 * MT, lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32, n0 = blockIdx.x * NT, s = blockIdx.y;
@@ -127,30 +131,37 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
     unsigned char *ws = sm + 128;
     unsigned char *xs = reinterpret_cast<unsigned char *>(((uintptr_t)(ws + NT * rb) + 1023) & ~(uintptr_t)1023);
     if (threadIdx.x == 0) {
-        for (int i = 0; i <= NB; i++)
+        for (int i = 0; i <= (ONE ? 1 : NB); i++)
             mbar_init(&bar[i], 1);
         mbar_init_fence();
-        for (int b = 0; b < NB; b++)
-            mbar_arrive_tx(&bar[1 + b], MP * 128);
+        if (ONE)
+            mbar_arrive_tx(&bar[1], NB * MP * 128);
+        else
+            for (int b = 0; b < NB; b++)
+                mbar_arrive_tx(&bar[1 + b], MP * 128);
     }
     __syncthreads();
     if (warp == 0)
         so_load_w(W, ws, &bar[0], K, KS, n0, s);
-    cluster_arrive();
-    cluster_wait();
+    if (!ONE) {
+        cluster_arrive();
+        cluster_wait();
+    }
     kn_pdl_wait();
     if (threadIdx.x == 0)
-        for (int b = (int)cluster_rank(); b < NB; b += CL)
-            tma_box<CL>(xs + (size_t)b * MP * 128, &xmap, s * KS + 64 * b, &bar[1 + b]);
+        for (int b = ONE ? 0 : (int)cluster_rank(); b < NB; b += CL)
+            tma_box<CL>(xs + (size_t)b * MP * 128, &xmap, s * KS + 64 * b, &bar[ONE ? 1 : 1 + b]);
     kn_pdl_trigger();
     mbar_wait(&bar[0], 0);
+    if (ONE)
+        mbar_wait(&bar[1], 0);
 
     float acc[MT][4][4] = {};
     const int steps = KS / 16, k0 = steps * warp / WARPS, k1 = steps * (warp + 1) / WARPS;
     int landed = -1;
     for (int kk = k0; kk < k1; kk++) {
         const int b = kk / 4;
-        if (b != landed)
+        if (!ONE && b != landed)
             mbar_wait(&bar[1 + b], 0), landed = b;
         uint32_t bf[4][2];
         so_load_b(ws, rb, kk, bf);
@@ -166,9 +177,11 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
         }
     }
     __syncthreads(); /* every box has landed and been read: its room now holds the warps' tiles */
-    cluster_arrive();
+    if (!ONE)
+        cluster_arrive();
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * NT, n0, s);
-    cluster_wait();
+    if (!ONE)
+        cluster_wait();
 }
 
 /* X's tensor map for boxes of 64 columns x MP rows; rows past M read as zeros. */
@@ -187,44 +200,44 @@ static CUtensorMap x_map(const __half *X, int M, int K, int MP)
     return m;
 }
 
-template <int MT, int CL> static void launch_t(cudaStream_t st, const __half *X, const __half *W, float *P, int M,
-                                               int N, int K, bool pdl)
+template <int MT, int CL, bool ONE> static void launch_t(cudaStream_t st, const __half *X, const __half *W, float *P,
+                                                         int M, int N, int K, bool pdl)
 {
     cudaLaunchAttribute at[2];
     const cudaLaunchConfig_t cfg = so_config(at, dim3(N / NT, S), dim3(THREADS), smem_bytes_tma(MT, K), st, CL, pdl);
-    CK(cudaLaunchKernelEx(&cfg, parts_tma_kernel<MT, CL>, x_map(X, M, K, 16 * MT), W, P, M, K));
+    CK(cudaLaunchKernelEx(&cfg, parts_tma_kernel<MT, CL, ONE>, x_map(X, M, K, 16 * MT), W, P, M, K));
 }
 
-template <int MT, int CL> static void set_smem_mt()
+template <int MT, int CL, bool ONE> static void set_smem_mt()
 {
     const int most = 227 * 1024;
-    CK(cudaFuncSetAttribute(parts_tma_kernel<MT, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    CK(cudaFuncSetAttribute(parts_tma_kernel<MT, CL, ONE>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
 }
 
-template <int CL> static void set_smem_t()
+template <int CL, bool ONE = false> static void set_smem_t()
 {
-    set_smem_mt<1, CL>();
-    set_smem_mt<2, CL>();
-    set_smem_mt<3, CL>();
-    set_smem_mt<4, CL>();
-    set_smem_mt<5, CL>();
-    set_smem_mt<6, CL>();
-    set_smem_mt<7, CL>();
-    set_smem_mt<8, CL>();
+    set_smem_mt<1, CL, ONE>();
+    set_smem_mt<2, CL, ONE>();
+    set_smem_mt<3, CL, ONE>();
+    set_smem_mt<4, CL, ONE>();
+    set_smem_mt<5, CL, ONE>();
+    set_smem_mt<6, CL, ONE>();
+    set_smem_mt<7, CL, ONE>();
+    set_smem_mt<8, CL, ONE>();
 }
 
-template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N,
-                                        int K, bool pdl)
+template <int CL, bool ONE = false>
+static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *P, int M, int N, int K, bool pdl)
 {
     switch ((M + 15) / 16) {
-    case 1: launch_t<1, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 2: launch_t<2, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 3: launch_t<3, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 4: launch_t<4, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 5: launch_t<5, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 6: launch_t<6, CL>(st, X, W, P, M, N, K, pdl); break;
-    case 7: launch_t<7, CL>(st, X, W, P, M, N, K, pdl); break;
-    default: launch_t<8, CL>(st, X, W, P, M, N, K, pdl); break;
+    case 1: launch_t<1, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 2: launch_t<2, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 3: launch_t<3, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 4: launch_t<4, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 5: launch_t<5, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 6: launch_t<6, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    case 7: launch_t<7, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
+    default: launch_t<8, CL, ONE>(st, X, W, P, M, N, K, pdl); break;
     }
 }
 
@@ -232,7 +245,8 @@ template <int CL> static void launch_cl(cudaStream_t st, const __half *X, const 
  * of the same pieces (kernels/gemm_small.cuh): 0, the library's loop (a flat index over the
  * slice's 16-byte chunks, an integer division a chunk); 1, a warp a row and its lanes along
  * the row (no division; experiments/xcopy/xcopy.patch); 2, no X copy at all (the room stays
- * zero: wrong parts, a bound on what any faster X delivery could give). */
+ * zero: wrong parts, a bound on what any faster X delivery could give). A fourth form, 3, is
+ * the tensor-box kernel above with one barrier and no cluster (parts_tma_kernel<.., 1, true>). */
 template <int XM>
 __device__ __forceinline__ void xm_load_x(const __half *X, unsigned char *xs, int M, int K, int Ks, int s)
 {
@@ -327,7 +341,9 @@ static void own_parts(cudaStream_t st, Variant v, const __half *X, const __half 
 
 static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, float *P, int M, int N, int K)
 {
-    if (v.xm >= 0)
+    if (v.xm == 3)
+        launch_cl<1, true>(st, X, W, P, M, N, K, v.pdl);
+    else if (v.xm >= 0)
         own_parts(st, v, X, W, P, M, N, K, S);
     else if (v.rows)
         KOK(kn_gemm_split_small(kn_stream{st, v.pdl ? 1 : 0}, X, W, KN_F16, P, M, N, K, S));
@@ -482,7 +498,9 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
         CK(cudaMemset(o2, 0xff, n * 4));
         parts(st, Variant{0, true, false}, X, W, ref, M, HID, K);
         parts(st, v, X, W, o1, M, HID, K);
-        parts(st, Variant{v.cl, false, v.rows}, X, W, o2, M, HID, K);
+        Variant again = v;
+        again.pdl = false;
+        parts(st, again, X, W, o2, M, HID, K);
         CK(cudaStreamSynchronize(st));
         double rel;
         int same;
@@ -555,16 +573,18 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
                             {2, true, true}, {2, true, true, 2}};
     /* PROBE_XCOPY=1: the X copy forms (cuBLASLt and the library around them; then Wqkv and Wi
      * on the own kernel too, in one part) */
-    const Variant xc[] = {{0, true, false},         {2, true, true},          {1, true, false, 0, 0},
-                          {1, true, false, 0, 1},   {1, true, false, 0, 2},   {2, true, true, 1},
-                          {1, true, false, 1, 0},   {1, true, false, 1, 1},   {1, true, false, 1, 2},
-                          {0, true, false}};
+    const Variant xc[] = {{0, true, false},       {2, true, true},        {1, true, false, 0, 0},
+                          {1, true, false, 0, 1}, {1, true, false, 0, 2}, {1, true, false, 0, 3},
+                          {2, true, true, 1},     {1, true, false, 1, 0}, {1, true, false, 1, 1},
+                          {1, true, false, 1, 2}, {0, true, false}};
     const bool pj = getenv("PROBE_PROJ") != NULL, px = getenv("PROBE_XCOPY") != NULL;
     const Variant *vs = px ? xc : pj ? proj : all;
-    const int nv = px ? 10 : pj ? 6 : 8;
+    const int nv = px ? 11 : pj ? 6 : 8;
     for (int i = 0; i < nv && !pj; i++)
-        if (px ? vs[i].xm == 0 || vs[i].xm == 1 : vs[i].cl != 0)
-            (px ? check_xm : check)(st, b, vs[i]);
+        if (px && (vs[i].xm == 0 || vs[i].xm == 1) && !vs[i].proj)
+            check_xm(st, b, vs[i]);
+        else if (px ? vs[i].xm == 3 : vs[i].cl != 0)
+            check(st, b, vs[i]);
     for (int i = 0; i < nv; i++) {
         const Variant &v = vs[i];
         if (v.proj && !fits(M, HID, v.proj))
@@ -582,7 +602,8 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
                 layer(st, b, l, v);
         }) / LAYERS;
         static const char *const xname[] = {"replica, X by a flat chunk loop (the library's)",
-                                            "replica, X a warp a row", "replica, no X copy (a bound)"};
+                                            "replica, X a warp a row", "replica, no X copy (a bound)",
+                                            "X by tensor boxes, one barrier, no cluster"};
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
                "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
                M, v.xm >= 0 ? xname[v.xm] : !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
@@ -600,6 +621,7 @@ int main(int argc, char **argv)
     set_smem_t<2>();
     set_smem_t<4>();
     set_smem_t<8>();
+    set_smem_t<1, true>();
     g_ctx = kn_gemm_ctx_create(0, 0);
     if (!g_ctx) {
         fprintf(stderr, "kn_gemm_ctx_create failed\n");

@@ -1,8 +1,9 @@
 # run from the repository root on the lent H200, carrying .carry as staged by stage.sh (this folder):
 # main's mcast_probe, gpu_kernels, bench_kernels and layad-dev, and the last three built with
 # xcopy.patch applied (layad-dev-xcopy, gpu_kernels-xcopy, bench_kernels-xcopy).
-# First the probe's three X copy forms side by side (PROBE_XCOPY=1: the library's loop, the loop of
-# xcopy.patch, no X copy at all as a bound), each product alone and a layer's chain, with Wqkv and Wi
+# First the probe's X copy forms side by side (PROBE_XCOPY=1: the library's loop, the loop of
+# xcopy.patch, no X copy at all as a bound, tensor boxes on one barrier without a cluster), each
+# product alone and a layer's chain, with Wqkv and Wi
 # on the own kernel too where its shared memory holds them; bitwise checks of the replica against the
 # library. Then the small split kernel's X copy loop without a division a chunk (xcopy.patch) against main's: its GPU
 # kernel suite (bit-exact parts, the N = 96 case), the products alone (bench_kernels gemm_split), the
