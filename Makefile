@@ -204,11 +204,19 @@ $(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kerne
 # The multicast probe (GPU machine): the residual branches' split products on the library's own
 # kernel (weights fetched before the programmatic wait, X by cp.async) and on the probe's
 # tensor-box forms with clusters, against cuBLASLt's.
-$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
+$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh bench/probe_small.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
                            kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
 	        -lcublasLt -lcublas -lcuda -lgomp
+
+# The fused-epilogue probe (GPU machine): Wqkv + RoPE and Wi + GeGLU in the small-pack
+# kernel's epilogue, a layer's chain against the forward's (cuBLASLt + RoPE and GeGLU kernels).
+$(BUILD)/bench/fused_probe: bench/fused_probe.cu bench/probe_common.cuh bench/probe_small.cuh kernels/gemm_small.cuh \
+                           kernels/sm90.cuh bench/bench_check.cuh kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
+	        -lcublasLt -lcublas -lgomp
 
 persist-probe: $(BUILD)/bench/persist_probe
 	$(BUILD)/bench/persist_probe 16 32 64 83 128

@@ -56,6 +56,7 @@ extern "C" {
 #include "kernels/gemm_small.cuh" /* SO_*, so_load_w, so_load_b, so_store, and sm90.cuh, mma.cuh */
 
 #include "bench/probe_common.cuh" /* CK, shapes, init_kernel, glue, graph_us */
+#include "bench/probe_small.cuh"  /* xm_load_x, fits */
 
 enum { S = 4, NT = SO_NT, WARPS = SO_WARPS, THREADS = 32 * WARPS, MAX_MT = 8 };
 
@@ -241,33 +242,9 @@ static void launch_cl(cudaStream_t st, const __half *X, const __half *W, float *
     }
 }
 
-/* PROBE_XCOPY=1: the library kernel's X copy in three forms, in a replica of its kernel made
- * of the same pieces (kernels/gemm_small.cuh): 0, the library's loop (a flat index over the
- * slice's 16-byte chunks, an integer division a chunk); 1, a warp a row and its lanes along
- * the row (no division; experiments/xcopy/xcopy.patch); 2, no X copy at all (the room stays
- * zero: wrong parts, a bound on what any faster X delivery could give). A fourth form, 3, is
- * the tensor-box kernel above with one barrier and no cluster (parts_tma_kernel<.., 1, true>). */
-template <int XM>
-__device__ __forceinline__ void xm_load_x(const __half *X, unsigned char *xs, int M, int K, int Ks, int s)
-{
-    const int rb = so_row_bytes(Ks), cpr = Ks / 8;
-    if (XM == 0) {
-        for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
-            const int m = i / cpr, c = i % cpr;
-            cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
-        }
-    } else if (XM == 1) {
-        const int lane = threadIdx.x % 32;
-        for (int m = threadIdx.x / 32; m < M; m += SO_WARPS) {
-            const __half *src = X + (size_t)m * K + (size_t)s * Ks + 8 * lane;
-            unsigned char *dst = xs + m * rb + 16 * lane;
-            for (int c = lane; c < cpr; c += 32, src += 8 * 32, dst += 16 * 32)
-                cp_async16(dst, src, true);
-        }
-    }
-    cp_async_commit();
-}
-
+/* PROBE_XCOPY=1: the library kernel's X copy in three forms (xm_load_x, bench/probe_small.cuh),
+ * in a replica of its kernel made of the same pieces (kernels/gemm_small.cuh). A fourth form, 3,
+ * is the tensor-box kernel above with one barrier and no cluster (parts_tma_kernel<.., 1, true>). */
 template <int XM, int MT>
 __global__ void __launch_bounds__(THREADS, 1) xm_kernel(const __half *X, const __half *W, float *P, int M, int K)
 {
@@ -514,10 +491,6 @@ static void check(cudaStream_t st, const Bufs *b, Variant v)
     CK(cudaFree(o1));
     CK(cudaFree(o2));
 }
-
-/* Whether the own kernel's shared memory holds an M-row slice of K / Sp (the projections' one
- * part does not from 80 rows). */
-static bool fits(int M, int K, int Sp) { return so_smem((M + 15) / 16, K / Sp) <= 227 * 1024; }
 
 /* The replica's parts against the library kernel's, bit for bit (both products, and the
  * projections in one part). */

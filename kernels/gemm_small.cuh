@@ -111,10 +111,8 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
-/* The warps' tiles through shared memory (red), summed in warp order into part s. */
-template <int MT>
-__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
-                                         int s)
+/* The warps' tiles into shared memory (red), then a block barrier. */
+template <int MT> __device__ __forceinline__ void so_tiles(float *red, const float (&acc)[MT][4][4])
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
@@ -126,14 +124,28 @@ __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4
             *reinterpret_cast<float2 *>(t + 8 * SO_RED) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
         }
     __syncthreads();
+}
+
+/* Features [c, c + 4) of row m summed over the warps' tiles, in warp order. */
+template <int MT> __device__ __forceinline__ float4 so_sum4(const float *red, int m, int c)
+{
+    float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
+    for (int w = 1; w < SO_WARPS; w++) {
+        const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
+        v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
+    }
+    return v;
+}
+
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
+template <int MT>
+__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
+                                         int s)
+{
+    so_tiles<MT>(red, acc);
     for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
         const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
-        float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
-        for (int w = 1; w < SO_WARPS; w++) {
-            const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
-            v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
-        }
-        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = v;
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = so_sum4<MT>(red, m, c);
     }
 }
 

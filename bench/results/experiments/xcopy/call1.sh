@@ -1,11 +1,12 @@
 # run from the repository root on the lent H200, carrying .carry as staged by stage.sh (this folder):
-# main's mcast_probe, gpu_kernels, bench_kernels and layad-dev, and the last three built with
-# xcopy.patch applied (layad-dev-xcopy, gpu_kernels-xcopy, bench_kernels-xcopy).
+# main's mcast_probe, fused_probe, gpu_kernels, bench_kernels and layad-dev, and the last three built
+# with xcopy.patch applied (layad-dev-xcopy, gpu_kernels-xcopy, bench_kernels-xcopy).
 # First the probe's X copy forms side by side (PROBE_XCOPY=1: the library's loop, the loop of
 # xcopy.patch, no X copy at all as a bound, tensor boxes on one barrier without a cluster), each
 # product alone and a layer's chain, with Wqkv and Wi
 # on the own kernel too where its shared memory holds them; bitwise checks of the replica against the
-# library. Then the small split kernel's X copy loop without a division a chunk (xcopy.patch) against main's: its GPU
+# library. Then bench/fused_probe.cu: Wqkv + RoPE and Wi + GeGLU in the own kernel's epilogue, a layer's
+# chain of 7 launches against the forward's 9, 16-64 rows. Then the small split kernel's X copy loop without a division a chunk (xcopy.patch) against main's: its GPU
 # kernel suite (bit-exact parts, the N = 96 case), the products alone (bench_kernels gemm_split), the
 # forward A/B/A/B at the default 48 tokens, and the patched kernel up to 64 and 128 tokens (where the
 # old loop lost to cuBLASLt). Prepared on 2026-12-04; not yet run (no device was lent that session).
@@ -13,6 +14,7 @@ export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
 PROBE_XCOPY=1 timeout 150 $BIN/mcast_probe 16 32 48 64 96 128 > $OUT/probe-xcopy.jsonl 2> $W/probe.err; echo "probe exit $? $((SECONDS-t0)) s"; cat $OUT/probe-xcopy.jsonl; tail -3 $W/probe.err
+timeout 120 $BIN/fused_probe 16 32 48 64 > $OUT/probe-fused.jsonl 2> $W/fused.err; echo "fused probe exit $? $((SECONDS-t0)) s"; cat $OUT/probe-fused.jsonl; tail -3 $W/fused.err
 timeout 90 $BIN/gpu_kernels-xcopy > $OUT/gpu-kernels-xcopy.log 2>&1; echo "xcopy kernel suite exit $? $((SECONDS-t0)) s"; grep -E "Checks|gemm_split_small.*(N96|fail)" $OUT/gpu-kernels-xcopy.log | head -8
 $BIN/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english > /dev/null
 for v in base xcopy; do b=$BIN/bench_kernels; [ $v = xcopy ] && b=$BIN/bench_kernels-xcopy

@@ -14,7 +14,8 @@ git worktree add -q -f "$wt" HEAD
   make -j2 build/layad-dev build/tests/gpu_kernels build/bench/bench_kernels > /dev/null)
 for b in layad-dev tests/gpu_kernels bench/bench_kernels; do cp "$wt/build/$b" "$stage/$(basename $b)-xcopy"; done
 git worktree remove --force "$wt"
-scripts/device/prep build/bench/mcast_probe build/tests/gpu_kernels build/bench/bench_kernels "$stage"/*
+make -j2 build/bench/mcast_probe build/bench/fused_probe > /dev/null
+scripts/device/prep build/bench/mcast_probe build/bench/fused_probe build/tests/gpu_kernels build/bench/bench_kernels "$stage"/*
 rm -rf .carry/shared-root "$stage"
 git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
