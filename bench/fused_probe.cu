@@ -115,22 +115,13 @@ __global__ void __launch_bounds__(THREADS, 1)
 fx_kernel(const __half *X, const __half *W, __half *Y, int M, int K, int ldo, int D, const float *ct, const float *st)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int rb = so_row_bytes(K), n0 = blockIdx.x * SO_NT;
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
-    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
-    so_prologue<__half, MT>(W, ws, xs, bar, M, K, K, n0, 0);
-    fx_angles an;
+    const int n0 = blockIdx.x * SO_NT;
+    fx_angles an; /* before the wait, like the W tile */
     if (EPI == EPI_ROPE && n0 < 2 * D)
         fx_load_angles(an, ct, st, M, n0);
-    kn_pdl_wait();
-    xm_load_x<1>(X, xs, M, K, K, 0);
-    kn_pdl_trigger();
-    mbar_wait(bar, 0);
-    cp_async_wait<0>();
-    __syncthreads();
-    float acc[MT][4][4] = {};
-    so_mma<__half, MT>(ws, xs, rb, K, acc);
-    __syncthreads(); /* the X room now holds the warps' tiles */
+    float acc[MT][4][4];
+    unsigned char *xs = so_block<__half, MT>(
+        sm, W, M, K, K, n0, 0, [&](unsigned char *x) { xm_load_x<1>(X, x, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
     so_tiles<MT>(red, acc);
     fx_epilogue<MT, EPI>(red, Y, M, n0, ldo, D, an);
@@ -161,50 +152,16 @@ static void fx(cudaStream_t st, const __half *X, const __half *W, __half *Y, int
 
 static kn_gemm_ctx *g_ctx;
 
-/* One pack's buffers, 28 layers of weights (Wqkv and Wi as the epilogue wants them: the
- * pairing only reorders rows, which does not change a timing), the RoPE tables. */
-struct Bufs {
-    int M;
-    __half *wqkv[LAYERS], *wo[LAYERS], *wi[LAYERS], *wo2[LAYERS];
-    __half *xn, *qkv, *att, *u, *g;
-    float *res, *parts, *lnw, *ct, *st;
+/* The RoPE tables and positions beside the common buffers; Wqkv and Wi stand as the epilogue
+ * wants them (the pairing only reorders rows, which does not change a timing). */
+struct Bufs : SmallBufs {
+    float *ct, *st;
     int32_t *pos;
 };
 
-static __half *fill16(size_t n, float scale, uint32_t seed)
-{
-    __half *p;
-    CK(cudaMalloc(&p, n * 2));
-    init_kernel<<<1024, 256>>>(p, n, scale, seed);
-    CK(cudaGetLastError());
-    return p;
-}
-
-static float *fill32(size_t n, float v)
-{
-    std::vector<float> h(n, v);
-    float *p;
-    CK(cudaMalloc(&p, n * 4));
-    CK(cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice));
-    return p;
-}
-
 static void alloc_bufs(Bufs *b)
 {
-    for (int l = 0; l < LAYERS; l++) {
-        b->wqkv[l] = fill16((size_t)QKV * HID, 0.06f, 100 + l);
-        b->wo[l] = fill16((size_t)HID * HID, 0.06f, 200 + l);
-        b->wi[l] = fill16((size_t)WI * HID, 0.06f, 300 + l);
-        b->wo2[l] = fill16((size_t)HID * INNER, 0.04f, 400 + l);
-    }
-    b->xn = fill16((size_t)MAX_ROWS * HID, 2.0f, 1);
-    b->qkv = fill16((size_t)MAX_ROWS * QKV, 2.0f, 2);
-    b->att = fill16((size_t)MAX_ROWS * HID, 2.0f, 3);
-    b->u = fill16((size_t)MAX_ROWS * WI, 2.0f, 4);
-    b->g = fill16((size_t)MAX_ROWS * INNER, 2.0f, 5);
-    b->res = fill32((size_t)MAX_ROWS * HID, 0.5f);
-    b->parts = fill32((size_t)S * MAX_ROWS * HID, 0.0f);
-    b->lnw = fill32(HID, 1.0f);
+    alloc_small(b, MAX_ROWS, S);
     CK(cudaMalloc(&b->ct, sizeof(float) * MAX_ROWS * KN_ROPE_HALF));
     CK(cudaMalloc(&b->st, sizeof(float) * MAX_ROWS * KN_ROPE_HALF));
     KOK(kn_rope_tables_gpu(kn_stream{0, 0}, b->ct, b->st, MAX_ROWS, 160000.0));
@@ -230,48 +187,40 @@ static const char *const chain_name[] = {"library (cuBLASLt projections, RoPE an
                                          "own projections, RoPE and GeGLU kernels",
                                          "own projections with RoPE and GeGLU in their epilogues"};
 
-static void wqkv(cudaStream_t st, const Bufs *b, int l, Chain c)
+/* Layer l's Wqkv (then RoPE) or Wi (then GeGLU) as chain c runs it: the fused epilogue, or the
+ * product (cuBLASLt's, or the own kernel's in fp16) followed by the kernel of its own. */
+static void projection(cudaStream_t st, const Bufs *b, int l, Chain c, bool mlp)
 {
     const kn_stream ks = {st, 1};
-    const int M = b->M;
-    if (c == FUSED) {
-        fx<EPI_ROPE>(st, b->xn, b->wqkv[l], b->qkv, M, QKV, HID, QKV, b->ct, b->st);
+    const int M = b->M, N = mlp ? WI : QKV;
+    const __half *W = mlp ? b->wi[l] : b->wqkv[l];
+    __half *Y = mlp ? b->u : b->qkv;
+    if (c == FUSED && mlp)
+        fx<EPI_GEGLU>(st, b->xn, W, b->g, M, N, HID, INNER);
+    else if (c == FUSED)
+        fx<EPI_ROPE>(st, b->xn, W, Y, M, N, HID, N, b->ct, b->st);
+    if (c == FUSED)
         return;
-    }
     if (c == LIBRARY)
-        KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wqkv[l], KN_F16, NULL, KN_F32, b->qkv, KN_F16, M, QKV, HID,
-                       KN_EPI_NONE));
+        KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, W, KN_F16, NULL, KN_F32, Y, KN_F16, M, N, HID, KN_EPI_NONE));
     else
-        fx<EPI_F16>(st, b->xn, b->wqkv[l], b->qkv, M, QKV, HID, QKV);
-    KOK(kn_rope(ks, KN_F16, b->qkv, M, HID, b->pos, b->ct, b->st));
-}
-
-static void wi(cudaStream_t st, const Bufs *b, int l, Chain c)
-{
-    const kn_stream ks = {st, 1};
-    const int M = b->M;
-    if (c == FUSED) {
-        fx<EPI_GEGLU>(st, b->xn, b->wi[l], b->g, M, WI, HID, INNER);
-        return;
-    }
-    if (c == LIBRARY)
-        KOK(kn_gemm_ex(g_ctx, ks, b->xn, KN_F16, b->wi[l], KN_F16, NULL, KN_F32, b->u, KN_F16, M, WI, HID,
-                       KN_EPI_NONE));
+        fx<EPI_F16>(st, b->xn, W, Y, M, N, HID, N);
+    if (mlp)
+        KOK(kn_geglu(ks, KN_F16, b->u, b->g, M, INNER));
     else
-        fx<EPI_F16>(st, b->xn, b->wi[l], b->u, M, WI, HID, WI);
-    KOK(kn_geglu(ks, KN_F16, b->u, b->g, M, INNER));
+        KOK(kn_rope(ks, KN_F16, b->qkv, M, HID, b->pos, b->ct, b->st));
 }
 
 static void layer(cudaStream_t st, const Bufs *b, int l, Chain c)
 {
     const kn_stream ks = {st, 1};
     const int M = b->M;
-    wqkv(st, b, l, c);
+    projection(st, b, l, c, false);
     glue(st, b->qkv, b->att, M * HID); /* the attention's stand-in */
     branch(st, b->att, b->wo[l], b->parts, M, HID);
     KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
                            1e-5f));
-    wi(st, b, l, c);
+    projection(st, b, l, c, true);
     branch(st, b->g, b->wo2[l], b->parts, M, INNER);
     KOK(kn_layernorm_parts(ks, b->res, b->parts, S, (long)M * HID, NULL, b->lnw, NULL, b->xn, KN_F16, NULL, M, HID,
                            1e-5f));
@@ -312,49 +261,36 @@ static double rel_diff(const __half *a, const __half *b, size_t n)
 /* The fused products on layer 0 against cuBLASLt + kn_rope / kn_geglu on the same weights. */
 static void check(cudaStream_t st, Bufs *b)
 {
-    const kn_stream ks = {st, 1};
     const int M = b->M;
     __half *pq = paired(b->wqkv[0], QKV, HID, false), *pi = paired(b->wi[0], WI, HID, true), *y;
     CK(cudaMalloc(&y, (size_t)M * WI * 2));
-    wqkv(st, b, 0, LIBRARY);
+    projection(st, b, 0, LIBRARY, false);
     fx<EPI_ROPE>(st, b->xn, pq, y, M, QKV, HID, QKV, b->ct, b->st);
     CK(cudaStreamSynchronize(st));
     printf("{\"check\": \"wqkv_rope\", \"M\": %d, \"max_rel_diff\": %.3e}\n", M, rel_diff(y, b->qkv, (size_t)M * QKV));
-    wi(st, b, 0, LIBRARY);
+    projection(st, b, 0, LIBRARY, true);
     fx<EPI_GEGLU>(st, b->xn, pi, y, M, WI, HID, INNER);
     CK(cudaStreamSynchronize(st));
     printf("{\"check\": \"wi_geglu\", \"M\": %d, \"max_rel_diff\": %.3e}\n", M, rel_diff(y, b->g, (size_t)M * INNER));
-    (void)ks;
     CK(cudaFree(pq));
     CK(cudaFree(pi));
     CK(cudaFree(y));
 }
 
-static void prepare(cudaStream_t st, const Bufs *b)
-{
-    const kn_stream ks = {st, 1};
-    const int M = b->M;
-    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, QKV, HID, KN_EPI_NONE, 0, ks, b->xn, b->wqkv[0], b->qkv));
-    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, WI, HID, KN_EPI_NONE, 0, ks, b->xn, b->wi[0], b->u));
-    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, HID, S, ks, b->att, b->wo[0], b->parts) == 1 ? 0 : -1);
-    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, INNER, S, ks, b->g, b->wo2[0], b->parts) == 1 ? 0 : -1);
-    CK(cudaStreamSynchronize(st));
-}
-
 static void run_m(cudaStream_t st, Bufs *b, int M)
 {
     b->M = M;
-    prepare(st, b);
+    prepare_small(g_ctx, st, b, S);
     check(st, b);
     const Chain order[] = {LIBRARY, OWN, FUSED, LIBRARY, FUSED};
     for (Chain c : order) {
         const float q = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
-                wqkv(st, b, l, c);
+                projection(st, b, l, c, false);
         }) / LAYERS;
         const float i = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
-                wi(st, b, l, c);
+                projection(st, b, l, c, true);
         }) / LAYERS;
         const float chain = graph_us(st, 15, [&] {
             for (int l = 0; l < LAYERS; l++)
@@ -371,13 +307,7 @@ int main(int argc, char **argv)
 {
     const std::vector<int> ms = probe_rows(argc, argv, {16, 32, 48, 64}, MAX_ROWS);
     cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    g_ctx = kn_gemm_ctx_create(0, 0);
-    if (!g_ctx) {
-        fprintf(stderr, "kn_gemm_ctx_create failed\n");
-        return 1;
-    }
-    kn_gemm_ctx_set_tuning(g_ctx, 1);
+    g_ctx = probe_setup(&st);
     Bufs b;
     alloc_bufs(&b);
     CK(cudaDeviceSynchronize());

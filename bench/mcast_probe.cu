@@ -249,20 +249,8 @@ template <int XM, int MT>
 __global__ void __launch_bounds__(THREADS, 1) xm_kernel(const __half *X, const __half *W, float *P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks), n0 = blockIdx.x * NT, s = blockIdx.y;
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
-    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
-    so_prologue<__half, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
-    kn_pdl_wait();
-    xm_load_x<XM>(X, xs, M, K, Ks, s);
-    kn_pdl_trigger();
-    mbar_wait(bar, 0);
-    cp_async_wait<0>();
-    __syncthreads();
-    float acc[MT][4][4] = {};
-    so_mma<__half, MT>(ws, xs, rb, Ks, acc);
-    __syncthreads();
-    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * NT, n0, s);
+    so_split_block<__half, MT>(sm, W, P, M, K,
+                               [&](unsigned char *x, int Ks, int s) { xm_load_x<XM>(X, x, M, K, Ks, s); });
 }
 
 template <int XM, int MT>
@@ -336,48 +324,14 @@ static void parts(cudaStream_t st, Variant v, const __half *X, const __half *W, 
         launch_cl<8>(st, X, W, P, M, N, K, v.pdl);
 }
 
-/* One pack's buffers and 28 layers of weights. */
-struct Bufs {
-    int M;
-    __half *wqkv[LAYERS], *wo[LAYERS], *wi[LAYERS], *wo2[LAYERS];
-    __half *xn, *qkv, *att, *u, *g;
-    float *res, *parts, *lnw, *pqkv, *pu;
+/* The projections' fp32 parts (PROBE_PROJ, PROBE_XCOPY) beside the common buffers. */
+struct Bufs : SmallBufs {
+    float *pqkv, *pu;
 };
-
-static __half *fill16(size_t n, float scale, uint32_t seed)
-{
-    __half *p;
-    CK(cudaMalloc(&p, n * 2));
-    init_kernel<<<1024, 256>>>(p, n, scale, seed);
-    CK(cudaGetLastError());
-    return p;
-}
-
-static float *fill32(size_t n, float v)
-{
-    std::vector<float> h(n, v);
-    float *p;
-    CK(cudaMalloc(&p, n * 4));
-    CK(cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice));
-    return p;
-}
 
 static void alloc_bufs(Bufs *b, int Mmax)
 {
-    for (int l = 0; l < LAYERS; l++) {
-        b->wqkv[l] = fill16((size_t)QKV * HID, 0.06f, 100 + l);
-        b->wo[l] = fill16((size_t)HID * HID, 0.06f, 200 + l);
-        b->wi[l] = fill16((size_t)WI * HID, 0.06f, 300 + l);
-        b->wo2[l] = fill16((size_t)HID * INNER, 0.04f, 400 + l);
-    }
-    b->xn = fill16((size_t)Mmax * HID, 2.0f, 1);
-    b->qkv = fill16((size_t)Mmax * QKV, 2.0f, 2);
-    b->att = fill16((size_t)Mmax * HID, 2.0f, 3);
-    b->u = fill16((size_t)Mmax * WI, 2.0f, 4);
-    b->g = fill16((size_t)Mmax * INNER, 2.0f, 5);
-    b->res = fill32((size_t)Mmax * HID, 0.5f);
-    b->parts = fill32((size_t)S * Mmax * HID, 0.0f);
-    b->lnw = fill32(HID, 1.0f);
+    alloc_small(b, Mmax, S);
     b->pqkv = fill32((size_t)4 * Mmax * QKV, 0.0f);
     b->pu = fill32((size_t)4 * Mmax * WI, 0.0f);
 }
@@ -523,21 +477,10 @@ static void check_xm(cudaStream_t st, const Bufs *b, Variant v)
     CK(cudaFree(rep));
 }
 
-static void prepare(cudaStream_t st, const Bufs *b)
-{
-    const kn_stream ks = {st, 1};
-    const int M = b->M;
-    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, QKV, HID, KN_EPI_NONE, 0, ks, b->xn, b->wqkv[0], b->qkv));
-    KOK(kn_gemm_prepare(g_ctx, KN_F16, KN_F16, KN_F16, M, WI, HID, KN_EPI_NONE, 0, ks, b->xn, b->wi[0], b->u));
-    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, HID, S, ks, b->att, b->wo[0], b->parts) == 1 ? 0 : -1);
-    KOK(kn_gemm_prepare_split(g_ctx, KN_F16, M, HID, INNER, S, ks, b->g, b->wo2[0], b->parts) == 1 ? 0 : -1);
-    CK(cudaStreamSynchronize(st));
-}
-
 static void run_m(cudaStream_t st, Bufs *b, int M)
 {
     b->M = M;
-    prepare(st, b);
+    prepare_small(g_ctx, st, b, S);
     const Variant all[] = {{0, true, false}, {2, true, true}, {2, false, true}, {1, true, false},
                            {2, true, false}, {4, true, false}, {8, true, false}, {0, true, false}};
     /* PROBE_PROJ=1: the projections' variants only (own residual products; projections on
@@ -589,18 +532,12 @@ int main(int argc, char **argv)
 {
     const std::vector<int> ms = probe_rows(argc, argv, {16, 32, 48, 64, 96, 128}, 16 * MAX_MT);
     cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    g_ctx = probe_setup(&st);
     set_smem_t<1>();
     set_smem_t<2>();
     set_smem_t<4>();
     set_smem_t<8>();
     set_smem_t<1, true>();
-    g_ctx = kn_gemm_ctx_create(0, 0);
-    if (!g_ctx) {
-        fprintf(stderr, "kn_gemm_ctx_create failed\n");
-        return 1;
-    }
-    kn_gemm_ctx_set_tuning(g_ctx, 1);
     Bufs b;
     alloc_bufs(&b, 16 * MAX_MT);
     CK(cudaDeviceSynchronize());

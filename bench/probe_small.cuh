@@ -1,7 +1,8 @@
 /*
  * probe_small.cuh - what the probes of the small-pack kernel (bench/mcast_probe.cu,
  * bench/fused_probe.cu) share beyond kernels/gemm_small.cuh: the X slice's copy in
- * three forms and whether the kernel's shared memory holds a slice.
+ * three forms, whether the kernel's shared memory holds a slice, and a layer's buffers
+ * with cuBLASLt's plans for them. Include after kernels/cuda.h and probe_common.cuh.
  */
 #ifndef LAYAD_BENCH_PROBE_SMALL_CUH
 #define LAYAD_BENCH_PROBE_SMALL_CUH
@@ -38,5 +39,77 @@ __device__ __forceinline__ void xm_load_x(const __half *X, unsigned char *xs, in
 /* Whether the kernel's shared memory holds an M-row slice of K / Sp (a projection's one part
  * does not from 80 rows). */
 static inline bool fits(int M, int K, int Sp) { return so_smem((M + 15) / 16, K / Sp) <= 227 * 1024; }
+
+/* One pack's buffers and 28 layers of English weights (686 MB: nothing of a layer stays in L2
+ * for the next replay). */
+struct SmallBufs {
+    int M;
+    __half *wqkv[LAYERS], *wo[LAYERS], *wi[LAYERS], *wo2[LAYERS];
+    __half *xn, *qkv, *att, *u, *g;
+    float *res, *parts, *lnw;
+};
+
+static __half *fill16(size_t n, float scale, uint32_t seed)
+{
+    __half *p;
+    CK(cudaMalloc(&p, n * 2));
+    init_kernel<<<1024, 256>>>(p, n, scale, seed);
+    CK(cudaGetLastError());
+    return p;
+}
+
+static float *fill32(size_t n, float v)
+{
+    std::vector<float> h(n, v);
+    float *p;
+    CK(cudaMalloc(&p, n * 4));
+    CK(cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice));
+    return p;
+}
+
+/* Buffers for packs of up to Mmax rows, the branches in S parts. */
+static void alloc_small(SmallBufs *b, int Mmax, int S)
+{
+    for (int l = 0; l < LAYERS; l++) {
+        b->wqkv[l] = fill16((size_t)QKV * HID, 0.06f, 100 + l);
+        b->wo[l] = fill16((size_t)HID * HID, 0.06f, 200 + l);
+        b->wi[l] = fill16((size_t)WI * HID, 0.06f, 300 + l);
+        b->wo2[l] = fill16((size_t)HID * INNER, 0.04f, 400 + l);
+    }
+    b->xn = fill16((size_t)Mmax * HID, 2.0f, 1);
+    b->qkv = fill16((size_t)Mmax * QKV, 2.0f, 2);
+    b->att = fill16((size_t)Mmax * HID, 2.0f, 3);
+    b->u = fill16((size_t)Mmax * WI, 2.0f, 4);
+    b->g = fill16((size_t)Mmax * INNER, 2.0f, 5);
+    b->res = fill32((size_t)Mmax * HID, 0.5f);
+    b->parts = fill32((size_t)S * Mmax * HID, 0.0f);
+    b->lnw = fill32(HID, 1.0f);
+}
+
+/* The stream and the tuned cuBLASLt context the probes run on; exits on failure. */
+static kn_gemm_ctx *probe_setup(cudaStream_t *st)
+{
+    CK(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking));
+    kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
+    if (!ctx) {
+        fprintf(stderr, "kn_gemm_ctx_create failed\n");
+        exit(1);
+    }
+    kn_gemm_ctx_set_tuning(ctx, 1);
+    return ctx;
+}
+
+/* cuBLASLt's plans at b->M rows, tuned on layer 0's operands: the projections, and the branches
+ * in S parts. */
+static void prepare_small(kn_gemm_ctx *ctx, cudaStream_t st, const SmallBufs *b, int S)
+{
+    const kn_stream ks = {st, 1};
+    const int M = b->M;
+    KOK(kn_gemm_prepare(ctx, KN_F16, KN_F16, KN_F16, M, QKV, HID, KN_EPI_NONE, 0, ks, b->xn, b->wqkv[0], b->qkv));
+    KOK(kn_gemm_prepare(ctx, KN_F16, KN_F16, KN_F16, M, WI, HID, KN_EPI_NONE, 0, ks, b->xn, b->wi[0], b->u));
+    KOK(kn_gemm_prepare_split(ctx, KN_F16, M, HID, HID, S, ks, b->att, b->wo[0], b->parts) == 1 ? 0 : -1);
+    KOK(kn_gemm_prepare_split(ctx, KN_F16, M, HID, INNER, S, ks, b->g, b->wo2[0], b->parts) == 1 ? 0 : -1);
+    CK(cudaStreamSynchronize(st));
+}
 
 #endif

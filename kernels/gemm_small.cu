@@ -41,21 +41,7 @@ __global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    const int Ks = K / gridDim.y, rb = so_row_bytes(Ks);
-    const int n0 = blockIdx.x * SO_NT, s = blockIdx.y;
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile */
-    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
-    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
-    kn_pdl_wait();
-    so_load_x<T>(X, xs, M, K, Ks, s);
-    kn_pdl_trigger();
-    mbar_wait(bar, 0);
-    cp_async_wait<0>();
-    __syncthreads(); /* every thread's X chunks have landed */
-    float acc[MT][4][4] = {};
-    so_mma<T, MT>(ws, xs, rb, Ks, acc);
-    __syncthreads(); /* the X slice's room now holds the warps' tiles */
-    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
+    so_split_block<T, MT>(sm, W, P, M, K, [&](unsigned char *x, int Ks, int s) { so_load_x<T>(X, x, M, K, Ks, s); });
 }
 
 template <typename T, int MT>

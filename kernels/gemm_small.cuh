@@ -111,6 +111,33 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
+/* A block's part of the product into acc: its W tile requested before the
+ * programmatic wait, X copied by load_x(xs) after it, the warps' k-steps. Returns
+ * the X slice's room, free for the warps' tiles. */
+template <typename T, int MT, typename LoadX>
+__device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, int n0, int s,
+                                                   LoadX load_x, float (&acc)[MT][4][4])
+{
+    const int rb = so_row_bytes(Ks);
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile */
+    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
+    kn_pdl_wait();
+    load_x(xs);
+    kn_pdl_trigger();
+    mbar_wait(bar, 0);
+    cp_async_wait<0>();
+    __syncthreads(); /* every thread's X chunks have landed */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++)
+            acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
+    __syncthreads(); /* the X slice's room now holds the warps' tiles */
+    return xs;
+}
+
 /* The warps' tiles into shared memory (red), then a block barrier. */
 template <int MT> __device__ __forceinline__ void so_tiles(float *red, const float (&acc)[MT][4][4])
 {
@@ -135,6 +162,23 @@ template <int MT> __device__ __forceinline__ float4 so_sum4(const float *red, in
         v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
     }
     return v;
+}
+
+/* Forward declaration: so_store follows. */
+template <int MT>
+__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
+                                         int s);
+
+/* Block (x, s) of the split kernel in dynamic shared memory sm: features [32 x, 32 x + 32)
+ * of part s of P, X's slice copied by load_x(xs, Ks, s). */
+template <typename T, int MT, typename LoadX>
+__device__ __forceinline__ void so_split_block(unsigned char *sm, const T *W, float *P, int M, int K, LoadX load_x)
+{
+    const int Ks = K / gridDim.y, n0 = blockIdx.x * SO_NT, s = blockIdx.y;
+    float acc[MT][4][4];
+    unsigned char *xs = so_block<T, MT>(
+        sm, W, M, K, Ks, n0, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
 }
 
 /* The warps' tiles through shared memory (red), summed in warp order into part s. */
