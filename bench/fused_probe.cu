@@ -121,7 +121,7 @@ fx_kernel(const __half *X, const __half *W, __half *Y, int M, int K, int ldo, in
         fx_load_angles(an, ct, st, M, n0);
     float acc[MT][4][4];
     unsigned char *xs = so_block<__half, MT>(
-        sm, W, M, K, K, n0, 0, [&](unsigned char *x) { xm_load_x<1>(X, x, M, K, K, 0); }, acc);
+        sm, W, M, K, K, so_rows{n0}, 0, [&](unsigned char *x) { xm_load_x<1>(X, x, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
     so_tiles<MT>(red, acc);
     fx_epilogue<MT, EPI>(red, Y, M, n0, ldo, D, an);

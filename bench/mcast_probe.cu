@@ -143,7 +143,7 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
     }
     __syncthreads();
     if (warp == 0)
-        so_load_w(W, ws, &bar[0], K, KS, n0, s);
+        so_load_w(W, ws, &bar[0], K, KS, so_rows{n0}, s);
     if (!ONE) {
         cluster_arrive();
         cluster_wait();

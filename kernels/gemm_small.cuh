@@ -42,15 +42,40 @@ static inline cudaLaunchConfig_t so_config(cudaLaunchAttribute (&at)[2], dim3 gr
 }
 
 /* Warp 0: the block's weight tile (SO_NT rows of slice s) into ws by the TMA
- * engine, one row a lane, completing on bar (initialized). */
-template <typename T>
-__device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, int n0, int s)
+ * engine, one row a lane (lane l's is row row_of(l) of W: n0 + l for a plain
+ * block), completing on bar (initialized). */
+template <typename T, typename RowOf>
+__device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, RowOf row_of,
+                                          int s)
 {
     const int lane = threadIdx.x % 32;
     if (lane == 0)
         mbar_arrive_tx(bar, SO_NT * Ks * 2);
     __syncwarp();
-    bulk_load(ws + lane * so_row_bytes(Ks), W + (size_t)(n0 + lane) * K + (size_t)s * Ks, Ks * 2, bar);
+    bulk_load(ws + lane * so_row_bytes(Ks), W + (size_t)row_of(lane) * K + (size_t)s * Ks, Ks * 2, bar);
+}
+
+/* The rows of a plain block: n0 + lane. */
+struct so_rows {
+    int n0;
+    __device__ __forceinline__ int operator()(int lane) const { return n0 + lane; }
+};
+
+/* X's slice s (M rows of Ks columns of X [M, K]) into xs, 16 bytes a thread at a
+ * time in one commit group: warp w copies rows w, w + 4, ..., its lanes a row's
+ * consecutive chunks, with no division a chunk. */
+template <typename T>
+__device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    const int lane = threadIdx.x % 32;
+    for (int m = threadIdx.x / 32; m < M; m += SO_WARPS) {
+        const T *src = X + (size_t)m * K + (size_t)s * Ks + 8 * lane;
+        unsigned char *dst = xs + m * rb + 16 * lane;
+        for (int c = lane; c < cpr; c += 32, src += 8 * 32, dst += 16 * 32)
+            cp_async16(dst, src, true);
+    }
+    cp_async_commit();
 }
 
 /* The weight fragments of k-step kk for the block's four n8 tiles. */
@@ -74,10 +99,10 @@ static inline size_t so_smem(int MT, int Ks)
 }
 
 /* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
- * like the weights. */
-template <typename T, int MT>
+ * like the weights (row_of: see so_load_w). */
+template <typename T, int MT, typename RowOf>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
-                                            int M, int K, int Ks, int n0, int s)
+                                            int M, int K, int Ks, RowOf row_of, int s)
 {
     const int rb = so_row_bytes(Ks);
     if (threadIdx.x == 0) {
@@ -88,7 +113,7 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     if (threadIdx.x < 32)
-        so_load_w(W, ws, bar, K, Ks, n0, s);
+        so_load_w(W, ws, bar, K, Ks, row_of, s);
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
@@ -111,17 +136,17 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
     }
 }
 
-/* A block's part of the product into acc: its W tile requested before the
- * programmatic wait, X copied by load_x(xs) after it, the warps' k-steps. Returns
- * the X slice's room, free for the warps' tiles. */
-template <typename T, int MT, typename LoadX>
-__device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, int n0, int s,
-                                                   LoadX load_x, float (&acc)[MT][4][4])
+/* A block's part of the product into acc: its W tile (rows row_of(lane), see
+ * so_load_w) requested before the programmatic wait, X copied by load_x(xs) after
+ * it, the warps' k-steps. Returns the X slice's room, free for the warps' tiles. */
+template <typename T, int MT, typename RowOf, typename LoadX>
+__device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, RowOf row_of,
+                                                   int s, LoadX load_x, float (&acc)[MT][4][4])
 {
     const int rb = so_row_bytes(Ks);
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile */
     unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
-    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, n0, s);
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, row_of, s);
     kn_pdl_wait();
     load_x(xs);
     kn_pdl_trigger();
@@ -177,7 +202,7 @@ __device__ __forceinline__ void so_split_block(unsigned char *sm, const T *W, fl
     const int Ks = K / gridDim.y, n0 = blockIdx.x * SO_NT, s = blockIdx.y;
     float acc[MT][4][4];
     unsigned char *xs = so_block<T, MT>(
-        sm, W, M, K, Ks, n0, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
+        sm, W, M, K, Ks, so_rows{n0}, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
 }
 
