@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# bench/results/experiments/xcopy/stage.sh - builds main's binaries and xcopy.patch's, and stages
-# both into .carry for call1.sh (then: a device call carrying .carry, command `bash .carry/call1.sh`).
+# bench/results/experiments/xcopy/stage.sh - builds main's binaries, xcopy.patch's and
+# ../fused-proj/fused-proj.patch's, and stages them into .carry with both call scripts (then two
+# device calls carrying .carry: `bash .carry/call1.sh`, this folder's, and `bash .carry/call2.sh`,
+# fused-proj's).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 cd "$repo"
@@ -14,9 +16,16 @@ git worktree add -q -f "$wt" HEAD
   make -j2 build/layad-dev build/tests/gpu_kernels build/bench/bench_kernels > /dev/null)
 for b in layad-dev tests/gpu_kernels bench/bench_kernels; do cp "$wt/build/$b" "$stage/$(basename $b)-xcopy"; done
 git worktree remove --force "$wt"
+# the same for ../fused-proj/fused-proj.patch
+git worktree add -q -f "$wt" HEAD
+(cd "$wt" && git apply "$repo/bench/results/experiments/fused-proj/fused-proj.patch" &&
+  make -j2 build/layad-dev build/tests/gpu_kernels build/tests/gpu_backend_cuda > /dev/null)
+for b in layad-dev tests/gpu_kernels tests/gpu_backend_cuda; do cp "$wt/build/$b" "$stage/$(basename $b)-fused"; done
+git worktree remove --force "$wt"
 make -j2 build/bench/mcast_probe build/bench/fused_probe > /dev/null
 scripts/device/prep build/bench/mcast_probe build/bench/fused_probe build/tests/gpu_kernels build/bench/bench_kernels "$stage"/*
 rm -rf .carry/shared-root "$stage"
 git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
-cp bench/results/experiments/xcopy/call1.sh .carry/
+cp bench/results/experiments/xcopy/call1.sh .carry/call1.sh
+cp bench/results/experiments/fused-proj/call1.sh .carry/call2.sh
