@@ -1,7 +1,8 @@
 # run from the repository root on the lent H200 (carry .carry) after scripts/device/prep with the
-# binaries of rope-attention.patch (applied to 27c67f2, or to a later main where it applies) staged
-# as layad-dev-rope, gpu_kernels-rope and gpu_backend_cuda-rope:
-#   git worktree add /tmp/rope 27c67f2 && cd /tmp/rope && git apply <repo>/bench/results/experiments/rope-attention/rope-attention.patch
+# binaries of rope-attention.patch (it applies to main as of 2026-12-04's last commit; it and
+# fused-proj.patch both add kernels/rope.cuh) staged as layad-dev-rope, gpu_kernels-rope and
+# gpu_backend_cuda-rope:
+#   git worktree add /tmp/rope HEAD && cd /tmp/rope && git apply <repo>/bench/results/experiments/rope-attention/rope-attention.patch
 #   PATH=/usr/local/cuda/bin:$PATH make -j2 build/layad-dev build/tests/gpu_kernels build/tests/gpu_backend_cuda
 # The second form of RoPE inside the attention (Q rotated in its fragments with angles read before the
 # wait, each key tile rotated in shared memory with its table rows staged beside it, no spills at 168
