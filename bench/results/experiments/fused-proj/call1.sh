@@ -10,9 +10,7 @@ export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
 for s in gpu_kernels gpu_backend_cuda; do timeout 150 $BIN/$s-fused > $OUT/$s-fused.log 2>&1; echo "$s-fused exit $? $((SECONDS-t0)) s"; grep -E "Checks|proj_small|fused projections|F:" $OUT/$s-fused.log | tail -8; done
-$BIN/layad-dev-fused mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english > /dev/null
-for v in off on off2 on2; do x="--fused-proj-tokens 0"; case $v in on*) x="--fused-proj-tokens 64";; esac
-  echo "== $v"; timeout 60 $BIN/layad-dev-fused bench --model $W/english --shapes 1x16,1x30,1x40,1x60,1x83 $x --commit "$LAYAD_COMMIT + fused-proj.patch ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x"; done
+LAYAD_COMMIT="$LAYAD_COMMIT + fused-proj.patch" scripts/device/flag-ab $BIN/layad-dev-fused --fused-proj-tokens 0 64 1x16,1x30,1x40,1x60,1x83
 echo "bench $((SECONDS-t0)) s"
 timeout 90 $BIN/layad-dev-fused parity-fast --model $W/english --label english --ref .carry/ref/english.ref --dtype fp16 --fused-proj-tokens 64 --out $OUT/parity-english-fp16-fused.json > $W/parity.log 2>&1; echo "parity (fused on) exit $? $((SECONDS-t0)) s"; grep -E "gates|max" $W/parity.log | head -5
 echo "done $((SECONDS-t0)) s"

@@ -13,8 +13,6 @@ export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
 for s in gpu_kernels gpu_backend_cuda; do timeout 120 $BIN/$s-rope > $OUT/$s-rope.log 2>&1; echo "$s-rope exit $? $((SECONDS-t0)) s"; grep -E "Checks|rotating|rope in attention" $OUT/$s-rope.log | tail -3; done
-$BIN/layad-dev-rope mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english > /dev/null
-for v in off on off2 on2; do x="--rope-attention-tokens 0"; case $v in on*) x="--rope-attention-tokens 1000000";; esac
-  echo "== $v"; timeout 75 $BIN/layad-dev-rope bench --model $W/english --shapes 1x16,1x40,1x83,1x150,1x512,8x512 $x --commit "$LAYAD_COMMIT + rope-attention.patch ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x"; done
+LAYAD_COMMIT="$LAYAD_COMMIT + rope-attention.patch" scripts/device/flag-ab $BIN/layad-dev-rope --rope-attention-tokens 0 1000000 1x16,1x40,1x83,1x150,1x512,8x512
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz --exclude=log.txt * && find . -type f ! -name results.tgz ! -name log.txt -delete
