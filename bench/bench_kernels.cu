@@ -315,7 +315,7 @@ static void bench_gemm_parts(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int
 
 /* The encoder's four GEMMs at small M: the forward's unsplit plan, the plain product with fp32
  * output, and 2 / 4 / 8 partial products, each tuned on its own operands; the residual branches'
- * 4 parts also on the small-pack kernel up to 128 rows (the forward takes it up to 32). */
+ * 4 parts also on the small-pack kernel up to 128 rows (the forward takes it up to 48). */
 static void bench_gemm_splits(kn_dtype dt)
 {
     kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);

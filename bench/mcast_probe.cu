@@ -61,9 +61,9 @@ extern "C" {
 enum { S = 4, NT = SO_NT, WARPS = SO_WARPS, THREADS = 32 * WARPS, MAX_MT = 8 };
 
 /* Hopper's cluster primitives, which only this probe uses (the library's kernel copies X by
- * cp.async). The multicast exists only in the sm_90a pass (this probe's only one). */
-/* bulk_load into the same shared offset of every CTA of the cluster in mask
- * (bit = rank), completing bytes on the barrier at b's offset in each. */
+ * cp.async). bulk_load into the same shared offset of every CTA of the cluster in mask
+ * (bit = rank), completing bytes on the barrier at b's offset in each; the multicast exists
+ * only in the sm_90a pass (this probe's only one). */
 __device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
                                                     uint16_t mask)
 {
@@ -90,8 +90,7 @@ __device__ __forceinline__ uint32_t cluster_rank()
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 
-
-/* The library's kernel (kn_gemm_split_small) copies X a row at a time. This form: X by 2-D
+/* The library's kernel (kn_gemm_split_small) copies X by cp.async. This form: X by 2-D
  * tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one TMA instruction a box instead
  * of one bulk copy a row), a barrier per box so that each warp
  * starts on its k-steps as soon as their boxes have landed, box b issued by cluster rank b % CL

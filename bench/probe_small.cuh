@@ -11,20 +11,15 @@
 
 #include "kernels/gemm_small.cuh"
 
-/* The X slice's rows into xs (one commit group): XM 0, the library's loop (a flat index over
- * the slice's 16-byte chunks, an integer division a chunk); 1, so_load_x_rows (a warp a row,
+/* The X slice's rows into xs (one commit group): XM 0, the library's so_load_x (a flat index
+ * over the slice's 16-byte chunks, an integer division a chunk); 1, so_load_x_rows (a warp a row,
  * its lanes along the row, no division; experiments/xcopy/xcopy.patch); 2, no copy at all (the
  * room keeps its zeros: wrong products, a bound on what any faster X delivery could give). */
 template <int XM>
 __device__ __forceinline__ void xm_load_x(const __half *X, unsigned char *xs, int M, int K, int Ks, int s)
 {
     if (XM == 0) {
-        const int rb = so_row_bytes(Ks), cpr = Ks / 8;
-        for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
-            const int m = i / cpr, c = i % cpr;
-            cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
-        }
-        cp_async_commit();
+        so_load_x(X, xs, M, K, Ks, s);
     } else if (XM == 1) {
         so_load_x_rows(X, xs, M, K, Ks, s);
     } else {

@@ -23,19 +23,6 @@
  */
 #include "kernels/gemm_small.cuh"
 
-/* The X slice's rows, 16 bytes a thread at a time (one commit group). One bulk
- * copy a row, multicast to a neighbour, was slower: bench/results/experiments/wide/. */
-template <typename T>
-__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
-{
-    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
-    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
-        const int m = i / cpr, c = i % cpr;
-        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
-    }
-    cp_async_commit();
-}
-
 template <typename T, int MT>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)

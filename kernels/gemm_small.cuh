@@ -2,9 +2,9 @@
  * gemm_small.cuh - the pieces of the small-pack split product's kernel
  * (kernels/gemm_small.cu) that its probe (bench/mcast_probe.cu) shares: the
  * block's shape and shared memory, the prologue before the wait (the weight
- * tile's bulk copy), the weight fragments of a k-step, the warps' k-steps, and
- * the warps' tiles summed and stored as fp32 parts. Internal to kernels/ and
- * its benchmarks.
+ * tile's bulk copy), the X slice's copy (two forms), the weight fragments of a
+ * k-step, the warps' k-steps, and the warps' tiles summed and stored as fp32
+ * parts. Internal to kernels/ and its benchmarks.
  */
 #ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
 #define LAYAD_KERNELS_GEMM_SMALL_CUH
@@ -62,8 +62,24 @@ struct so_rows {
 };
 
 /* X's slice s (M rows of Ks columns of X [M, K]) into xs, 16 bytes a thread at a
- * time in one commit group: warp w copies rows w, w + 4, ..., its lanes a row's
- * consecutive chunks, with no division a chunk. */
+ * time in one commit group, thread t taking chunks t, t + 128, ... of the slice. One
+ * bulk copy a row, multicast to a neighbour, was slower:
+ * bench/results/experiments/wide/. */
+template <typename T>
+__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+        const int m = i / cpr, c = i % cpr;
+        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
+    }
+    cp_async_commit();
+}
+
+/* The same copies with warp w taking rows w, w + 4, ... and its lanes a row's
+ * consecutive chunks: no integer division a chunk (so_load_x's costs ~36
+ * instructions a copy in the SASS; bench/results/experiments/xcopy/, not yet
+ * timed). */
 template <typename T>
 __device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
 {
@@ -189,10 +205,17 @@ template <int MT> __device__ __forceinline__ float4 so_sum4(const float *red, in
     return v;
 }
 
-/* Forward declaration: so_store follows. */
+/* The warps' tiles through shared memory (red), summed in warp order into part s. */
 template <int MT>
 __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
-                                         int s);
+                                         int s)
+{
+    so_tiles<MT>(red, acc);
+    for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
+        const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
+        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = so_sum4<MT>(red, m, c);
+    }
+}
 
 /* Block (x, s) of the split kernel in dynamic shared memory sm: features [32 x, 32 x + 32)
  * of part s of P, X's slice copied by load_x(xs, Ks, s). */
@@ -204,18 +227,6 @@ __device__ __forceinline__ void so_split_block(unsigned char *sm, const T *W, fl
     unsigned char *xs = so_block<T, MT>(
         sm, W, M, K, Ks, so_rows{n0}, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
-}
-
-/* The warps' tiles through shared memory (red), summed in warp order into part s. */
-template <int MT>
-__device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4], float *P, int M, int N, int n0,
-                                         int s)
-{
-    so_tiles<MT>(red, acc);
-    for (int i = threadIdx.x; i < M * (SO_NT / 4); i += blockDim.x) {
-        const int m = i / (SO_NT / 4), c = 4 * (i % (SO_NT / 4));
-        *reinterpret_cast<float4 *>(P + ((size_t)s * M + m) * N + n0 + c) = so_sum4<MT>(red, m, c);
-    }
 }
 
 #endif
