@@ -87,7 +87,10 @@ __device__ __forceinline__ uint32_t cluster_rank()
 
 /* The cluster barrier in two halves (every thread of every CTA of the cluster,
  * arrive then wait, alternating). */
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 
 /* The library's kernel (kn_gemm_split_small) copies X by cp.async. This form: X by 2-D
@@ -521,7 +524,12 @@ static void run_m(cudaStream_t st, Bufs *b, int M)
                                             "X by tensor boxes, one barrier, no cluster"};
         printf("{\"M\": %d, \"variant\": \"%s\", \"cl\": %d, \"pdl\": %s, \"proj_parts\": %d, "
                "\"attn_out_alone_us\": %.2f, \"mlp_out_alone_us\": %.2f, \"layer_chain_us\": %.2f}\n",
-               M, v.xm >= 0 ? xname[v.xm] : !v.cl ? "library (cuBLASLt split)" : v.rows ? "library's own (kn_gemm_split_small)" : "own, X by tensor boxes", v.cl,
+               M,
+               v.xm >= 0 ? xname[v.xm]
+               : !v.cl   ? "library (cuBLASLt split)"
+               : v.rows  ? "library's own (kn_gemm_split_small)"
+                         : "own, X by tensor boxes",
+               v.cl,
                v.pdl ? "true" : "false", v.proj, alone_o, alone_o2, chain);
         fflush(stdout);
     }
