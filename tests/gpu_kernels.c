@@ -466,10 +466,11 @@ static void split_product(kn_gemm_ctx *ctx, kn_dtype dt, const void *dX, const v
 }
 
 /* kn_gemm_split's S parts (ctx NULL: kn_gemm_split_small's), each against the CPU product of
- * its K slice (tuned on its own operands first), a second run into poisoned parts bit-identical; then kn_layernorm_parts over those
- * parts: the residual bit for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when
- * biased) as the CPU forms it from the same parts, the outputs as kn_cpu_layernorm's (with
- * the LayerNorm's own bias when biased: the head's layers). */
+ * its K slice (tuned on its own operands first), a second run into poisoned parts
+ * bit-identical; then (D % 128 == 0) kn_layernorm_parts over those parts: the residual bit
+ * for bit r + (((p0 + p1) + ...) + p[S-1]) (+ the branch's bias when biased) as the CPU forms
+ * it from the same parts, the outputs as kn_cpu_layernorm's (with the LayerNorm's own bias
+ * when biased: the head's layers). */
 static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, int S, float base, int biased,
                            rng *r)
 {
