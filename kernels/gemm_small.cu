@@ -43,21 +43,6 @@ static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M
     return 0;
 }
 
-template <typename T>
-static int so_dispatch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
-{
-    switch ((M + 15) / 16) {
-    case 1: return so_launch<T, 1>(ks, X, W, Y, M, N, K, S);
-    case 2: return so_launch<T, 2>(ks, X, W, Y, M, N, K, S);
-    case 3: return so_launch<T, 3>(ks, X, W, Y, M, N, K, S);
-    case 4: return so_launch<T, 4>(ks, X, W, Y, M, N, K, S);
-    case 5: return so_launch<T, 5>(ks, X, W, Y, M, N, K, S);
-    case 6: return so_launch<T, 6>(ks, X, W, Y, M, N, K, S);
-    case 7: return so_launch<T, 7>(ks, X, W, Y, M, N, K, S);
-    default: return so_launch<T, 8>(ks, X, W, Y, M, N, K, S);
-    }
-}
-
 extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K,
                                       int S)
 {
@@ -76,7 +61,9 @@ extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, k
                "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 32 == 0, "
                "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
     int rc;
-    KN_DISPATCH16(wdt, T, rc = so_dispatch<T>(ks, X, W, Y, M, N, K, S));
+    KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {
+        return so_launch<T, decltype(mt)::value>(ks, X, W, Y, M, N, K, S);
+    }));
     if (rc)
         return -1;
     KN_LAUNCHED();

@@ -9,6 +9,8 @@
 #ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
 #define LAYAD_KERNELS_GEMM_SMALL_CUH
 
+#include <type_traits>
+
 #include "kernels/cuda_util.cuh"
 #include "kernels/mma.cuh"
 #include "kernels/sm90.cuh"
@@ -39,6 +41,22 @@ static inline cudaLaunchConfig_t so_config(cudaLaunchAttribute (&at)[2], dim3 gr
     cfg.attrs = at;
     cfg.numAttrs = pdl ? 2 : 1;
     return cfg;
+}
+
+/* f(std::integral_constant<int, MT>) for the row tiles of M rows (MT = ceil(M / 16), 1..8):
+ * the kernels are compiled per MT, so that the accumulators stay in registers. */
+template <typename F> static inline int so_on_mt(int M, F f)
+{
+    switch ((M + 15) / 16) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 7: return f(std::integral_constant<int, 7>{});
+    default: return f(std::integral_constant<int, 8>{});
+    }
 }
 
 /* Warp 0: the block's weight tile (SO_NT rows of slice s) into ws by the TMA

@@ -30,20 +30,13 @@
  * (every element is read and written by the same lane, so y may alias r or x).
  */
 #include "kernels/cuda_util.cuh"
+#include "kernels/layernorm_parts.cuh"
 
 #define LN_ROWS 8     /* rows (warps) per block at most */
 #define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
 
 /* r as is; r += x[m]; r = table[ids[m]]; r += table[ids[m]] (the head's type embedding). */
 enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2, LN_ADDROW = 3 };
-
-__device__ __forceinline__ double warp_sum(double v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 /* 4 consecutive elements of a 16-bit or fp32 row (8- or 16-byte access). */
 template <typename T> __device__ __forceinline__ float4 ln_load4(const T *p)
@@ -57,15 +50,6 @@ template <typename T> __device__ __forceinline__ float4 ln_load4(const T *p)
 template <> __device__ __forceinline__ float4 ln_load4<float>(const float *p)
 {
     return *reinterpret_cast<const float4 *>(p);
-}
-template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
-{
-    typedef typename kn_pair<T>::type P;
-    uint2 u;
-    P *h = reinterpret_cast<P *>(&u);
-    h[0] = kn_pack<T>(v.x, v.y);
-    h[1] = kn_pack<T>(v.z, v.w);
-    *reinterpret_cast<uint2 *>(p) = u;
 }
 
 /* Blocks per SM the unrolled kernels are register-capped for: 2 x 256 threads (<= 128
@@ -136,7 +120,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
          * r - mh rounds once and ml is below half an ulp of mh, so the deviation is within ~2
          * fp32 ulps of its own size even for rows near 1e4; the row stays in 32 registers and
          * the squares and the scaling below run in fp32 (sums of squares in double per chunk). */
-        const double mean = warp_sum(sum) * inv_d;
+        const double mean = ln_warp_sum(sum) * inv_d;
         const float mh = (float)mean, ml = (float)(mean - (double)mh);
         double ss = 0.0;
 #pragma unroll
@@ -145,7 +129,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
                 ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
             }
-        const float rstd = (float)rsqrt(warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see layernorm_parts_kernel */
+        const float rstd = (float)rsqrt(ln_warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see layernorm_parts_kernel */
 #pragma unroll
         for (int c = 0; c < CAP; c++)
             if (c < nc) {
@@ -171,13 +155,13 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 rr[d] = v;
             sum += v;
         }
-        const double mean = warp_sum(sum) * inv_d;
+        const double mean = ln_warp_sum(sum) * inv_d;
         double ss = 0.0;
         for (int d = lane; d < D; d += 32) {
             const double a = rr[d] - mean;
             ss += a * a;
         }
-        const double rstd = 1.0 / sqrt(warp_sum(ss) * inv_d + (double)eps);
+        const double rstd = 1.0 / sqrt(ln_warp_sum(ss) * inv_d + (double)eps);
         for (int d = lane; d < D; d += 32) {
             double od = (rr[d] - mean) * rstd * w[d];
             if (b)
@@ -314,21 +298,6 @@ extern "C" int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_e
 
 /* ---- the residual branch as split-K partial products ------------------------ */
 
-/* v summed over the block (every thread gets it); red holds one double per warp
- * and serves one sum only (no barrier before its writes). */
-__device__ __forceinline__ double block_sum(double v, double *red)
-{
-    const int warp = threadIdx.x / 32, nw = (blockDim.x + 31) / 32;
-    v = warp_sum(v);
-    if (threadIdx.x % 32 == 0)
-        red[warp] = v;
-    __syncthreads();
-    double t = 0.0;
-    for (int i = 0; i < nw; i++) /* the same order in every thread: one value for all */
-        t += red[i];
-    return t;
-}
-
 /* Block m: row m, thread t owning columns [4t, 4t + 4). The partial products
  * were just written by the split GEMM (L2-resident): all S loads and r's are
  * in flight at once, so the row costs one round trip whatever S. The
@@ -363,43 +332,16 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
 {
     __shared__ double red[2][32];
     const int d = 4 * threadIdx.x;
-    const float4 ww = *reinterpret_cast<const float4 *>(w + d); /* weights: before the wait */
-    const float4 pb = bb ? *reinterpret_cast<const float4 *>(bb + d) : make_float4(0, 0, 0, 0);
+    float4 ww[1], pb[1], v[1];
+    lnp_consts<1>(w, bb, D, ww, pb); /* weights: before the wait */
     const double inv_d = 1.0 / (double)D;
-    const size_t off = (size_t)blockIdx.x * D + d;
-    float4 v, p[KN_GEMM_SPLIT_MAX];
+    const size_t off = (size_t)blockIdx.x * D;
     if (rows)
-        v = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
+        v[0] = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
     kn_pdl_wait();
     if (!rows)
-        v = *reinterpret_cast<const float4 *>(r + off);
-#pragma unroll
-    for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
-        if (s < S)
-            p[s] = *reinterpret_cast<const float4 *>(parts + s * stride + off);
-    float4 a = p[0];
-#pragma unroll
-    for (int s = 1; s < KN_GEMM_SPLIT_MAX; s++)
-        if (s < S)
-            a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
-    if (bb)
-        a.x += pb.x, a.y += pb.y, a.z += pb.z, a.w += pb.w;
-    v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
-    *reinterpret_cast<float4 *>(r + off) = v;
-    const double mean = block_sum(((double)v.x + (double)v.y) + ((double)v.z + (double)v.w), red[0]) * inv_d;
-    const float mh = (float)mean, ml = (float)(mean - (double)mh);
-    v = make_float4((v.x - mh) - ml, (v.y - mh) - ml, (v.z - mh) - ml, (v.w - mh) - ml);
-    const double ss = block_sum((double)((v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w)), red[1]);
-    const float rstd = (float)rsqrt(ss * inv_d + (double)eps);
-    float4 o = make_float4(v.x * rstd * ww.x, v.y * rstd * ww.y, v.z * rstd * ww.z, v.w * rstd * ww.w);
-    if (b) {
-        const float4 bb = *reinterpret_cast<const float4 *>(b + d);
-        o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
-    }
-    if (y16)
-        ln_store4(y16 + off, o);
-    if (y32)
-        *reinterpret_cast<float4 *>(y32 + off) = o;
+        v[0] = *reinterpret_cast<const float4 *>(r + off + d);
+    lnp_row<TY, 1, false>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, D, inv_d, eps, red);
 }
 
 extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,

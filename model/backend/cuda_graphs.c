@@ -64,7 +64,11 @@ static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *
     if (!rc && e != cudaSuccess)
         rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
                         cudaGetErrorString(e));
+    size_t nodes = 0;
+    if (!rc && cudaGraphGetNodes(graph, NULL, &nodes) != cudaSuccess)
+        rc = layad_fail(err, 500, "cuda backend: nodes of the graph of %d tokens", T);
     if (!rc) {
+        g->nodes = (int)nodes;
         e = cudaGraphInstantiate(&g->exec, graph, 0);
         if (e != cudaSuccess)
             rc = layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T,
@@ -140,16 +144,21 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
         if (!wanted(b, T))
             continue;
         const double t1 = cuda_now_ms();
+        int nodes = 0;
         for (int c = 0; c < BATCH_GCLASSES; c++) {
             if (!batch_gclass_own(&b->policy, T, c))
                 continue;
-            if (warm_bucket(b, T, batch_gcap(&b->policy, T, c), err))
+            const int G = batch_gcap(&b->policy, T, c);
+            if (warm_bucket(b, T, G, err))
                 return -1;
+            if (!nodes && b->o.use_graphs)
+                nodes = slot(b, T, G)->nodes;
             done++;
         }
         const double ms = cuda_now_ms() - t1;
         if (b->info.n_warm < CUDA_MAX_WARM) {
             b->info.warm_tokens[b->info.n_warm] = T;
+            b->info.warm_nodes[b->info.n_warm] = nodes;
             b->info.warm_capture_ms[b->info.n_warm++] = ms;
         }
         if (b->o.progress)

@@ -198,10 +198,10 @@ static void load_json(tool *t, const cuda_backend_info *info, double load_ms, do
            load_ms, info->upload_ms, info->weight_bytes / 1e6, info->act_bytes / 1e6, create_ms);
     json_t *caps = json_array();
     for (int i = 0; i < info->n_warm; i++) {
-        printf("  warm-up bucket of %d tokens: %.1f ms (tuning + eager run + capture)\n",
-               info->warm_tokens[i], info->warm_capture_ms[i]);
-        json_array_append_new(caps, json_pack("{s:i, s:f}", "tokens", info->warm_tokens[i], "ms",
-                                              info->warm_capture_ms[i]));
+        printf("  warm-up bucket of %d tokens: %.1f ms (tuning + eager run + capture), %d graph nodes\n",
+               info->warm_tokens[i], info->warm_capture_ms[i], info->warm_nodes[i]);
+        json_array_append_new(caps, json_pack("{s:i, s:f, s:i}", "tokens", info->warm_tokens[i], "ms",
+                                              info->warm_capture_ms[i], "graph_nodes", info->warm_nodes[i]));
     }
     json_object_set_new(
         t->rep, "load",

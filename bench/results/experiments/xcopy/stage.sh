@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/results/experiments/xcopy/stage.sh - builds main's binaries, xcopy.patch's and
-# ../fused-proj/fused-proj.patch's, and stages them into .carry with both call scripts (then two
-# device calls carrying .carry: `bash .carry/call1.sh`, this folder's, and `bash .carry/call2.sh`,
-# fused-proj's).
+# ../fused-proj/fused-proj.patch's, and stages them into .carry with the three call scripts (then
+# device calls carrying .carry: `bash .carry/call1.sh`, this folder's, `bash .carry/call2.sh`,
+# fused-proj's, and `bash .carry/call3.sh`, ../small-norm's, which runs main's binaries), and the
+# English CPU reference the parity sweeps read (.carry/ref/english.ref, made here once: minutes).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 cd "$repo"
@@ -23,9 +24,18 @@ git worktree add -q -f "$wt" HEAD
 for b in layad-dev tests/gpu_kernels tests/gpu_backend_cuda; do cp "$wt/build/$b" "$stage/$(basename $b)-fused"; done
 git worktree remove --force "$wt"
 make -j2 build/bench/mcast_probe build/bench/fused_probe > /dev/null
-scripts/device/prep build/bench/mcast_probe build/bench/fused_probe build/tests/gpu_kernels build/bench/bench_kernels "$stage"/*
+scripts/device/prep build/bench/mcast_probe build/bench/fused_probe build/tests/gpu_kernels build/bench/bench_kernels \
+  build/tests/gpu_backend_cuda "$stage"/*
+if [ ! -f .carry/ref/english.ref ]; then
+  mkdir -p .carry/ref
+  [ -f build/english-large/model.safetensors ] ||
+    build/layad-dev mkmodel --preset english-large --tokenizer ../shared/data/modernbert-tokenizer.json \
+      --out build/english-large > /dev/null
+  build/layad-dev parity-fast --model build/english-large --dtype none --ref .carry/ref/english.ref > /dev/null
+fi
 rm -rf .carry/shared-root "$stage"
 git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
 cp bench/results/experiments/xcopy/call1.sh .carry/call1.sh
 cp bench/results/experiments/fused-proj/call1.sh .carry/call2.sh
+cp bench/results/experiments/small-norm/call1.sh .carry/call3.sh
