@@ -5,7 +5,8 @@
 # barrier words, two of them programmatic) and backend test (the same logits as without it,
 # graph == eager, fewer graph nodes), the split kernels' tests under compute-sanitizer memcheck, the
 # forward A/B/A/B with it off and on (--small-norm-tokens 0 / 48; 1x83 runs a 96-token bucket,
-# which it never touches: the control), and English fp16 parity with it on. Prepared on
+# which it never touches: the control), the same with fused-proj.patch's Wqkv + RoPE and Wi + GeGLU
+# (5 launches a layer against 9, when that binary is staged), and English fp16 parity with it on. Prepared on
 # 2026-12-04 (night); not yet run (no device was lent that session).
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
@@ -18,6 +19,17 @@ LAYAD_COMMIT="$LAYAD_COMMIT (small_norm_tokens)" scripts/device/flag-ab $BIN/lay
   1x16,1x30,1x40,1x83
 echo "bench $((SECONDS-t0)) s"
 grep -h -o '"graph_nodes": [0-9]*' $OUT/forward-off.json $OUT/forward-on.json | paste -sd' '
+# with fused-proj.patch's binary (staged as layad-dev-fused): the 5-launch layer (both fusions) against
+# the 9-launch one, same binary, A/B/A/B
+if [ -x $BIN/layad-dev-fused ]; then
+  for v in nine five nine2 five2; do
+    n=0; case $v in five*) n=48 ;; esac
+    timeout 75 $BIN/layad-dev-fused bench --model $W/english --shapes 1x16,1x30,1x40 --fused-proj-tokens $n \
+      --small-norm-tokens $n --commit "$LAYAD_COMMIT + fused-proj.patch ($v)" --out $OUT/forward-layer-$v.json |
+      grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+  done
+  grep -h -o '"graph_nodes": [0-9]*' $OUT/forward-layer-nine.json $OUT/forward-layer-five.json | paste -sd' '
+fi
 timeout 120 $BIN/layad-dev parity-fast --model $W/english --label english --ref .carry/ref/english.ref --dtype fp16 \
   --small-norm-tokens 48 --out $OUT/parity-english-fp16-small-norm.json > $W/parity.log 2>&1
 echo "parity (small_norm on) exit $? $((SECONDS-t0)) s"; grep -E "gates|max|PASS|FAIL" $W/parity.log | head -6
