@@ -9,7 +9,8 @@
  * - files with components or options we do not implement fail to load with an
  *   error naming them;
  * - threads share one tokenizer: concurrent encodes give the single-thread ids;
- *   the per-thread word cache keeps tokenizers apart.
+ *   the per-thread word cache keeps tokenizers apart, and the text cache returns what
+ *   an encode with empty caches does, around its limits and past its evictions.
  */
 #include <check.h>
 #include <pthread.h>
@@ -363,6 +364,70 @@ START_TEST(test_cache_per_tokenizer)
 }
 END_TEST
 
+/* ---- text cache ---------------------------------------------------------------- */
+
+/* Text i of test_text_cache's set, into buf: short option-like texts, texts around the text
+ * cache's 240-byte limit, a short text of more ids than an entry holds, the empty text and
+ * non-ASCII ones. */
+static void cache_text(int i, char *buf, size_t cap)
+{
+    switch (i % 5) {
+    case 0: snprintf(buf, cap, " option %d: refund the duplicate payment", i); break;
+    case 1: { /* 236..244 bytes */
+        size_t n = (size_t)snprintf(buf, cap, "%d", i);
+        for (; n < 236 + (size_t)(i / 5 % 9); n++)
+            buf[n] = "the customer wants a refund "[n % 28];
+        buf[n] = '\0';
+        break;
+    }
+    case 2: { /* ~100 one-letter words in 200 bytes */
+        size_t n = 0;
+        for (int k = 0; k < 100; k++)
+            buf[n++] = (char)('a' + (i + k) % 26), buf[n++] = ' ';
+        buf[n] = '\0';
+        break;
+    }
+    case 3: snprintf(buf, cap, "%s", i % 2 ? "" : "<start_of_turn>user"); break;
+    default: snprintf(buf, cap, "caf\xC3\xA9 \xE5\xA4\x89\xE6\x95\xB0 %d [MASK] \xF0\x9F\x87\xAF\xF0\x9F\x87\xB5", i); break;
+    }
+}
+
+START_TEST(test_text_cache)
+{
+    /* every text encoded with the caches empty, then twice more in an order that evicts
+     * (forward, then backward): each encode appends exactly the cold ids after what the
+     * output held */
+    enum { N = 600 };
+    tokenizer *t = load_or_die(GEMMA);
+    tok_ids *cold = calloc(N, sizeof *cold), got = { 0 }, head = { 0 };
+    char buf[512];
+    ck_assert_ptr_nonnull(cold);
+    encode_into(t, "head: ", &head);
+    for (int i = 0; i < N; i++) {
+        cache_text(i, buf, sizeof buf);
+        tokenizer_thread_cache_clear();
+        encode_into(t, buf, &cold[i]);
+    }
+    layad_error err;
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < N; k++) {
+            const int i = r ? N - 1 - k : k;
+            cache_text(i, buf, sizeof buf);
+            encode_into(t, "head: ", &got);
+            ck_assert_int_eq(tokenizer_encode(t, buf, strlen(buf), &got, &err), 0);
+            ck_assert_uint_eq(got.n, head.n + cold[i].n);
+            if (cold[i].n)
+                ck_assert_mem_eq(got.ids + head.n, cold[i].ids, cold[i].n * sizeof(int32_t));
+        }
+    for (int i = 0; i < N; i++)
+        free(cold[i].ids);
+    free(cold);
+    free(got.ids);
+    free(head.ids);
+    tokenizer_free(t);
+}
+END_TEST
+
 /* ---- long input ---------------------------------------------------------------- */
 
 START_TEST(test_long_inputs)
@@ -397,6 +462,7 @@ int main(void)
     tcase_add_test(tc, test_load_missing_file);
     tcase_add_test(tc, test_threads_share);
     tcase_add_test(tc, test_cache_per_tokenizer);
+    tcase_add_test(tc, test_text_cache);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);
     int failed = tu_run(s);

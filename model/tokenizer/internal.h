@@ -223,6 +223,23 @@ typedef struct tok_cache_entry {
     int32_t ids[TOK_CACHE_IDS];
 } tok_cache_entry;
 
+/* The per-thread text cache: whole encodes of short texts, direct-mapped, keyed by the
+ * exact bytes and the tokenizer's serial like the word cache. A prompt's question head
+ * and its options are encoded apart from the state and repeat across requests: a hit
+ * skips the added-token split, normalization and pre-tokenization regex of the whole
+ * text, which the word cache cannot (it caches BPE only). Texts longer than
+ * TOK_TEXT_BYTES or yielding more than TOK_TEXT_IDS ids are never kept. */
+#define TOK_TEXT_SLOTS 256
+#define TOK_TEXT_BYTES 240
+#define TOK_TEXT_IDS 64
+
+typedef struct tok_text_entry {
+    uint64_t owner;
+    uint16_t len, n_ids;
+    char text[TOK_TEXT_BYTES];
+    int32_t ids[TOK_TEXT_IDS];
+} tok_text_entry;
+
 typedef struct tok_scratch {
     tok_buf norm[2];         /* normalizer ping-pong output */
     tok_buf prefixed;        /* ByteLevel add_prefix_space copy */
@@ -236,6 +253,7 @@ typedef struct tok_scratch {
     size_t heap_cap;
     pcre2_match_data *md;
     tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
+    tok_text_entry *texts;   /* TOK_TEXT_SLOTS entries */
     arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
 } tok_scratch;
 

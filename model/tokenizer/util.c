@@ -308,5 +308,6 @@ void tok_scratch_free(tok_scratch *s)
     if (s->md)
         pcre2_match_data_free(s->md);
     free(s->cache);
+    free(s->texts);
     free(s);
 }
