@@ -6,7 +6,8 @@
 # graph == eager, fewer graph nodes), the split kernels' tests under compute-sanitizer memcheck, the
 # forward A/B/A/B with it off and on (--small-norm-tokens 0 / 48; 1x83 runs a 96-token bucket,
 # which it never touches: the control), the same with fused-proj.patch's Wqkv + RoPE and Wi + GeGLU
-# (5 launches a layer against 9, when that binary is staged), and English fp16 parity with it on. Prepared on
+# (5 launches a layer against 9, when that binary is staged), the own kernel with the fusion at 60 and 83
+# tokens against the defaults, and English fp16 parity with it on. Prepared on
 # 2026-12-04 (night); not yet run (no device was lent that session).
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
@@ -30,6 +31,13 @@ if [ -x $BIN/layad-dev-fused ]; then
   done
   grep -h -o '"graph_nodes": [0-9]*' $OUT/forward-layer-nine.json $OUT/forward-layer-five.json | paste -sd' '
 fi
+# the own kernel (and the fusion where the grid fits twice: attention out, not MLP out past 48 rows) in the
+# 64- and 96-token buckets of 1x60 and 1x83, against the defaults (cuBLASLt's split there), A/B/A/B
+for v in base wide base2 wide2; do
+  o=""; case $v in wide*) o="--small-gemm-tokens 96 --small-norm-tokens 96" ;; esac
+  timeout 75 $BIN/layad-dev bench --model $W/english --shapes 1x60,1x83 $o --commit "$LAYAD_COMMIT ($v)" \
+    --out $OUT/forward-wide-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
 timeout 120 $BIN/layad-dev parity-fast --model $W/english --label english --ref .carry/ref/english.ref --dtype fp16 \
   --small-norm-tokens 48 --out $OUT/parity-english-fp16-small-norm.json > $W/parity.log 2>&1
 echo "parity (small_norm on) exit $? $((SECONDS-t0)) s"; grep -E "gates|max|PASS|FAIL" $W/parity.log | head -6
