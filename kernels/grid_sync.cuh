@@ -6,9 +6,10 @@
  * the forward's programmatic launches and graph capture were never tried with;
  * this barrier needs only that every block of the grid can be resident at once,
  * which the launcher checks on the host (the occupancy calculator; see
- * KN_GRID_SYNC_SHARERS). Blocks that are not yet
- * resident (the kernel before still holds their SMs) become so as it ends, since
- * it never waits on this one.
+ * KN_GRID_SYNC_SHARERS). Blocks that are not yet resident (the kernel before
+ * still holds their SMs) become so as it ends, since it never waits on this one;
+ * the kernel after starts early only once every block here has triggered it, so
+ * it cannot hold their SMs either.
  *
  * The words (two unsigned in global memory, zeroed once at start-up): [0] counts
  * arrivals, [1] counts completed barriers. The last block to arrive resets [0]
