@@ -22,6 +22,8 @@
  * The LayerNorm's scale and the branch bias are read before the programmatic wait
  * with the weights.
  */
+#include <atomic>
+
 #include "kernels/gemm_small.cuh"
 #include "kernels/grid_sync.cuh"
 #include "kernels/layernorm_parts.cuh"
@@ -53,10 +55,22 @@ split_small_norm_kernel(const T *__restrict__ X, const T *__restrict__ W, float 
     }
 }
 
-/* Whether a grid of nb blocks of kernel MT fits the device KN_GRID_SYNC_SHARERS times at once
- * (kernels/grid_sync.cuh), with smem bytes of dynamic shared memory each. */
-template <typename T, int MT> static int sn_fits(size_t smem, int nb, int sms)
+#define SN_MEMO 8 /* shared-memory sizes remembered per kernel (a forward has 2-3 a kernel) */
+
+/* Blocks of kernel MT an SM holds with smem bytes of dynamic shared memory each, or 0 when the
+ * runtime cannot say. Asked of the runtime once per size and remembered (entries smem << 8 |
+ * blocks + 1, set once by compare-and-swap; a race asks twice and keeps one of two equal
+ * answers), so that a launch inside a graph capture asks nothing of it but the launch: the
+ * backend prepares every shape before it captures. The answer is the same on every device of
+ * one architecture. */
+template <typename T, int MT> static int sn_per_sm(size_t smem)
 {
+    static std::atomic<unsigned long long> memo[SN_MEMO];
+    for (int i = 0; i < SN_MEMO; i++) {
+        const unsigned long long v = memo[i].load(std::memory_order_acquire);
+        if (v && v >> 8 == smem)
+            return (int)(v & 0xff) - 1;
+    }
     int per_sm = 0;
     if (cudaFuncSetAttribute(split_small_norm_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)smem) != cudaSuccess ||
@@ -65,7 +79,22 @@ template <typename T, int MT> static int sn_fits(size_t smem, int nb, int sms)
         (void)cudaGetLastError(); /* a refusal, not an error: the caller takes the two launches */
         return 0;
     }
-    return (long)per_sm * sms >= (long)KN_GRID_SYNC_SHARERS * nb;
+    per_sm = per_sm < 0 ? 0 : per_sm > 254 ? 254 : per_sm;
+    for (int i = 0; i < SN_MEMO; i++) {
+        unsigned long long none = 0;
+        if (memo[i].compare_exchange_strong(none, (unsigned long long)smem << 8 | (unsigned)(per_sm + 1),
+                                            std::memory_order_acq_rel) ||
+            none >> 8 == smem)
+            break;
+    }
+    return per_sm;
+}
+
+/* Whether a grid of nb blocks of kernel MT fits the device KN_GRID_SYNC_SHARERS times at once
+ * (kernels/grid_sync.cuh), with smem bytes of dynamic shared memory each. */
+template <typename T, int MT> static int sn_fits(size_t smem, int nb, int sms)
+{
+    return (long)sn_per_sm<T, MT>(smem) * sms >= (long)KN_GRID_SYNC_SHARERS * nb;
 }
 
 template <typename T, int MT>
