@@ -9,7 +9,8 @@
 # chain of 7 launches against the forward's 9, 16-64 rows. Then the small split kernel's X copy loop without a division a chunk (xcopy.patch) against main's: its GPU
 # kernel suite (bit-exact parts, the N = 96 case), the products alone (bench_kernels gemm_split), the
 # forward A/B/A/B at the default 48 tokens, and the patched kernel up to 64 and 128 tokens (where the
-# old loop lost to cuBLASLt). Prepared on 2026-12-04; not yet run (no device was lent that session).
+# old loop lost to cuBLASLt), and up to 96 with the LayerNorm fused too (small_norm_tokens, ../small-norm/). Prepared on
+# 2026-12-04; not yet run (no device was lent that session, nor the next).
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -20,7 +21,9 @@ $BIN/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbe
 for v in base xcopy; do b=$BIN/bench_kernels; [ $v = xcopy ] && b=$BIN/bench_kernels-xcopy
   timeout 60 $b $OUT/kernels-split-$v.json --only=gemm_split > $W/k-$v.log 2>&1; echo "bench_kernels $v exit $?"; done
 python3 scripts/kernels_ab.py $OUT/kernels-split-base.json $OUT/kernels-split-xcopy.json | head -40
-for v in base xcopy base2 xcopy2 xcopy64 xcopy128; do b=$BIN/layad-dev-xcopy; x=""; case $v in base*) b=$BIN/layad-dev;; xcopy64) x="--small-gemm-tokens 64";; xcopy128) x="--small-gemm-tokens 128";; esac
+for v in base xcopy base2 xcopy2 xcopy64 xcopy128 xcopy96norm; do b=$BIN/layad-dev-xcopy; x=""
+  case $v in base*) b=$BIN/layad-dev;; xcopy64) x="--small-gemm-tokens 64";; xcopy128) x="--small-gemm-tokens 128";;
+    xcopy96norm) x="--small-gemm-tokens 96 --small-norm-tokens 96";; esac
   echo "== $v"; timeout 60 $b bench --model $W/english --shapes 1x16,1x40,1x60,1x83,1x120 $x --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x"; done
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz --exclude=log.txt * && find . -type f ! -name results.tgz ! -name log.txt -delete
