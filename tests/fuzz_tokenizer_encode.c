@@ -6,7 +6,9 @@
  * ModernBERT vocabulary when $LAYAD_SHARED/data has it); the rest is the text.
  * Checked on every input, besides ASan/UBSan/LSan: valid UTF-8 (judged by
  * utf8proc, independently of the tokenizer's own check) always encodes, to ids
- * inside the vocabulary, the same ids twice in a row; invalid UTF-8 is a 400
+ * inside the vocabulary, the same ids twice in a row (the first with the
+ * thread's caches emptied, the second a text-cache hit when the text is short);
+ * invalid UTF-8 is a 400
  * with nothing appended. Run from the repository root:
  *   make fuzz && build/fuzz/fuzz_tokenizer_encode -max_len=4096 -max_total_time=600 DIR
  */
@@ -82,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     tok_ids a = { 0 }, b = { 0 };
     layad_error err;
+    tokenizer_thread_cache_clear(); /* a from empty caches, b (short texts) from the text cache */
     int rc = tokenizer_encode(t, text, len, &a, &err);
     if (valid_utf8(data + 1, len)) {
         if (rc != 0) {

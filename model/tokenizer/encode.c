@@ -208,7 +208,7 @@ static tok_text_entry *text_slot(tok_scratch *s, const char *text, size_t len)
 
 static bool text_hit(const tok_text_entry *e, const tokenizer *t, const char *text, size_t len)
 {
-    return e && e->owner == t->serial && e->len == len && memcmp(e->text, text, len) == 0;
+    return e && e->owner == t->serial && e->len == len && (len == 0 || memcmp(e->text, text, len) == 0);
 }
 
 /* Appends e's ids to out; -1 (out as it was) when out cannot grow. */
@@ -223,18 +223,20 @@ static int text_emit(const tok_text_entry *e, tok_ids *out, layad_error *err)
     return 0;
 }
 
-/* Keeps the n ids of text in e, replacing what held the slot, when they fit. */
-static void text_store(tok_text_entry *e, const tokenizer *t, const char *text, size_t len, const int32_t *ids,
-                       size_t n)
+/* Keeps text's ids, out's from n0 on, in e, replacing what held the slot, when they fit. */
+static void text_store(tok_text_entry *e, const tokenizer *t, const char *text, size_t len, const tok_ids *out,
+                       size_t n0)
 {
+    const size_t n = out->n - n0;
     if (!e || n > TOK_TEXT_IDS)
         return;
     e->owner = t->serial;
     e->len = (uint16_t)len;
     e->n_ids = (uint16_t)n;
-    memcpy(e->text, text, len);
-    if (n) /* a text may yield no id; ids may then still be unallocated */
-        memcpy(e->ids, ids, n * sizeof *e->ids);
+    if (len) /* the empty text may come as NULL */
+        memcpy(e->text, text, len);
+    if (n) /* a text may yield no id; out's ids may then still be unallocated (NULL) */
+        memcpy(e->ids, out->ids + n0, n * sizeof *e->ids);
 }
 
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *out, layad_error *err)
@@ -268,7 +270,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
             layad_fail(err, 500, "tokenizer: added-token split failed");
         return -1;
     }
-    text_store(e, t, text, len, out->ids + n0, out->n - n0);
+    text_store(e, t, text, len, out, n0);
     return 0;
 }
 
