@@ -238,8 +238,10 @@ typedef struct kn_parts_norm {
  * between the two. sync: two unsigned of device memory, zeroed once before the
  * first launch, never used by two launches at once (one pair a stream). Needs
  * kn_gemm_split_small_norm_ok: kn_gemm_split_small_ok, kn_layernorm_parts_ok,
- * N <= 1024, y16 (if given) in W's dtype, and N / 32 x S blocks no more than
- * the device's SMs (so that all are resident at once). Returns -1 when refused. */
+ * N <= 1024, y16 (if given) in W's dtype, and a grid of N / 32 x S blocks that
+ * the device holds twice over at once (the occupancy calculator's answer, asked
+ * once per kernel and size: two models on one GPU may each wait at a barrier).
+ * Returns -1 when refused. */
 int kn_gemm_split_small_norm_ok(kn_dtype wdt, const void *X, const void *W, const float *P, int M, int N, int K,
                                 int S, const kn_parts_norm *ln);
 int kn_gemm_split_small_norm(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *P, int M, int N,
