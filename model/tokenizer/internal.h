@@ -306,6 +306,9 @@ int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t
 /* The GPT-2 split pattern, compiled with PCRE2 (UTF + UCP); with extra, its
  * letter/number classes include the generated extra ranges. NULL on failure. */
 pcre2_code *tok_gpt2_regex(bool extra, layad_error *err);
+/* The end of the GPT-2 pattern's match at pos (< n) in ASCII text p[0..n) (gpt2_ascii.c): in
+ * ASCII every position starts one, so the matches from 0 tile the text. */
+size_t tok_gpt2_ascii_match(const char *p, size_t n, size_t pos);
 
 /* Runs BPE on one word and appends its ids. -1 with err on failure. */
 int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,

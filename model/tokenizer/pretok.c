@@ -170,10 +170,21 @@ static int bytelevel(const tokenizer *t, const tok_pre *pre, tok_scratch *s, con
     char lead[4];
     tok_utf8_encode(t->gpt2_extra_min, lead);
     const pcre2_code *re = t->gpt2_re_plain;
-    for (size_t i = 0; i < n; i++)
+    bool ascii = true;
+    for (size_t i = 0; i < n; i++) {
+        ascii = ascii && (unsigned char)p[i] < 0x80;
         if ((unsigned char)p[i] >= (unsigned char)lead[0]) {
             re = t->gpt2_re;
             break;
+        }
+    }
+    if (ascii) /* the same words without the regex engine (gpt2_ascii.c) */
+        for (size_t pos = 0, end; pos < n; pos = end) {
+            end = tok_gpt2_ascii_match(p, n, pos);
+            if (push_bytelevel_word(ob, os, p + pos, end - pos, at_start && pos == 0) != 0)
+                return -1;
+            if (end == n)
+                return 0;
         }
     size_t pos = 0;
     while (pos < n) {
