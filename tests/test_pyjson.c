@@ -101,6 +101,47 @@ START_TEST(round4_matches_python)
 }
 END_TEST
 
+/* round(x, n) as CPython forms it: the correctly rounded "%.*f" string read back, a zero
+ * keeping x's sign (py_round's own fallback, and what its integer path must equal). */
+static double round_by_printf(double x, int nd)
+{
+    char buf[400];
+    snprintf(buf, sizeof buf, "%.*f", nd, x);
+    const double r = strtod(buf, NULL);
+    return r == 0.0 ? copysign(0.0, x) : r;
+}
+
+/* py_round against round_by_printf, bit for bit: random doubles over 2^-80..2^60 and every
+ * decimal count from -1 to 16, exact ties ((2k + 1) / 2^j, which half-even must send to the
+ * even neighbour), results on both sides of 2^53, subnormals, both signs. */
+START_TEST(round_matches_printf)
+{
+    uint64_t st = 20261205;
+    long n = 0;
+    for (int i = 0; i < 300000; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        const int nd = (int)(st >> 59) % 18 - 1, kind = (int)((st >> 40) % 4);
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        double x;
+        if (kind == 0) /* a tie or near it at nd decimals */
+            x = ldexp((double)(2 * (st >> 44) + 1), -(int)((st >> 20) % 40 + 1));
+        else if (kind == 1) /* near 2^53 / 10^nd, where the integer path stops */
+            x = ldexp(1.0, 53) / pow(10.0, nd < 0 ? 0 : nd) *
+                (1.0 + ((double)(st >> 11) / 9007199254740992.0 - 0.5) * 1e-6);
+        else if (kind == 2 && i % 97 == 0) /* subnormal */
+            x = ldexp((double)(st >> 12), -1074);
+        else
+            x = ldexp((double)(st >> 11) / 9007199254740992.0, (int)((st >> 3) % 140) - 80);
+        if (st & 4)
+            x = -x;
+        const double got = py_round(x, nd), want = round_by_printf(x, nd);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "round(%a, %d): got %a want %a", x, nd, got, want);
+        n++;
+    }
+    printf("round(x, n): %ld cases equal to the printf / strtod pair\n", n);
+}
+END_TEST
+
 START_TEST(dumps_matches_python)
 {
     const pj_value *cases = pj_get(tu_pycases(), "dumps");
@@ -436,6 +477,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, float_repr_matches_python);
     tcase_add_test(tc, round4_matches_python);
+    tcase_add_test(tc, round_matches_printf);
     tcase_add_test(tc, float_repr_of_rounded_values_is_shortest);
     tcase_add_test(tc, dumps_matches_python);
     tcase_add_test(tc, bad_json_is_400);

@@ -389,7 +389,9 @@ static void cache_text(int i, char *buf, size_t cap)
         break;
     }
     case 3: snprintf(buf, cap, "%s", i % 2 ? "" : "<start_of_turn>user"); break;
-    default: snprintf(buf, cap, "caf\xC3\xA9 \xE5\xA4\x89\xE6\x95\xB0 %d [MASK] \xF0\x9F\x87\xAF\xF0\x9F\x87\xB5", i); break;
+    default:
+        snprintf(buf, cap, "caf\xC3\xA9 \xE5\xA4\x89\xE6\x95\xB0 %d [MASK] \xF0\x9F\x87\xAF\xF0\x9F\x87\xB5", i);
+        break;
     }
 }
 

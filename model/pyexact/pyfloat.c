@@ -21,7 +21,10 @@
  *
  * round(x, n): CPython rounds through dtoa mode 3 (correctly rounded to n
  * decimals, half-even on the exact binary value) and reads the string back;
- * glibc "%.*f" rounds the exact binary value the same way.
+ * glibc "%.*f" rounds the exact binary value the same way. Up to 15 decimals
+ * and results below 2^53, round_units does the same in integer arithmetic
+ * (tests/test_pyjson.c checks it against the printf / strtod pair), which also
+ * serves the shortcut above without printf.
  */
 #include "model/pyexact/pyfloat.h"
 
@@ -30,20 +33,72 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const double pow10_exact[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* *n = ax 10^nd rounded half to even, in exact integer arithmetic, for ax > 0 finite,
+ * 0 <= nd <= 15 and *n < 2^53: ax = m 2^-s with m < 2^53, so ax 10^nd = m 10^nd / 2^s
+ * exactly (m 10^nd < 2^103 fits 128 bits). That is the integer of glibc's "%.*f" digits,
+ * which round the exact binary value half to even too; and n / 10^nd, one correctly
+ * rounded division of two exact doubles, is the double strtod makes of that string. 0, or
+ * -1 outside the domain. Why: the printf / strtod pair cost ~2,000 instructions a value,
+ * and a response rounds and prints several. */
+static int round_units(double ax, int nd, unsigned long long *n)
+{
+    if (nd < 0 || nd > 15)
+        return -1;
+    int e;
+    const double f = frexp(ax, &e); /* ax = f 2^e, 0.5 <= f < 1 */
+    const int s = 53 - e;           /* ax = m 2^-s */
+    if (s <= 0)
+        return -1;
+    if (s > 120) { /* m 10^nd < 2^103: below half a unit */
+        *n = 0;
+        return 0;
+    }
+    const unsigned long long m = (unsigned long long)ldexp(f, 53);
+    unsigned __int128 p10 = 1;
+    for (int i = 0; i < nd; i++)
+        p10 *= 10;
+    const unsigned __int128 P = (unsigned __int128)m * p10, half = (unsigned __int128)1 << (s - 1);
+    unsigned __int128 q = P >> s;
+    const unsigned __int128 rem = P - (q << s);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    if (q >= ((unsigned __int128)1 << 53))
+        return -1;
+    *n = (unsigned long long)q;
+    return 0;
+}
+
 /* repr(x) when x is a decimal of at most 4 places in [1e-4, 1e9) (see the
  * header); 0 when it is not, out then unspecified. */
 static int repr_4dp(double x, char out[32])
 {
     const double ax = fabs(x);
-    if (!(ax >= 1e-4 && ax < 1e9))
+    unsigned long long u;
+    /* "%.4f" of x is the digits of u, and it reads back to x when u / 1e4 does */
+    if (!(ax >= 1e-4 && ax < 1e9) || round_units(ax, 4, &u) || (double)u / 1e4 != ax)
         return 0;
-    int n = snprintf(out, 32, "%.4f", x);
-    if (n <= 0 || n >= 32 || strtod(out, NULL) != x)
-        return 0;
-    while (out[n - 1] == '0' && out[n - 2] != '.')
-        n--;
-    out[n] = 0;
-    return n;
+    char ip[16];
+    int k = 0;
+    for (unsigned long long q = u / 10000; k == 0 || q; q /= 10)
+        ip[k++] = (char)('0' + q % 10);
+    char *o = out;
+    if (signbit(x))
+        *o++ = '-';
+    while (k)
+        *o++ = ip[--k];
+    *o++ = '.';
+    unsigned frac = (unsigned)(u % 10000);
+    for (int d = 1000; d; d /= 10) {
+        *o++ = (char)('0' + frac / (unsigned)d);
+        frac %= (unsigned)d;
+    }
+    while (o[-1] == '0' && o[-2] != '.') /* no trailing zero past the first decimal */
+        o--;
+    *o = 0;
+    return (int)(o - out);
 }
 
 int py_float_repr(double x, char out[32])
@@ -133,6 +188,9 @@ double py_round(double x, int ndigits)
 {
     if (!isfinite(x) || x == 0.0)
         return x;
+    unsigned long long u;
+    if (!round_units(fabs(x), ndigits, &u)) /* CPython keeps the sign of a result that rounds to zero */
+        return copysign((double)u / pow10_exact[ndigits], x);
     char buf[400];
     snprintf(buf, sizeof buf, "%.*f", ndigits, x);
     double r = strtod(buf, NULL);
