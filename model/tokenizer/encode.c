@@ -32,9 +32,11 @@
  * (TOK_TEXT_SLOTS of them, 128 KiB per thread, the same keying). The sequence
  * builder encodes a question's head and each option apart from the state, and
  * those texts repeat across requests; a hit skips the added-token split, the
- * normalizer and the pre-tokenizer's regex as well, which were ~70% of a short
- * text's encode under callgrind. An encode is a pure function of the tokenizer
- * and the bytes, so a hit appends exactly what a miss would.
+ * normalizer and the pre-tokenizer as well, most of a short text's encode once
+ * its words are in the word cache (request_parse_in: 107.7 K -> 85.6 K
+ * instructions on a q1_83tok-like body, bench/results/experiments/README.md).
+ * An encode is a pure function of the tokenizer and the bytes, so a hit
+ * appends exactly what a miss would.
  */
 #include "model/tokenizer/internal.h"
 
