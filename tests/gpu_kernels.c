@@ -649,7 +649,7 @@ START_TEST(test_gemm_small_norm)
     void *p = (void *)256;
     const kn_parts_norm ok = {p, NULL, p, NULL, p, dt, NULL, 1e-5f};
     if (!kn_gemm_split_small_norm_ok(dt, p, p, p, 16, 1024, 1024, 4, &ok)) {
-        fprintf(stderr, "test_gemm_small_norm: skipped (needs a compute capability 9 GPU with 128 SMs or more)\n");
+        fprintf(stderr, "test_gemm_small_norm: skipped (needs a compute capability 9 GPU that holds its grid twice)\n");
         return;
     }
     static const small_norm_case cases[] = {

@@ -57,10 +57,8 @@ static int round_units(double ax, int nd, unsigned long long *n)
         return 0;
     }
     const unsigned long long m = (unsigned long long)ldexp(f, 53);
-    unsigned __int128 p10 = 1;
-    for (int i = 0; i < nd; i++)
-        p10 *= 10;
-    const unsigned __int128 P = (unsigned __int128)m * p10, half = (unsigned __int128)1 << (s - 1);
+    const unsigned __int128 P = (unsigned __int128)m * (unsigned long long)pow10_exact[nd]; /* 10^nd: exact */
+    const unsigned __int128 half = (unsigned __int128)1 << (s - 1);
     unsigned __int128 q = P >> s;
     const unsigned __int128 rem = P - (q << s);
     if (rem > half || (rem == half && (q & 1)))
