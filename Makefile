@@ -167,9 +167,10 @@ $(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(call rwildcar
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus-request
 	clang $(FUZZ_CFLAGS) -o $@ $< $(REQ_FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
 
-$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) tests/lib/tok_corpus.c $(wildcard model/tokenizer/*.h)
+TOK_FUZZ_LIB := tests/lib/tok_corpus.c tests/lib/gpt2_regex.c
+$(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) $(TOK_FUZZ_LIB) $(wildcard model/tokenizer/*.h)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) tests/lib/tok_corpus.c $(PKG_LIBS) -lpthread
+	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) $(TOK_FUZZ_LIB) $(PKG_LIBS) -lpthread
 
 bench-tokenizer: $(BUILD)/tests/bench_tokenizer
 	$(BUILD)/tests/bench_tokenizer bench/results/cpu/tokenizer.json

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/tokenizer/internal.h" /* tok_gpt2_ascii_match, tok_gpt2_regex */
 #include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 #include "tests/lib/testutil.h"
@@ -431,47 +430,6 @@ START_TEST(test_text_cache)
 }
 END_TEST
 
-/* ---- the GPT-2 pattern without the regex engine -------------------------------- */
-
-START_TEST(test_gpt2_ascii)
-{
-    /* random ASCII texts drawn from the classes' edges (every whitespace character, the
-     * contractions' letters, other letters, digits, punctuation, control characters, DEL,
-     * NUL): from every match start, tok_gpt2_ascii_match ends where the compiled pattern's
-     * match from there does, and that match starts there */
-    static const char alphabet[] = " \t\n\x0B\f\r'strevlmdaZ09!-.\x1F\x7F\x01x";
-    layad_error err;
-    pcre2_code *re = tok_gpt2_regex(false, &err);
-    ck_assert_msg(re != NULL, "%s", err.msg);
-    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-    ck_assert_ptr_nonnull(md);
-    uint64_t x = 20261205;
-    char text[64];
-    long matches = 0;
-    for (int it = 0; it < 20000; it++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        const size_t n = (size_t)(x >> 58); /* 0..63 */
-        for (size_t i = 0; i < n; i++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            text[i] = (x >> 40) % 997 == 0 ? '\0' : alphabet[(x >> 33) % (sizeof alphabet - 1)];
-        }
-        for (size_t pos = 0; pos < n;) {
-            const size_t end = tok_gpt2_ascii_match(text, n, pos);
-            const int rc = pcre2_match(re, (PCRE2_SPTR)text, n, pos, 0, md, NULL);
-            ck_assert_int_gt(rc, 0);
-            const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-            ck_assert_msg(ov[0] == pos && ov[1] == end, "text %d at %zu: pattern [%zu, %zu), ours [%zu, %zu)", it, pos,
-                          (size_t)ov[0], (size_t)ov[1], pos, end);
-            pos = end;
-            matches++;
-        }
-    }
-    printf("gpt2 pattern on ASCII: %ld matches equal to PCRE2's\n", matches);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
-}
-END_TEST
-
 /* ---- long input ---------------------------------------------------------------- */
 
 START_TEST(test_long_inputs)
@@ -507,7 +465,6 @@ int main(void)
     tcase_add_test(tc, test_threads_share);
     tcase_add_test(tc, test_cache_per_tokenizer);
     tcase_add_test(tc, test_text_cache);
-    tcase_add_test(tc, test_gpt2_ascii);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);
     int failed = tu_run(s);

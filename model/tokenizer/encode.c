@@ -3,7 +3,7 @@
  * tokenizer_internal.h for the stages), plus the per-thread scratch.
  *
  * Scratch: every buffer an encode needs (normalized text, pre-tokenized words,
- * BPE symbols and heap, the PCRE2 match data) lives in one tok_scratch per
+ * BPE symbols and heap, the caches) lives in one tok_scratch per
  * thread, created on the thread's first encode, reused by every later call
  * and freed when the thread exits (pthread key destructor) or on
  * tokenizer_thread_cleanup(). Buffers only grow, to the largest input the
@@ -72,10 +72,9 @@ static tok_scratch *scratch_get(void)
     s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->md = pcre2_match_data_create(1, NULL);
     s->cache = calloc(TOK_CACHE_SLOTS, sizeof *s->cache);
     s->texts = calloc(TOK_TEXT_SLOTS, sizeof *s->texts);
-    if (!s->md || !s->cache || !s->texts || pthread_setspecific(scratch_key, s) != 0) {
+    if (!s->cache || !s->texts || pthread_setspecific(scratch_key, s) != 0) {
         tok_scratch_free(s);
         return NULL;
     }
@@ -258,7 +257,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     arena *a = out->a;
     tok_scratch in_arena = { .norm = { { .a = a }, { .a = a } }, .prefixed = { .a = a },
                              .pre = { { .a = a }, { .a = a } }, .spans = { { .a = a }, { .a = a } },
-                             .md = s->md, .cache = s->cache, .a = a };
+                             .cache = s->cache, .a = a };
     if (a)
         s = &in_arena;
     size_t n0 = out->n;

@@ -19,8 +19,6 @@
 #ifndef LAYAD_TOKENIZER_INTERNAL_H
 #define LAYAD_TOKENIZER_INTERNAL_H
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -158,11 +156,6 @@ struct tokenizer {
 
     tok_pre *pres;       /* applied in order; n_pres == 0: the whole piece is one word */
     size_t n_pres;
-    pcre2_code *gpt2_re; /* compiled when a ByteLevel stage uses the regex */
-    pcre2_code *gpt2_re_plain; /* the same without the extra ranges: used when the
-                                  text has no code point >= gpt2_extra_min (faster) */
-    uint32_t gpt2_extra_min;
-    bool gpt2_jit;       /* both compiled by the JIT: match with pcre2_jit_match */
 
     tok_added *added;    /* one per effective added-token entry */
     size_t n_added;
@@ -251,7 +244,6 @@ typedef struct tok_scratch {
     size_t syms_cap;
     tok_heap_item *heap;
     size_t heap_cap;
-    pcre2_match_data *md;
     tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
     tok_text_entry *texts;   /* TOK_TEXT_SLOTS entries */
     arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
@@ -267,9 +259,9 @@ int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start);
 
 extern const uint32_t tok_norm_inert[][2];   /* HF normalization leaves these alone */
 extern const size_t tok_norm_inert_N;
-extern const uint32_t tok_extra_letter[][2]; /* \p{L} for HF's regex, not for PCRE2 */
+extern const uint32_t tok_extra_letter[][2]; /* \p{L} for HF's regex, unassigned for PCRE2 */
 extern const size_t tok_extra_letter_N;
-extern const uint32_t tok_extra_number[][2]; /* \p{N} for HF's regex, not for PCRE2 */
+extern const uint32_t tok_extra_number[][2]; /* \p{N} for HF's regex, unassigned for PCRE2 */
 extern const size_t tok_extra_number_N;
 
 /* True when cp lies in one of the n sorted, disjoint ranges. */
@@ -284,6 +276,11 @@ uint32_t tok_utf8_decode(const char *s, size_t *adv);
 /* Encodes cp, returns its length (1..4). */
 size_t tok_utf8_encode(uint32_t cp, char *out);
 
+/* Builds the table behind tok_nfc_quick once a process (nfc_quick.c); -1 on failure. */
+int tok_nfc_quick_init(void);
+/* True when NFC can cut text in front of cp: nothing before it reorders or composes with it
+ * or anything after, and NFC leaves it alone. False for every cp above U+FFFF. */
+bool tok_nfc_quick(uint32_t cp);
 /* Normalizes in[0..len) through every normalizer; *out points at the result
  * (in itself when nothing changed, else a scratch buffer valid until the next call). */
 int tok_normalize(const tokenizer *t, tok_scratch *s, const char *in, size_t len,
@@ -303,12 +300,9 @@ void tok_trie_free(tok_trie *trie);
 /* Pre-tokenizes text into words; the result is in s->pre[*which] / s->spans[*which]. */
 int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
                     bool at_start, int *which);
-/* The GPT-2 split pattern, compiled with PCRE2 (UTF + UCP); with extra, its
- * letter/number classes include the generated extra ranges. NULL on failure. */
-pcre2_code *tok_gpt2_regex(bool extra, layad_error *err);
-/* The end of the GPT-2 pattern's match at pos (< n) in ASCII text p[0..n) (gpt2_ascii.c): in
- * ASCII every position starts one, so the matches from 0 tile the text. */
-size_t tok_gpt2_ascii_match(const char *p, size_t n, size_t pos);
+/* The end of the GPT-2 pattern's match at pos (< n, a code point's start) in valid UTF-8
+ * p[0..n) (gpt2_match.c): every position starts one, so the matches from 0 tile the text. */
+size_t tok_gpt2_match(const char *p, size_t n, size_t pos);
 
 /* Runs BPE on one word and appends its ids. -1 with err on failure. */
 int tok_bpe_word(const tok_bpe *m, tok_scratch *s, const char *w, size_t len, tok_ids *out,

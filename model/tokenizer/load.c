@@ -74,6 +74,9 @@ static int norm_unicode(tokenizer *t, json_t *n, const char *type, tok_norm *nm,
                : strcmp(type, "NFD") == 0  ? TOK_NORM_NFD
                : strcmp(type, "NFKC") == 0 ? TOK_NORM_NFKC
                                            : TOK_NORM_NFKD;
+    /* the table of where NFC may cut text, built now rather than on a request */
+    if (nm->kind == TOK_NORM_NFC && tok_nfc_quick_init() != 0)
+        return layad_fail(err, 500, "tokenizer: NFC table: pthread_once failed");
     return 0;
 }
 
@@ -184,17 +187,6 @@ static int pre_bytelevel(tokenizer *t, json_t *p, tok_pre *pre, layad_error *err
         tok_get_bool(t, p, "use_regex", true, &pre->use_regex, "ByteLevel", err) != 0)
         return -1;
     pre->kind = TOK_PRE_BYTELEVEL;
-    if (pre->use_regex && !t->gpt2_re) {
-        if (!(t->gpt2_re = tok_gpt2_regex(true, err)) ||
-            !(t->gpt2_re_plain = tok_gpt2_regex(false, err)))
-            return -1;
-        t->gpt2_extra_min = tok_extra_letter[0][0] < tok_extra_number[0][0]
-                                ? tok_extra_letter[0][0] : tok_extra_number[0][0];
-        size_t j1 = 0, j2 = 0;
-        t->gpt2_jit = pcre2_pattern_info(t->gpt2_re, PCRE2_INFO_JITSIZE, &j1) == 0 &&
-                      pcre2_pattern_info(t->gpt2_re_plain, PCRE2_INFO_JITSIZE, &j2) == 0 &&
-                      j1 > 0 && j2 > 0;
-    }
     return 0;
 }
 
@@ -551,10 +543,6 @@ void tokenizer_free(tokenizer *t)
     }
     free(t->norms);
     free(t->pres);
-    if (t->gpt2_re)
-        pcre2_code_free(t->gpt2_re);
-    if (t->gpt2_re_plain)
-        pcre2_code_free(t->gpt2_re_plain);
     for (size_t i = 0; i < t->n_added; i++)
         free(t->added[i].content);
     free(t->added);

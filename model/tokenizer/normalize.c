@@ -9,10 +9,10 @@
  *
  * Unicode normalization runs through utf8proc's buffer-taking calls
  * (decompose into a reused UTF-32 scratch, compose and re-encode in place),
- * so no call allocates once the scratch is large enough. NFC leaves text made
- * only of code points below U+0300 unchanged (nothing there decomposes or
- * combines as a second element), so such text skips utf8proc entirely: that is
- * every ASCII prompt.
+ * so no call allocates once the scratch is large enough. NFC runs only on the
+ * chunks of text around code points it cannot cut in front of (nfc_quick.c) and
+ * copies the rest: every ASCII prompt skips utf8proc entirely, and one with a few
+ * curly quotes sends only those few chunks through it.
  */
 #include "model/tokenizer/internal.h"
 
@@ -20,21 +20,21 @@
 #include <stdlib.h>
 #include <utf8proc.h>
 
-/* True when no byte can start a code point >= U+0300 (lead bytes >= 0xCC). */
-static bool below_u0300(const char *p, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)p[i] >= 0xCC)
-            return false;
-    return true;
-}
-
 static bool ascii_only(const char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)p[i] >= 0x80)
             return false;
     return true;
+}
+
+static int buf_append(tok_buf *dst, const char *p, size_t n)
+{
+    if (tok_buf_reserve(dst, dst->n + n + 1) != 0)
+        return -1;
+    memcpy(dst->p + dst->n, p, n);
+    dst->n += n;
+    return 0;
 }
 
 /* Unicode normalization of in[0..len), appended to dst, with the given utf8proc options. */
@@ -53,11 +53,7 @@ static int unicode_norm_append(tok_scratch *s, const char *in, size_t len, utf8p
             utf8proc_ssize_t bytes = utf8proc_reencode(s->u32, n, opt);
             if (bytes < 0)
                 return -1;
-            if (tok_buf_reserve(dst, dst->n + (size_t)bytes + 1) != 0)
-                return -1;
-            memcpy(dst->p + dst->n, s->u32, (size_t)bytes);
-            dst->n += (size_t)bytes;
-            return 0;
+            return buf_append(dst, (const char *)s->u32, (size_t)bytes);
         }
         size_t cap = s->u32_cap ? s->u32_cap : 256;
         while (cap < (size_t)n + 1)
@@ -70,29 +66,79 @@ static int unicode_norm_append(tok_scratch *s, const char *in, size_t len, utf8p
     }
 }
 
-/* Unicode normalization as HF does it: HF's tables are Unicode 9.0, so code points
- * assigned later are starters that neither decompose nor combine (tok_norm_inert,
- * generated). Such a code point splits the text into runs normalized on their
- * own and is copied through unchanged: exactly what HF's older tables produce. */
+/* Unicode normalization as HF does it, appended to dst: HF's tables are Unicode 9.0, so
+ * code points assigned later are starters that neither decompose nor combine
+ * (tok_norm_inert, generated). Such a code point splits the text into runs normalized on
+ * their own and is copied through unchanged: exactly what HF's older tables produce. */
 static int unicode_norm(tok_scratch *s, const char *in, size_t len, utf8proc_option_t opt,
                         tok_buf *dst)
 {
-    dst->n = 0;
     size_t seg = 0;
     for (size_t i = 0; i < len;) {
         size_t adv;
         uint32_t cp = tok_utf8_decode(in + i, &adv);
         if (cp >= tok_norm_inert[0][0] && tok_in_ranges(tok_norm_inert, tok_norm_inert_N, cp)) {
             if (unicode_norm_append(s, in + seg, i - seg, opt, dst) != 0 ||
-                tok_buf_reserve(dst, dst->n + adv + 1) != 0)
+                buf_append(dst, in + i, adv) != 0)
                 return -1;
-            memcpy(dst->p + dst->n, in + i, adv);
-            dst->n += adv;
             seg = i + adv;
         }
         i += adv;
     }
     return unicode_norm_append(s, in + seg, len - seg, opt, dst);
+}
+
+/* The first code point at or after i that NFC cannot cut in front of, or len. Bytes below
+ * 0xCC start code points below U+0300, quick all of them. */
+static size_t next_slow(const char *in, size_t len, size_t i)
+{
+    for (;;) {
+        while (i < len && (unsigned char)in[i] < 0xCC)
+            i++;
+        if (i == len)
+            return len;
+        size_t adv;
+        if (!tok_nfc_quick(tok_utf8_decode(in + i, &adv)))
+            return i;
+        i += adv;
+    }
+}
+
+/* The end of the run of code points from i (the first not quick) before the next quick one. */
+static size_t slow_end(const char *in, size_t len, size_t i)
+{
+    size_t adv;
+    tok_utf8_decode(in + i, &adv);
+    for (i += adv; i < len; i += adv)
+        if (tok_nfc_quick(tok_utf8_decode(in + i, &adv)))
+            break;
+    return i;
+}
+
+/* The start of the code point before in[i] (i > 0). */
+static size_t prev_start(const char *in, size_t i)
+{
+    do
+        i--;
+    while (i > 0 && ((unsigned char)in[i] & 0xC0) == 0x80);
+    return i;
+}
+
+/* NFC of in[0..len) appended to dst, where slow = next_slow(in, len, 0) < len: each chunk from the
+ * quick code point before a run of others to the next quick one is normalized (the quick
+ * one may compose with what follows it), the text between chunks is copied. */
+static int nfc(tok_scratch *s, const char *in, size_t len, size_t slow, tok_buf *dst)
+{
+    const utf8proc_option_t opt = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    size_t done = 0;
+    while (slow < len) {
+        const size_t b = slow > done ? prev_start(in, slow) : done, e = slow_end(in, len, slow);
+        if (buf_append(dst, in + done, b - done) != 0 || unicode_norm(s, in + b, e - b, opt, dst) != 0)
+            return -1;
+        done = e;
+        slow = next_slow(in, len, e);
+    }
+    return buf_append(dst, in + done, len - done);
 }
 
 /* Replaces every non-overlapping occurrence of pat, scanning left to right. */
@@ -128,12 +174,15 @@ int tok_normalize(const tokenizer *t, tok_scratch *s, const char *in, size_t len
         const tok_norm *n = &t->norms[k];
         tok_buf *dst = &s->norm[which];
         int rc = 0;
+        dst->n = 0;
         switch (n->kind) {
-        case TOK_NORM_NFC:
-            if (below_u0300(cur, cur_len))
+        case TOK_NORM_NFC: {
+            const size_t slow = next_slow(cur, cur_len, 0);
+            if (slow == cur_len)
                 continue;
-            rc = unicode_norm(s, cur, cur_len, UTF8PROC_STABLE | UTF8PROC_COMPOSE, dst);
+            rc = nfc(s, cur, cur_len, slow, dst);
             break;
+        }
         case TOK_NORM_NFD:
             if (ascii_only(cur, cur_len))
                 continue;

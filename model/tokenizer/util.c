@@ -305,8 +305,6 @@ void tok_scratch_free(tok_scratch *s)
     }
     free(s->syms);
     free(s->heap);
-    if (s->md)
-        pcre2_match_data_free(s->md);
     free(s->cache);
     free(s->texts);
     free(s);
