@@ -41,6 +41,32 @@ static const char *type_name[N_TYPES] = {"q1_83tok", "q4_300tok", "q1_512tok"};
 static int type_questions[N_TYPES] = {1, 4, 1};
 static int type_target[N_TYPES] = {83, 300, 512};
 
+/* The states' 20 words (--text): plain ASCII, the default and every committed result's mix, or
+ * text that takes the tokenizer's paths beyond ASCII: English with typographic quotes, dashes,
+ * an ellipsis and accents (what chat clients and LLMs write), Russian, Chinese. */
+static const char *const text_name[] = {"ascii", "typographic", "russian", "chinese"};
+static const char *const text_words[][20] = {
+    {"my", "payout", "failed", "again", "and", "the", "invoice", "shows", "a", "double", "charge", "please",
+     "refund", "it", "today", "or", "escalate", "this", "ticket", "now"},
+    {"\u201cmy", "payout\u201d", "failed\u2014", "again", "and", "the", "invoice", "shows", "a", "double",
+     "charge\u2026", "please", "refund", "it\u2019s", "today", "or", "escalate", "caf\u00e9", "ticket", "na\u00efve"},
+    {"\u043c\u043e\u0439", "\u043f\u043b\u0430\u0442\u0451\u0436", "\u0441\u043d\u043e\u0432\u0430",
+     "\u043d\u0435", "\u043f\u0440\u043e\u0448\u0451\u043b", "\u0438", "\u0441\u0447\u0451\u0442",
+     "\u043f\u043e\u043a\u0430\u0437\u044b\u0432\u0430\u0435\u0442",
+     "\u0434\u0432\u043e\u0439\u043d\u043e\u0435", "\u0441\u043f\u0438\u0441\u0430\u043d\u0438\u0435",
+     "\u043f\u043e\u0436\u0430\u043b\u0443\u0439\u0441\u0442\u0430",
+     "\u0432\u0435\u0440\u043d\u0438\u0442\u0435", "\u0434\u0435\u043d\u044c\u0433\u0438",
+     "\u0441\u0435\u0433\u043e\u0434\u043d\u044f", "\u0438\u043b\u0438",
+     "\u043f\u0435\u0440\u0435\u0434\u0430\u0439\u0442\u0435", "\u0437\u0430\u044f\u0432\u043a\u0443",
+     "\u0434\u0430\u043b\u044c\u0448\u0435", "\u0441\u0440\u043e\u0447\u043d\u043e",
+     "\u0441\u0435\u0439\u0447\u0430\u0441"},
+    {"\u6211\u7684", "\u4ed8\u6b3e", "\u53c8", "\u5931\u8d25", "\u4e86", "\u53d1\u7968", "\u663e\u793a",
+     "\u91cd\u590d", "\u6263\u6b3e", "\u8bf7", "\u4eca\u5929", "\u9000\u6b3e", "\u6216\u8005",
+     "\u5347\u7ea7", "\u8fd9\u4e2a", "\u5de5\u5355", "\u9a6c\u4e0a", "\u5904\u7406", "\u8c22\u8c22",
+     "\u7d27\u6025"},
+};
+static int g_text; /* index into text_name / text_words */
+
 static char *body[N_TYPES];
 static size_t body_len[N_TYPES];
 static int body_tokens[N_TYPES], body_words[N_TYPES];
@@ -146,9 +172,8 @@ static int conn_post(conn *c, const char *path, const char *b, size_t n, const c
 
 static char *make_body(int type, int words)
 {
-    static const char *w[] = {"my", "payout", "failed", "again", "and", "the", "invoice", "shows", "a", "double",
-                              "charge", "please", "refund", "it", "today", "or", "escalate", "this", "ticket", "now"};
-    size_t cap = (size_t)words * 12 + 2048;
+    const char *const *w = text_words[g_text];
+    size_t cap = (size_t)words * 32 + 2048; /* a word and its space: at most 31 bytes */
     char *s = malloc(cap);
     size_t n = (size_t)snprintf(s, cap, "{\"state\": \"");
     for (int i = 0; i < words; i++)
@@ -386,6 +411,14 @@ static json_t *get_json(const char *path)
     return j ? j : json_null();
 }
 
+static int text_index(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof text_name / sizeof text_name[0]); i++)
+        if (!strcmp(name, text_name[i]))
+            return i;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *levels = "1,8,64", *label = "", *out = NULL;
@@ -414,9 +447,12 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--key") && v)
             snprintf(g_auth, sizeof g_auth, "Authorization: Bearer %.256s\r\n", v), i++;
+        else if (!strcmp(a, "--text") && v && text_index(v) >= 0)
+            g_text = text_index(v), i++;
         else {
             fprintf(stderr, "usage: loadgen [--host H] [--port P] [--concurrency 1,8,64] [--duration S] "
-                            "[--warmup S] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] [--out FILE]\n");
+                            "[--warmup S] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] "
+                            "[--text ascii|typographic|russian|chinese] [--out FILE]\n");
             return 2;
         }
     }
@@ -452,11 +488,11 @@ int main(int argc, char **argv)
         }
     if (f)
         fclose(f);
-    json_t *doc = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:i},s:o,s:s,s:o,s:{s:f,s:f,s:s},s:o,s:o}", "label", label,
+    json_t *doc = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:i},s:o,s:s,s:s,s:o,s:{s:f,s:f,s:s},s:o,s:o}", "label", label,
                             "meta", meta, "machine",
                             "hostname", u.nodename, "kernel", u.release, "cpu", cpu, "cpus",
                             (int)sysconf(_SC_NPROCESSORS_ONLN), "server", get_json("/health"), "inputs_sha256",
-                            sha256_hex(), "mix", mix, "method", "warmup_s", warmup, "duration_s", duration, "loop",
+                            sha256_hex(), "text", text_name[g_text], "mix", mix, "method", "warmup_s", warmup, "duration_s", duration, "loop",
                             "closed loop, one keep-alive connection per client, mix round-robin per client; "
                             "requests completed inside the window after the warm-up",
                             "levels", res, "server_metrics_note",

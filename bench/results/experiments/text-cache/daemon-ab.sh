@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# bench/results/experiments/text-cache/daemon-ab.sh BINARY PORT LABEL - from the repository root: one
-# `layad serve` (BINARY, CPU backend, the embedded tiny model in build/tiny) under build/loadgen at
-# concurrency 1 for 8 s (its fixed mix), then its /metrics; prints the serving stages' means (us)
+# bench/results/experiments/text-cache/daemon-ab.sh BINARY PORT LABEL [TEXT] - from the repository root:
+# one `layad serve` (BINARY, CPU backend, the embedded tiny model in build/tiny) under build/loadgen
+# ($LOADGEN if set) at concurrency 1 for 8 s (its fixed mix, its states in loadgen's --text TEXT,
+# ascii by default), then its /metrics; prints the serving stages' means (us)
 # and leaves /tmp/lg-LABEL.json (loadgen) and /tmp/m-LABEL.txt (metrics). The text cache's A/B ran
 # it four times, before / after / before2 / after2, with two CPU-only builds (make NVCC= build/layad
 # in worktrees at 169a3d2 and a43ddfa).
-bin=$1 port=$2 label=$3
+bin=$1 port=$2 label=$3 text=${4:-ascii}
 sd=$(mktemp -d)
 $bin serve --model build/tiny --device cpu --port $port --state-dir $sd > /tmp/d-$label.log 2>&1 &
 pid=$!
 for i in $(seq 50); do curl -sf -o /dev/null http://127.0.0.1:$port/readyz && break; sleep 0.2; done
-build/loadgen --port $port --concurrency 1 --duration 8 --label $label --out /tmp/lg-$label.json > /tmp/lg-$label.log 2>&1
+${LOADGEN:-build/loadgen} --port $port --concurrency 1 --duration 8 --label $label --text $text --out /tmp/lg-$label.json \
+  > /tmp/lg-$label.log 2>&1
 curl -s http://127.0.0.1:$port/metrics > /tmp/m-$label.txt
 kill -TERM $pid; wait $pid 2>/dev/null
 rm -rf "$sd"

@@ -2,8 +2,10 @@
 # bench/results/experiments/xcopy/stage.sh - builds main's binaries, xcopy.patch's and
 # ../fused-proj/fused-proj.patch's, and stages them into .carry with the three call scripts (then
 # device calls carrying .carry: `bash .carry/call1.sh`, this folder's, `bash .carry/call2.sh`,
-# fused-proj's, and `bash .carry/call3.sh`, ../small-norm's, which runs main's binaries), and the
-# English CPU reference the parity sweeps read (.carry/ref/english.ref, made here once: minutes).
+# fused-proj's, `bash .carry/call3.sh`, ../small-norm's, which runs main's binaries, and `bash
+# .carry/call4.sh`, the serving A/B of the host changes made without a device: 169a3d2's daemon,
+# staged as layad-before, against main's), and the English CPU reference the parity sweeps read
+# (.carry/ref/english.ref, made here once: minutes).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 cd "$repo"
@@ -23,9 +25,14 @@ git worktree add -q -f "$wt" HEAD
   make -j2 build/layad-dev build/tests/gpu_kernels build/tests/gpu_backend_cuda > /dev/null)
 for b in layad-dev tests/gpu_kernels tests/gpu_backend_cuda; do cp "$wt/build/$b" "$stage/$(basename $b)-fused"; done
 git worktree remove --force "$wt"
-make -j2 build/bench/mcast_probe build/bench/fused_probe > /dev/null
+# the daemon before the host changes of the sessions without a device, for call4's serving A/B
+git worktree add -q -f "$wt" 169a3d2
+(cd "$wt" && make -j2 build/layad > /dev/null)
+cp "$wt/build/layad" "$stage/layad-before"
+git worktree remove --force "$wt"
+make -j2 build/bench/mcast_probe build/bench/fused_probe build/loadgen > /dev/null
 scripts/device/prep build/bench/mcast_probe build/bench/fused_probe build/tests/gpu_kernels build/bench/bench_kernels \
-  build/tests/gpu_backend_cuda "$stage"/*
+  build/tests/gpu_backend_cuda build/loadgen "$stage"/*
 if [ ! -f .carry/ref/english.ref ]; then
   mkdir -p .carry/ref
   [ -f build/english-large/model.safetensors ] ||
@@ -39,3 +46,5 @@ rm -f .carry/call*.sh
 cp bench/results/experiments/xcopy/call1.sh .carry/call1.sh
 cp bench/results/experiments/fused-proj/call1.sh .carry/call2.sh
 cp bench/results/experiments/small-norm/call1.sh .carry/call3.sh
+printf '%s\n' '#!/usr/bin/env bash' \
+  'bash scripts/device/serving-ab base=layad-before new=layad base2=layad-before new2=layad' > .carry/call4.sh
