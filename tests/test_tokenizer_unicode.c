@@ -155,10 +155,27 @@ END_TEST
 
 /* ---- the GPT-2 pattern without a regex engine ------------------------------------ */
 
+/* The pattern as PCRE2 compiles it, with its match data: the oracle of both tests below. */
+static pcre2_code *re;
+static pcre2_match_data *md;
+
+static void oracle_open(void)
+{
+    re = gpt2_regex(true);
+    md = pcre2_match_data_create(1, NULL);
+    ck_assert_ptr_nonnull(re);
+    ck_assert_ptr_nonnull(md);
+}
+
+static void oracle_close(void)
+{
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+}
+
 /* From every match start in text[0..n), tok_gpt2_match ends where re's match from there
  * does, and that match starts there; returns the number of matches. */
-static long same_matches(const pcre2_code *re, pcre2_match_data *md, const char *text, size_t n,
-                         const char *what)
+static long same_matches(const char *text, size_t n, const char *what)
 {
     long matches = 0;
     for (size_t pos = 0; pos < n; matches++) {
@@ -178,10 +195,7 @@ START_TEST(test_gpt2_every_code_point)
 {
     /* "a" c "1" c "!" c " " c: joins c to a letter, a digit or punctuation, or leaves it
      * alone, as its class says, so each class tiles the text differently */
-    pcre2_code *re = gpt2_regex(true);
-    ck_assert_ptr_nonnull(re);
-    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-    ck_assert_ptr_nonnull(md);
+    oracle_open();
     char text[32], what[32];
     long matches = 0;
     for (uint32_t cp = 0; cp < 0x110000; cp++) {
@@ -196,11 +210,10 @@ START_TEST(test_gpt2_every_code_point)
             n += l;
         }
         snprintf(what, sizeof what, "U+%04X", cp);
-        matches += same_matches(re, md, text, n, what);
+        matches += same_matches(text, n, what);
     }
     printf("GPT-2 pattern, every code point in context: %ld matches equal to PCRE2's\n", matches);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
+    oracle_close();
 }
 END_TEST
 
@@ -219,10 +232,7 @@ START_TEST(test_gpt2_random_text)
         0x0301,  0x0308,  0x1F600, 0x201C,  0x2014,  0x200B,  0xFEFF,  0x05D0,  0x0E01,  0x0E31,
     };
     enum { NPOOL = sizeof pool / sizeof pool[0], MAXCP = 48 };
-    pcre2_code *re = gpt2_regex(true);
-    ck_assert_ptr_nonnull(re);
-    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-    ck_assert_ptr_nonnull(md);
+    oracle_open();
     char text[MAXCP * 4], what[32];
     uint64_t x = 20261205;
     long matches = 0;
@@ -233,11 +243,10 @@ START_TEST(test_gpt2_random_text)
         for (size_t k = 0; k < cps; k++)
             n += tok_utf8_encode(pool[next(&x) % span], text + n);
         snprintf(what, sizeof what, "text %d", it);
-        matches += same_matches(re, md, text, n, what);
+        matches += same_matches(text, n, what);
     }
     printf("GPT-2 pattern on random text: %ld matches equal to PCRE2's\n", matches);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
+    oracle_close();
 }
 END_TEST
 

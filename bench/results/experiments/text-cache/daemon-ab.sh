@@ -11,8 +11,8 @@ sd=$(mktemp -d)
 $bin serve --model build/tiny --device cpu --port $port --state-dir $sd > /tmp/d-$label.log 2>&1 &
 pid=$!
 for i in $(seq 50); do curl -sf -o /dev/null http://127.0.0.1:$port/readyz && break; sleep 0.2; done
-${LOADGEN:-build/loadgen} --port $port --concurrency 1 --duration 8 --label $label --text $text --out /tmp/lg-$label.json \
-  > /tmp/lg-$label.log 2>&1
+${LOADGEN:-build/loadgen} --port $port --concurrency 1 --duration 8 --label $label --text $text \
+  --out /tmp/lg-$label.json > /tmp/lg-$label.log 2>&1
 curl -s http://127.0.0.1:$port/metrics > /tmp/m-$label.txt
 kill -TERM $pid; wait $pid 2>/dev/null
 rm -rf "$sd"
