@@ -10,6 +10,11 @@
                             all of them to FULL, a small representative subset to FIXTURE;
                             with VARIANT, TOK is first patched by that entry of
                             tests/fixtures/tokenizer/variants.json (see apply_variant)
+  unicode FAMILY TOK.json OUT.jsonl N SEED [VARIANT]
+                            N short strings dense in normalization and class edge cases
+                            (NORM_EDGES, random code points, ASCII), seeded by SEED alone
+                            (the same strings for every family), with their HF ids: the
+                            differential check `scripts/tokenizer-parity --unicode` reads
 
 Every line of a corpus file is {"cat": category, "text": string, "ids": [..]}.
 Strings are deterministic per family (seeded), so the committed fixtures and the
@@ -372,12 +377,69 @@ def apply_variant(tok_json, patch):
     return tok_json
 
 
-def cmd_corpus(family, tok_path, full_path, fixture_path, n, variant=None):
+# Code points where normalization or the pattern's classes have rules of their own: every
+# combining diacritic, Hangul jamo and syllables (U+11A7 and U+11C3 just outside the trailing
+# consonants), vowel signs that compose with class 0 (Indic, Myanmar, Balinese, Kaithi, Chakma,
+# Grantha, Tirhuta, Siddham, Dives Akuru), Tibetan vowels that decompose, singletons,
+# exclusions, kana voicing, Hebrew and Arabic marks, code points HF's Unicode 9.0 tables lack,
+# joiners and selectors, emoji modifiers, White_Space beyond ASCII, numbers of all kinds.
+NORM_EDGES = ([0x0300 + i for i in range(0x70)] + [
+    0x1100, 0x1112, 0x1161, 0x1175, 0x11A7, 0x11A8, 0x11C2, 0x11C3, 0xAC00, 0xAC01, 0xD7A3, 0x0DD9, 0x0DCF,
+    0x0DCA, 0x0DDF, 0x0928, 0x093C, 0x0929, 0x0958, 0x09C7, 0x09BE, 0x09D7, 0x0B47, 0x0B56, 0x0B3E, 0x0BC6,
+    0x0BBE, 0x0BD7, 0x0CC6, 0x0CD5, 0x0CC2, 0x0D46, 0x0D3E, 0x0D57, 0x1025, 0x102E, 0x1B05, 0x1B35, 0x0F71,
+    0x0F72, 0x0F73, 0x0F74, 0x0F75, 0x0F80, 0x0F81, 0x0F77, 0x0F79, 0x0344, 0x0340, 0x0341, 0x0343, 0x0374,
+    0x037E, 0x0387, 0x1F71, 0x1FBB, 0x2000, 0x2001, 0x2126, 0x212A, 0x212B, 0x2329, 0x232A, 0xF900, 0xFA10,
+    0x2F800, 0x1D15E, 0x1D160, 0x1D165, 0x1D16E, 0x1109A, 0x11099, 0x110BA, 0x1112E, 0x11131, 0x11127,
+    0x1134B, 0x1133E, 0x11357, 0x114BB, 0x114BA, 0x114B0, 0x115BA, 0x115AF, 0x11938, 0x11935, 0x11930, 0x3099,
+    0x309A, 0x304B, 0x30AB, 0x309B, 0x05B0, 0x05B8, 0x05BC, 0x05C1, 0xFB2C, 0x0622, 0x0653, 0x0654, 0x0655,
+    0x0898, 0x1ABF, 0x1DF6, 0x1E08F, 0x10EFD, 0x200D, 0x200C, 0xFE0F, 0xFE0E, 0x1F468, 0x1F3FB, 0x1F600, 0x00A0,
+    0x0085, 0x2028, 0x3000, 0x180E, 0x00B2, 0x2160, 0x0660, 0x1C89, 0x10D40, 0x00BD, 0xFB01, 0x2460, 0x00C5,
+    0x00E9, 0x00FC, 0x01D5, 0x1E08, 0x1E9B, 0x03D3, 0x03D2, 0x0439, 0x0419, 0x0418, 0x0E33, 0x0EB3, 0x0E4D,
+    0x0E32, 0x1E0C, 0x1E0D])
+
+
+def unicode_strings(seed, n):
+    """n strings of 1-29 code points: a third ASCII, about half NORM_EDGES, the rest random
+    code points (half of them below U+3400), mostly assigned ones."""
+    r = random.Random(seed)
+
+    def any_cp():
+        while True:
+            c = r.randrange(0x20, 0x110000) if r.random() < 0.5 else r.randrange(0x20, 0x3400)
+            if not 0xD800 <= c <= 0xDFFF and (unicodedata.category(chr(c)) != "Cn" or r.random() < 0.2):
+                return c
+
+    def one():
+        out = []
+        for _ in range(r.randrange(1, 30)):
+            x = r.random()
+            out.append(r.choice("abcde xyz 'stm.,!?0123456789\t\n") if x < 0.35 else
+                       chr(r.choice(NORM_EDGES)) if x < 0.8 else chr(any_cp()))
+        return "".join(out)
+    return [one() for _ in range(n)]
+
+
+def load_tokenizer(tok_path, variant):
+    """tokenizer.json at tok_path, patched by variant (if any), and its HF Tokenizer."""
     tok_json = json.load(open(tok_path, encoding="utf-8"))
     if variant:
         patches = json.load(open("tests/fixtures/tokenizer/variants.json", encoding="utf-8"))
         tok_json = apply_variant(tok_json, patches[variant])
-    tok = Tokenizer.from_str(json.dumps(tok_json))
+    return tok_json, Tokenizer.from_str(json.dumps(tok_json))
+
+
+def cmd_unicode(family, tok_path, out_path, n, seed, variant=None):
+    _, tok = load_tokenizer(tok_path, variant)
+    strings = unicode_strings(seed, n)
+    ids = [e.ids for e in tok.encode_batch(strings, add_special_tokens=False)]
+    with open(out_path, "w", encoding="utf-8") as f:
+        for s, i in zip(strings, ids):
+            f.write(json.dumps({"cat": "unicode", "text": s, "ids": i}, ensure_ascii=False) + "\n")
+    print(f"{family}: {n} strings (seed {seed}) -> {out_path}")
+
+
+def cmd_corpus(family, tok_path, full_path, fixture_path, n, variant=None):
+    tok_json, tok = load_tokenizer(tok_path, variant)
     items = corpus_strings(family, tok_json, n)
     ids = [e.ids for e in tok.encode_batch([s for _, s in items], add_special_tokens=False)]
     with open(full_path, "w", encoding="utf-8") as f:
@@ -589,5 +651,8 @@ if __name__ == "__main__":
         cmd_corpus(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
                    int(sys.argv[6]) if len(sys.argv) > 6 else 10000,
                    sys.argv[7] if len(sys.argv) > 7 else None)
+    elif sys.argv[1] == "unicode":
+        cmd_unicode(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]),
+                    sys.argv[7] if len(sys.argv) > 7 else None)
     else:
         sys.exit(__doc__)

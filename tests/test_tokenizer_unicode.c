@@ -7,7 +7,8 @@
  *   sign that composes as a starter, singletons, exclusions), and on random text
  *   from those classes the normalizer's output equals utf8proc's NFC of the whole
  *   text, split at the code points HF leaves alone, as the normalizer ran before
- *   (less a utf8proc defect that deleted U+11A7 after a Hangul LV syllable);
+ *   (less a utf8proc defect that deleted U+11A7 after a Hangul LV syllable), and NFC
+ *   and NFKC keep U+11A7 there as HF does;
  * - the GPT-2 pattern without a regex engine (gpt2_match.c): its matches equal
  *   those of the pattern compiled by PCRE2 with the same classes (the tokenizer's
  *   matcher before it), for every code point in contexts that tell its class
@@ -138,18 +139,37 @@ START_TEST(test_nfc_chunks)
     }
     printf("NFC by chunks: 200000 texts as the whole-text NFC, %ld of them changed by it\n", changed);
     ck_assert_int_gt(changed, 10000);
-    /* HF (tokenizers 0.23.3, normalize_str) leaves U+11A7 after an LV syllable, which the
-     * whole-text normalizer deleted; U+11A8 joins it */
-    static const char *const cases[][2] = { { "x\uAC00\u11A7y", "x\uAC00\u11A7y" },
-                                            { "x\uAC00\u11A8y", "x\uAC01y" } };
-    for (size_t k = 0; k < 2; k++) {
-        const char *got;
-        size_t got_n;
-        ck_assert_int_eq(tok_normalize(t, s, cases[k][0], strlen(cases[k][0]), &got, &got_n), 0);
-        ck_assert_msg(got_n == strlen(cases[k][1]) && memcmp(got, cases[k][1], got_n) == 0, "case %zu", k);
-    }
     tok_scratch_free(s);
     tokenizer_free(t);
+}
+END_TEST
+
+START_TEST(test_hangul_11a7)
+{
+    /* HF (tokenizers 0.23.3, NFC and NFKC normalize_str) leaves U+11A7 after an LV syllable,
+     * made of jamo or not, where utf8proc before 2.11 deletes it; U+11A8 joins the syllable */
+    static const char *const cases[][2] = { { "x\uAC00\u11A7y", "x\uAC00\u11A7y" },
+                                            { "\u1100\u1161\u11A7", "\uAC00\u11A7" },
+                                            { "x\uAC00\u11A8y", "x\uAC01y" } };
+    for (int form = 0; form < 2; form++) {
+        char json[160];
+        snprintf(json, sizeof json, "{\"normalizer\":{\"type\":\"%s\"},\"model\":{\"type\":\"BPE\","
+                 "\"vocab\":{\"a\":0},\"merges\":[]}}", form ? "NFKC" : "NFC");
+        layad_error err;
+        tokenizer *t = tokenizer_load_mem(json, strlen(json), "hangul.json", &err);
+        ck_assert_msg(t != NULL, "%s", err.msg);
+        tok_scratch *s = calloc(1, sizeof *s);
+        ck_assert_ptr_nonnull(s);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const char *got;
+            size_t got_n;
+            ck_assert_int_eq(tok_normalize(t, s, cases[k][0], strlen(cases[k][0]), &got, &got_n), 0);
+            ck_assert_msg(got_n == strlen(cases[k][1]) && memcmp(got, cases[k][1], got_n) == 0, "%s case %zu",
+                          form ? "NFKC" : "NFC", k);
+        }
+        tok_scratch_free(s);
+        tokenizer_free(t);
+    }
 }
 END_TEST
 
@@ -257,6 +277,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_nfc_quick_table);
     tcase_add_test(tc, test_nfc_chunks);
+    tcase_add_test(tc, test_hangul_11a7);
     tcase_add_test(tc, test_gpt2_every_code_point);
     tcase_add_test(tc, test_gpt2_random_text);
     suite_add_tcase(s, tc);

@@ -66,10 +66,18 @@ static int unicode_norm_append(tok_scratch *s, const char *in, size_t len, utf8p
     }
 }
 
-/* Unicode normalization as HF does it, appended to dst: HF's tables are Unicode 9.0, so
- * code points assigned later are starters that neither decompose nor combine
- * (tok_norm_inert, generated). Such a code point splits the text into runs normalized on
- * their own and is copied through unchanged: exactly what HF's older tables produce. */
+/* A code point the text is cut at and copied through: one HF's Unicode 9.0 tables do not
+ * know (tok_norm_inert, generated: a starter there that neither decomposes nor combines),
+ * and U+11A7, which utf8proc before 2.11 composes into a preceding LV syllable as a trailing
+ * consonant of index 0, deleting it (JuliaStrings/utf8proc#317); Unicode and HF leave it. */
+static bool norm_cut(uint32_t cp)
+{
+    return cp == 0x11A7 || (cp >= tok_norm_inert[0][0] && tok_in_ranges(tok_norm_inert, tok_norm_inert_N, cp));
+}
+
+/* Unicode normalization as HF does it, appended to dst: each norm_cut code point splits the
+ * text into runs normalized on their own and is copied through unchanged, which is what HF's
+ * tables produce. */
 static int unicode_norm(tok_scratch *s, const char *in, size_t len, utf8proc_option_t opt,
                         tok_buf *dst)
 {
@@ -77,7 +85,7 @@ static int unicode_norm(tok_scratch *s, const char *in, size_t len, utf8proc_opt
     for (size_t i = 0; i < len;) {
         size_t adv;
         uint32_t cp = tok_utf8_decode(in + i, &adv);
-        if (cp >= tok_norm_inert[0][0] && tok_in_ranges(tok_norm_inert, tok_norm_inert_N, cp)) {
+        if (norm_cut(cp)) {
             if (unicode_norm_append(s, in + seg, i - seg, opt, dst) != 0 ||
                 buf_append(dst, in + i, adv) != 0)
                 return -1;
