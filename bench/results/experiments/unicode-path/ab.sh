@@ -4,7 +4,8 @@
 # forward) for two layad-dev binaries, on loadgen's q1_83tok body with a 50-word state in four
 # texts: ASCII (as host-ab.sh in text-cache/), the same with two curly quotes, an em dash and an
 # accented letter ("mixed"), Russian words ("cyrillic") and Chinese words ("cjk"). Each body runs
-# before / after / before2 / after2 with the caches hot (--thrash-mb 0) -> OUTDIR/<text>-<v>.json,
+# before / after / before2 / after2 with the caches hot (--thrash-mb 0) -> OUTDIR/<text>-<v>.json
+# (with COLD=1 also with 32 MB written between iterations -> OUTDIR/<text>-<v>-cold.json),
 # then each binary's instructions in request_parse_in under callgrind (1,000 calls) ->
 # OUTDIR/callgrind.txt. Run with the session start's and last commit's CPU-only builds (make NVCC=
 # BUILD=build/cpu build/cpu/layad-dev) on the english-large checkpoint (the real ModernBERT tokenizer).
@@ -37,6 +38,10 @@ for t in ascii mixed cyrillic cjk; do
   for v in before after before2 after2; do
     b=$after; case $v in before*) b=$before ;; esac
     "$b" bench-request --model "$model" --body "$out/body-$t.json" --iters 20000 --out "$out/$t-$v.json" > /dev/null
+    if [ "${COLD:-0}" = 1 ]; then
+      "$b" bench-request --model "$model" --body "$out/body-$t.json" --iters 3000 --thrash-mb 32 \
+        --out "$out/$t-$v-cold.json" > /dev/null
+    fi
   done
 done
 : > "$out/callgrind.txt"
@@ -53,8 +58,12 @@ python3 - "$out" <<'PY'
 import json, sys
 o = sys.argv[1]
 for t in ("ascii", "mixed", "cyrillic", "cjk"):
-    row = [f"{json.load(open(f'{o}/{t}-{v}.json'))['parse']['median_us']:.2f}"
-           for v in ("before", "after", "before2", "after2")]
-    print(f"{t:9s} parse us (before / after / before2 / after2): " + " / ".join(row))
+    for kind in ("", "-cold"):
+        try:
+            row = [f"{json.load(open(f'{o}/{t}-{v}{kind}.json'))['parse']['median_us']:.2f}"
+                   for v in ("before", "after", "before2", "after2")]
+        except FileNotFoundError:
+            continue
+        print(f"{t:9s} parse{kind or ' hot'} us (before / after / before2 / after2): " + " / ".join(row))
 PY
 cat "$out/callgrind.txt"
