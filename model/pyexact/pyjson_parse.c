@@ -165,6 +165,24 @@ static int utf8_len(const unsigned char *s, const unsigned char *end)
  * the backslash. */
 static inline bool plain_ascii(unsigned c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
+/* The end of the run from s of bytes copied as they are: printable ASCII other than the quote
+ * and the backslash, and whole valid UTF-8 sequences (states in other scripts, typographic
+ * quotes); s itself when the run is empty (an escape, the closing quote, an error). */
+static const unsigned char *plain_run(const unsigned char *s, const unsigned char *end)
+{
+    while (s < end) {
+        if (plain_ascii(*s)) {
+            s++;
+            continue;
+        }
+        const int l = *s >= 0x80 ? utf8_len(s, end) : 0;
+        if (!l)
+            break;
+        s += l;
+    }
+    return s;
+}
+
 static int parse_string(parser *p, const char **out, size_t *outlen)
 {
     p->s++; /* opening quote */
@@ -173,10 +191,8 @@ static int parse_string(parser *p, const char **out, size_t *outlen)
         if (p->s >= p->end)
             return fail(p, "unterminated string");
         unsigned c = *p->s;
-        if (plain_ascii(c)) { /* a run of them in one copy: most of a request's bytes */
-            const unsigned char *q = p->s + 1;
-            while (q < p->end && plain_ascii(*q))
-                q++;
+        const unsigned char *q = plain_run(p->s, p->end);
+        if (q > p->s) { /* a run of plain bytes in one copy: most of a request's bytes */
             const size_t k = (size_t)(q - p->s);
             if (scratch_reserve(p, n + k + 8))
                 return -1;
@@ -230,13 +246,8 @@ static int parse_string(parser *p, const char **out, size_t *outlen)
             }
             continue;
         }
-        int l = utf8_len(p->s, p->end);
-        if (!l)
-            return layad_fail(p->err, 400, "request body is not valid UTF-8 at byte %zu",
-                              (size_t)(p->s - p->start));
-        memcpy(p->scratch + n, p->s, (size_t)l);
-        n += (size_t)l;
-        p->s += l;
+        /* what plain_run stops at beyond ASCII is not valid UTF-8 */
+        return layad_fail(p->err, 400, "request body is not valid UTF-8 at byte %zu", (size_t)(p->s - p->start));
     }
     char *s = arena_alloc(p->a, n + 1);
     if (!s)
