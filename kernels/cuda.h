@@ -220,33 +220,6 @@ int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const voi
 int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,
                         int S);
 
-/* The LayerNorm after a residual branch split into parts, as kn_layernorm_parts's
- * arguments but the parts: r += their sum (+ bb), then y16 (ydt) and / or
- * y32 = LN(r) w (+ b) with eps. */
-typedef struct kn_parts_norm {
-    float *r;
-    const float *bb, *w, *b;
-    void *y16;
-    kn_dtype ydt;
-    float *y32;
-    float eps;
-} kn_parts_norm;
-
-/* kn_gemm_split_small into P followed by kn_layernorm_parts over its S parts
- * (part_stride M N, D = N), in one launch and with the same bits
- * (kernels/gemm_small_norm.cu): the grid meets at a barrier in global memory
- * between the two. sync: two unsigned of device memory, zeroed once before the
- * first launch, never used by two launches at once (one pair a stream). Needs
- * kn_gemm_split_small_norm_ok: kn_gemm_split_small_ok, kn_layernorm_parts_ok,
- * N <= 1024, y16 (if given) in W's dtype, and a grid of N / 32 x S blocks that
- * the device holds twice over at once (the occupancy calculator's answer, asked
- * once per kernel and size: two models on one GPU may each wait at a barrier).
- * Returns -1 when refused. */
-int kn_gemm_split_small_norm_ok(kn_dtype wdt, const void *X, const void *W, const float *P, int M, int N, int K,
-                                int S, const kn_parts_norm *ln);
-int kn_gemm_split_small_norm(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *P, int M, int N,
-                             int K, int S, const kn_parts_norm *ln, unsigned *sync);
-
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
 int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,
                           const void *W, const void *Y, int N, int K, int epi);

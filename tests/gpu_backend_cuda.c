@@ -275,47 +275,6 @@ START_TEST(split_branch_rows)
 }
 END_TEST
 
-/* small_norm_tokens: the small buckets' split products and the LayerNorms over their parts
- * in one launch each. The same bits as without it, one row per forward in a bucket of at
- * most 48 tokens, in graph replay and in eager launches; and that bucket's graph has fewer
- * nodes (the fused launches ran). */
-START_TEST(small_norm_rows)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    synth_set s;
-    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 40, 7, &err), 0);
-    fwd_out e, g, u;
-    ck_assert(!fwd_out_alloc(&e, 1, s.max_markers, &err) && !fwd_out_alloc(&g, 1, s.max_markers, &err) &&
-              !fwd_out_alloc(&u, 1, s.max_markers, &err));
-    const cuda_bucket warm[1] = {{1, 40, 0}};
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.small_norm_tokens = o.small_gemm_tokens;
-    o.warm = warm, o.n_warm = 1;
-    laya_backend *on = cuda_backend_create(&g_ck, &o, &err);
-    ck_assert_msg(on != NULL, "create: %s", err.msg);
-    laya_backend *off = make(CUDA_DT_FP16, warm, 1);
-    cuda_backend_info ion, ioff;
-    ck_assert(!cuda_backend_info_get(on, &ion, &err) && !cuda_backend_info_get(off, &ioff, &err));
-    printf("small_norm: bucket of %d tokens, %d graph nodes (%d without)\n", ion.warm_tokens[0], ion.warm_nodes[0],
-           ioff.warm_nodes[0]);
-    ck_assert_int_lt(ion.warm_nodes[0], ioff.warm_nodes[0]);
-    for (int i = 0; i < s.n; i++) {
-        fwd(on, &s.rows[i], 1, &e, 0);
-        fwd(on, &s.rows[i], 1, &g, 1);
-        fwd(off, &s.rows[i], 1, &u, 1);
-        ck_assert_msg(fwd_out_identical(&e, &g), "small_norm: row %d: graph replay != eager", i);
-        ck_assert_msg(fwd_out_identical(&g, &u), "small_norm: row %d differs from the unfused backend", i);
-    }
-    fwd_out_free(&e), fwd_out_free(&g), fwd_out_free(&u);
-    synth_free(&s);
-    on->ops->destroy(on);
-    off->ops->destroy(off);
-}
-END_TEST
-
 START_TEST(late_capture)
 {
     if (!g_have)
@@ -415,7 +374,6 @@ int main(void)
     tcase_add_test(t, parity_bf16);
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
-    tcase_add_test(t, small_norm_rows);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

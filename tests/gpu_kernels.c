@@ -585,105 +585,6 @@ START_TEST(test_gemm_small)
 }
 END_TEST
 
-/* ---- the small split product with the LayerNorm over its parts, one launch --------------- */
-
-/* One case of kn_gemm_split_small_norm: out (y16, y32, or y32 in place over r) as in a forward. */
-typedef struct small_norm_case {
-    int M, D, K, S;
-    float base; /* added to every other residual row */
-    int biased; /* the branch's and the LayerNorm's biases (the head's layers) */
-    int out;    /* 0: y16; 1: y16 and y32; 2: y32 = r (the encoder's final norm) */
-} small_norm_case;
-
-/* Launches the fused kernel 3 times (twice on a programmatic-launch stream, whose reuse of
- * the barrier words is the point) from fresh copies of R into poisoned parts and outputs:
- * each time the parts, r and the outputs equal, bit for bit, those of kn_gemm_split_small
- * followed by kn_layernorm_parts on the same operands. */
-static void run_small_norm_case(kn_dtype dt, const small_norm_case *c, unsigned *sync, cudaStream_t st, rng *r)
-{
-    const size_t MD = (size_t)c->M * c->D, PD = (size_t)c->S * MD;
-    float *X = hrand(r, (size_t)c->M * c->K, -1, 1), *W = hrand(r, (size_t)c->D * c->K, -1, 1);
-    float *R = hrand(r, MD, -1, 1), *w = hrand(r, c->D, 0.5f, 1.5f);
-    float *bb = hrand(r, c->D, -1, 1), *lb = hrand(r, c->D, -0.5f, 0.5f);
-    for (size_t i = 0; i < MD; i++)
-        R[i] += (i / c->D) % 2 ? c->base : 0.0f;
-    void *dX = upload(X, (size_t)c->M * c->K, dt), *dW = upload(W, (size_t)c->D * c->K, dt);
-    float *dw = upload_raw(w, sizeof(float) * c->D), *dbb = upload_raw(bb, sizeof(float) * c->D);
-    float *dlb = upload_raw(lb, sizeof(float) * c->D);
-    float *dR = dalloc(sizeof(float) * MD), *dP = dout(PD, KN_F32), *y32 = dout(MD, KN_F32);
-    void *y16 = dout(MD, dt);
-    kn_parts_norm ln = {dR, c->biased ? dbb : NULL, dw, c->biased ? dlb : NULL, c->out < 2 ? y16 : NULL, dt,
-                        c->out == 1 ? y32 : c->out == 2 ? dR : NULL, 1e-5f};
-    CU(cudaMemcpy(dR, R, sizeof(float) * MD, cudaMemcpyHostToDevice));
-    OK(kn_gemm_split_small(KS0, dX, dW, dt, dP, c->M, c->D, c->K, c->S));
-    OK(kn_layernorm_parts(KS0, dR, dP, c->S, (long)MD, ln.bb, dw, ln.b, ln.y16, dt, ln.y32, c->M, c->D, 1e-5f));
-    float *rp = download(dP, PD, KN_F32), *rr = download(dR, MD, KN_F32), *ry16 = download(y16, MD, dt);
-    float *ry32 = download(y32, MD, KN_F32);
-    char what[160];
-    for (int run = 0; run < 3; run++) {
-        const kn_stream ks = run ? (kn_stream){st, 1} : KS0;
-        poison(dP, PD, KN_F32), poison(y16, MD, dt), poison(y32, MD, KN_F32);
-        CU(cudaMemcpy(dR, R, sizeof(float) * MD, cudaMemcpyHostToDevice));
-        OK(kn_gemm_split_small_norm(ks, dX, dW, dt, dP, c->M, c->D, c->K, c->S, &ln, sync));
-        CU(cudaStreamSynchronize(ks.s));
-        float *gp = download(dP, PD, KN_F32), *gr = download(dR, MD, KN_F32), *g16 = download(y16, MD, dt);
-        float *g32 = download(y32, MD, KN_F32);
-        snprintf(what, sizeof what, "gemm_split_small_norm %s M%d D%d K%d S%d |r|~%g%s out %d run %d: ",
-                 kn_dtype_name(dt), c->M, c->D, c->K, c->S, c->base, c->biased ? " biased" : "", c->out, run);
-        const size_t at = strlen(what);
-        expect_equal(strcat(what, "parts"), gp, rp, PD);
-        what[at] = '\0';
-        expect_equal(strcat(what, "r"), gr, rr, MD);
-        what[at] = '\0';
-        expect_equal(strcat(what, "y16"), g16, ry16, MD); /* poisoned in both when not written */
-        what[at] = '\0';
-        expect_equal(strcat(what, "y32"), g32, ry32, MD);
-        free(gp), free(gr), free(g16), free(g32);
-    }
-    free(X), free(W), free(R), free(w), free(bb), free(lb), free(rp), free(rr), free(ry16), free(ry32);
-}
-
-START_TEST(test_gemm_small_norm)
-{
-    const kn_dtype dt = DTS[_i];
-    void *p = (void *)256;
-    const kn_parts_norm ok = {p, NULL, p, NULL, p, dt, NULL, 1e-5f};
-    if (!kn_gemm_split_small_norm_ok(dt, p, p, p, 16, 1024, 1024, 4, &ok)) {
-        fprintf(stderr, "test_gemm_small_norm: skipped (needs a compute capability 9 GPU that holds its grid twice)\n");
-        return;
-    }
-    static const small_norm_case cases[] = {
-        {1, 1024, 1024, 4, 0.0f, 0, 0},
-        {16, 1024, 2624, 4, 1e4f, 0, 0}, /* the MLP-out shape, large residuals */
-        {33, 1024, 1024, 4, 0.0f, 0, 1},
-        {48, 768, 1152, 4, 3e4f, 0, 0},  /* mmBERT's MLP out */
-        {12, 1024, 4096, 4, 0.0f, 1, 0}, /* the head FFN's second product, biased */
-        {21, 1024, 2624, 4, 1e3f, 0, 2}, /* the final norm, in place */
-        {128, 768, 768, 4, 0.0f, 1, 1},  /* more rows than blocks: 96 blocks, some take two */
-    };
-    unsigned *sync = dalloc(2 * sizeof(unsigned));
-    CU(cudaMemset(sync, 0, 2 * sizeof(unsigned)));
-    cudaStream_t st;
-    CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    for (int pass = 0; pass < 2; pass++) {
-        rng r = {seed_of(pass)};
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            run_small_norm_case(dt, &cases[i], sync, st, &r);
-    }
-    CU(cudaStreamDestroy(st));
-    /* refused: more than 1024 columns, y16 in another dtype, more blocks than SMs, no sync words, no output */
-    kn_parts_norm bad = ok;
-    ck_assert_int_eq(kn_gemm_split_small_norm(KS0, p, p, dt, p, 4, 1280, 1024, 4, &ok, sync), -1);
-    bad.ydt = dt == KN_F16 ? KN_BF16 : KN_F16;
-    ck_assert_int_eq(kn_gemm_split_small_norm(KS0, p, p, dt, p, 4, 1024, 1024, 4, &bad, sync), -1);
-    ck_assert_int_eq(kn_gemm_split_small_norm(KS0, p, p, dt, p, 4, 1024, 1024, 8, &ok, sync), -1);
-    ck_assert_int_eq(kn_gemm_split_small_norm(KS0, p, p, dt, p, 4, 1024, 1024, 4, &ok, NULL), -1);
-    bad = ok, bad.y16 = NULL;
-    ck_assert_int_eq(kn_gemm_split_small_norm(KS0, p, p, dt, p, 4, 1024, 1024, 4, &bad, sync), -1);
-    dfree_all();
-}
-END_TEST
-
 START_TEST(test_split_branch)
 {
     const kn_dtype dt = DTS[_i];
@@ -1614,7 +1515,6 @@ int main(void)
     tcase_add_checked_fixture(ts, NULL, dfree_all);
     tcase_add_loop_test(ts, test_split_branch, 0, 2);
     tcase_add_loop_test(ts, test_gemm_small, 0, 2);
-    tcase_add_loop_test(ts, test_gemm_small_norm, 0, 2);
     suite_add_tcase(s, ts);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* CUDA does not survive fork() */

@@ -77,10 +77,6 @@ typedef struct cuda_backend_opts {
                               (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
                               faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
                               (bench/results/experiments/wide/) */
-    int small_norm_tokens; /* in those buckets, of at most this many tokens (default 0: never), the
-                              own kernel's product and the LayerNorm over its parts in one launch
-                              (kn_gemm_split_small_norm: the same bits, one launch fewer each; not
-                              yet timed on a GPU, hence off) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

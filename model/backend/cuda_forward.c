@@ -86,8 +86,6 @@ typedef struct pending_branch {
     const void *o;
     int parts;
     const float *bias;
-    const void *X, *W; /* X != NULL: the split product itself is still to launch (small_norm), K deep */
-    int K;
 } pending_branch;
 
 /* Partial products of a split residual branch. Measured on the H200
@@ -124,14 +122,6 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
  * bench/results/experiments/mcast/, wide/). */
 static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
 
-/* Whether a split product on the own kernel leaves its launch to the LayerNorm
- * after it, which then runs both as one kernel (o.small_norm_tokens). */
-static int small_norm(const cuda_backend *b, const void *X, const void *W, int M, int K, int S)
-{
-    return b->bucket <= b->o.small_norm_tokens && small_bucket(b) &&
-           kn_gemm_split_small_ok(b->dt, X, W, b->a.o, M, b->D, K, S);
-}
-
 /* The split product X W^T into S fp32 partial products at a->o (or, in
  * prepare mode, its plan): on the own kernel in small buckets, else on
  * cuBLASLt. */
@@ -166,12 +156,6 @@ static int branch(cuda_backend *b, const void *X, const void *W, const void *bia
     pending->o = S > 1 ? b->a.o : acc ? NULL : out;
     pending->parts = S;
     pending->bias = S > 1 ? (const float *)bias : NULL; /* fp32: the branches' dtype when they split */
-    pending->X = pending->W = NULL;
-    pending->K = K;
-    if (S > 1 && small_norm(b, X, W, M, K, S)) {
-        pending->X = X, pending->W = W;
-        return 0;
-    }
     if (S > 1)
         return split_gemm(b, X, W, M, K, S, err);
     GEMM(X, b->dt, W, b->dt, bias, b->br_dt, acc ? (void *)r : out, b->br_dt, M, b->D, K,
@@ -179,31 +163,11 @@ static int branch(cuda_backend *b, const void *X, const void *W, const void *bia
     return 0;
 }
 
-/* Launches the product branch() left to the LayerNorm after it (small_norm), for
- * a LayerNorm that does not take it into its own launch. */
-static int branch_flush(cuda_backend *b, pending_branch *p, int M, layad_error *err)
-{
-    const void *X = p->X;
-    if (!X)
-        return 0;
-    p->X = NULL;
-    return split_gemm(b, X, p->W, M, p->K, p->parts, err);
-}
-
 /* The LayerNorm after a residual branch: r += what is pending, then y16 (dt)
  * and / or y32 = LN(r) with scale w and bias lb. */
-static int branch_norm(cuda_backend *b, pending_branch *p, float *r, const float *w, const float *lb,
+static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const float *w, const float *lb,
                        void *y16, float *y32, int M, float eps, layad_error *err)
 {
-    const kn_parts_norm ln = {r, p->bias, w, lb, y16, b->dt, y32, eps};
-    if (p->X && kn_gemm_split_small_norm_ok(b->dt, p->X, p->W, (float *)p->o, M, b->D, p->K, p->parts, &ln)) {
-        LAUNCH(kn_gemm_split_small_norm(b->ks, p->X, p->W, b->dt, (float *)p->o, M, b->D, p->K, p->parts, &ln,
-                                        b->a.sync));
-        p->X = NULL;
-        return 0;
-    }
-    if (branch_flush(b, p, M, err))
-        return -1;
     if (p->parts > 1)
         LAUNCH(kn_layernorm_parts(b->ks, r, (const float *)p->o, p->parts, (long)M * b->D, p->bias, w, lb, y16,
                                   b->dt, y32, M, b->D, eps));
@@ -305,8 +269,6 @@ static int enqueue_tail(cuda_backend *b, int T, int G, const stage_layout *l, la
         return -1;
     /* hg = res[gathered slots] + out-proj, xg = LN2(hg): the gather inside the LayerNorm's
      * kernel when the branch is split, else a launch of its own */
-    if (branch_flush(b, &o, G, err))
-        return -1;
     if (o.parts > 1)
         LAUNCH(kn_layernorm_parts_gather(b->ks, a->hg, a->res, gpos, (const float *)o.o, o.parts, (long)G * D, o.bias,
                                          L->n2_w, L->n2_b, a->xg, dt, NULL, G, D, eps));

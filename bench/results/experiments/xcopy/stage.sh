@@ -2,7 +2,7 @@
 # bench/results/experiments/xcopy/stage.sh - builds main's binaries, xcopy.patch's and
 # ../fused-proj/fused-proj.patch's, and stages them into .carry with the three call scripts (then
 # device calls carrying .carry: `bash .carry/call1.sh`, this folder's, `bash .carry/call2.sh`,
-# fused-proj's, `bash .carry/call3.sh`, ../small-norm's, which runs main's binaries, and `bash
+# fused-proj's, (call3, ../small-norm's, ran on 2026-12-05 and its code left the tree), and `bash
 # .carry/call4.sh`, the serving A/B of the host changes made without a device: 169a3d2's daemon,
 # staged as layad-before, against main's), and the English CPU reference the parity sweeps read
 # (.carry/ref/english.ref, made here once: minutes).
@@ -45,6 +45,5 @@ git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
 cp bench/results/experiments/xcopy/call1.sh .carry/call1.sh
 cp bench/results/experiments/fused-proj/call1.sh .carry/call2.sh
-cp bench/results/experiments/small-norm/call1.sh .carry/call3.sh
 printf '%s\n' '#!/usr/bin/env bash' \
   'bash scripts/device/serving-ab base=layad-before new=layad base2=layad-before new2=layad' > .carry/call4.sh
