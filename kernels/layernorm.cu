@@ -341,7 +341,7 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
     kn_pdl_wait();
     if (!rows)
         v[0] = *reinterpret_cast<const float4 *>(r + off + d);
-    lnp_row<TY, 1, false>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, D, inv_d, eps, red);
+    lnp_row<TY, 1>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, D, inv_d, eps, red);
 }
 
 extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,

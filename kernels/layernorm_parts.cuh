@@ -1,17 +1,14 @@
 /*
  * layernorm_parts.cuh - one row of the LayerNorm over a split residual branch's
- * partial products (kn_layernorm_parts), shared by its own kernel
- * (kernels/layernorm.cu, a block of D / 4 threads a row) and by the small split
- * product that normalizes the rows itself once every block's part is written
- * (kernels/gemm_small_norm.cu, 128 threads a row). Internal to kernels/.
+ * partial products (kn_layernorm_parts, kernels/layernorm.cu). Internal to kernels/.
  *
- * Why one body for both: the fused kernel is only a candidate if it changes no
- * bit of the forward, so that the backend may pick it by speed alone. A block
- * of B threads plays the D / 4 threads of the LayerNorm's own block, VT of them
- * a thread: thread t is virtual threads t, t + B, ..., each owning 4 columns, and
- * the block sums add the virtual warps' sums in virtual-warp order, as the own
- * block adds its warps'. Every virtual thread's arithmetic is the own kernel's,
- * in the same order, so the outputs are the same bits.
+ * The body is written for a block of B threads playing the D / 4 threads of a row,
+ * VT of them a thread (virtual threads t, t + B, ..., each owning 4 columns; the
+ * block sums add the virtual warps' sums in virtual-warp order), so that a kernel
+ * normalizing rows with fewer threads gets the same bits. It was written for the
+ * small split product with its LayerNorm in one launch, measured slower on the H200
+ * and removed (bench/results/experiments/README.md; the kernel stays in 902b2c9);
+ * layernorm.cu runs it with VT = 1.
  */
 #ifndef LAYAD_KERNELS_LAYERNORM_PARTS_CUH
 #define LAYAD_KERNELS_LAYERNORM_PARTS_CUH
@@ -42,12 +39,8 @@ template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
 template <int VT> __device__ __forceinline__ int lnp_col(int j) { return 4 * (threadIdx.x + blockDim.x * j); }
 template <int VT> __device__ __forceinline__ bool lnp_in(int j, int D) { return VT == 1 || lnp_col<VT>(j) < D; }
 
-/* 16 bytes of a row. CG: from L2 (ld.global.cg), for rows other blocks of the same
- * kernel wrote, which this SM's L1 may hold stale. */
-template <bool CG> __device__ __forceinline__ float4 lnp_ld4(const float *p)
-{
-    return CG ? __ldcg(reinterpret_cast<const float4 *>(p)) : *reinterpret_cast<const float4 *>(p);
-}
+/* 16 bytes of a row. */
+__device__ __forceinline__ float4 lnp_ld4(const float *p) { return *reinterpret_cast<const float4 *>(p); }
 
 /* The scale w and the branch's bias bb (or zeros) of this thread's columns:
  * weights, so they may be read before the programmatic wait. */
@@ -91,7 +84,7 @@ template <int VT> __device__ __forceinline__ double lnp_block_sum(const double (
  * (before the wait) and the scale is one rsqrt. Why this form and not divisions
  * and 1 / sqrt: kernels/layernorm.cu, above layernorm_parts_kernel.
  */
-template <typename TY, int VT, bool CG>
+template <typename TY, int VT>
 __device__ __forceinline__ void lnp_row(float4 (&v)[VT], const float4 (&ww)[VT], const float4 (&pb)[VT],
                                         const float *bb, const float *parts, int S, long stride, float *r,
                                         const float *b, TY *y16, float *y32, size_t off, int D, double inv_d,
@@ -104,7 +97,7 @@ __device__ __forceinline__ void lnp_row(float4 (&v)[VT], const float4 (&ww)[VT],
 #pragma unroll
         for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
             if (lnp_in<VT>(j, D) && s < S)
-                p[j][s] = lnp_ld4<CG>(parts + s * stride + off + lnp_col<VT>(j));
+                p[j][s] = lnp_ld4(parts + s * stride + off + lnp_col<VT>(j));
 #pragma unroll
     for (int j = 0; j < VT; j++) {
         t[j] = 0.0;
