@@ -167,7 +167,7 @@ $(BUILD)/fuzz/fuzz_request: tests/fuzz_request.c $(REQ_FUZZ_SRC) $(call rwildcar
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus-request
 	clang $(FUZZ_CFLAGS) -o $@ $< $(REQ_FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
 
-TOK_FUZZ_LIB := tests/lib/tok_corpus.c tests/lib/gpt2_regex.c
+TOK_FUZZ_LIB := tests/lib/tok_corpus.c tests/lib/unicode_oracle.c
 $(BUILD)/fuzz/fuzz_tokenizer_%: tests/fuzz_tokenizer_%.c $(TOK_SRC) $(TOK_FUZZ_LIB) $(wildcard model/tokenizer/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(TOK_SRC) $(TOK_FUZZ_LIB) $(PKG_LIBS) -lpthread

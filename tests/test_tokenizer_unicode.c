@@ -19,11 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 #include "model/tokenizer/internal.h"
 #include "model/tokenizer/tokenizer.h"
-#include "tests/lib/gpt2_regex.h"
+#include "tests/lib/unicode_oracle.h"
 #include "tests/lib/testutil.h"
 
 static uint64_t next(uint64_t *x)
@@ -52,46 +51,6 @@ START_TEST(test_nfc_quick_table)
 }
 END_TEST
 
-/* Cut points of the whole-text reference: tok_norm_inert's code points, and U+11A7, which
- * utf8proc before 2.11 (JuliaStrings/utf8proc#317) composes into a preceding LV syllable
- * as a trailing consonant of index 0, deleting it; Unicode (and HF) leave it alone. */
-static bool reference_cut(uint32_t cp)
-{
-    return cp == 0x11A7 || tok_in_ranges(tok_norm_inert, tok_norm_inert_N, cp);
-}
-
-/* utf8proc's NFC of p[0..n) split at reference_cut's code points (copied as they are),
- * appended to out: the normalizer's whole-text algorithm before it cut text, less
- * utf8proc's U+11A7 defect. */
-static size_t nfc_reference(const char *p, size_t n, char *out)
-{
-    size_t o = 0, seg = 0;
-    for (size_t i = 0; i <= n;) {
-        size_t adv = 0;
-        const bool inert = i < n && reference_cut(tok_utf8_decode(p + i, &adv));
-        if (i == n || inert) {
-            if (i > seg) {
-                utf8proc_uint8_t *r = NULL;
-                const utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)p + seg,
-                                                        (utf8proc_ssize_t)(i - seg), &r,
-                                                        UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-                if (m < 0)
-                    ck_abort_msg("utf8proc_map: %s", utf8proc_errmsg(m));
-                memcpy(out + o, r, (size_t)m);
-                o += (size_t)m;
-                free(r);
-            }
-            if (i == n)
-                break;
-            memcpy(out + o, p + i, adv);
-            o += adv;
-            seg = i + adv;
-        }
-        i += i < n ? adv : 1;
-    }
-    return o;
-}
-
 START_TEST(test_nfc_chunks)
 {
     /* code points whose neighbours NFC changes or that it changes itself, and quick ones
@@ -116,7 +75,7 @@ START_TEST(test_nfc_chunks)
     ck_assert_msg(t != NULL, "%s", err.msg);
     tok_scratch *s = calloc(1, sizeof *s);
     ck_assert_ptr_nonnull(s);
-    char text[MAXCP * 4], want[MAXCP * 4 * 3];
+    char text[MAXCP * 4], want[MAXCP * 4 * 3 + 4];
     uint64_t x = 20261205;
     long changed = 0;
     for (int it = 0; it < 200000; it++) {
@@ -132,8 +91,8 @@ START_TEST(test_nfc_chunks)
         const char *got;
         size_t got_n;
         const int rc = tok_normalize(t, s, text, n, &got, &got_n);
-        const size_t want_n = nfc_reference(text, n, want);
-        if (rc != 0 || got_n != want_n || memcmp(got, want, want_n) != 0)
+        const size_t want_n = nfc_whole(text, n, want);
+        if (rc != 0 || want_n == (size_t)-1 || got_n != want_n || memcmp(got, want, want_n) != 0)
             ck_abort_msg("text %d: rc %d, or NFC differs", it, rc);
         changed += got_n != n || memcmp(got, text, n) != 0;
     }
@@ -193,22 +152,15 @@ static void oracle_close(void)
     pcre2_code_free(re);
 }
 
-/* From every match start in text[0..n), tok_gpt2_match ends where re's match from there
- * does, and that match starts there; returns the number of matches. */
+/* Each of the tests below: every match equal to the pattern's (tested before asserting:
+ * each check assertion writes a record, millions here). */
 static long same_matches(const char *text, size_t n, const char *what)
 {
-    long matches = 0;
-    for (size_t pos = 0; pos < n; matches++) {
-        const size_t end = tok_gpt2_match(text, n, pos);
-        const int rc = pcre2_jit_match(re, (PCRE2_SPTR)text, n, pos, PCRE2_NO_UTF_CHECK, md, NULL);
-        const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        /* tested before asserting: each check assertion writes a record, millions here */
-        if (rc <= 0 || ov[0] != pos || ov[1] != end)
-            ck_abort_msg("%s at %zu: pattern (rc %d) [%zu, %zu), ours [%zu, %zu)", what, pos, rc,
-                         (size_t)ov[0], (size_t)ov[1], pos, end);
-        pos = end;
-    }
-    return matches;
+    char why[128];
+    const long k = gpt2_same_matches(re, md, text, n, why, sizeof why);
+    if (k < 0)
+        ck_abort_msg("%s %s", what, why);
+    return k;
 }
 
 START_TEST(test_gpt2_every_code_point)
