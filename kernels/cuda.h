@@ -272,6 +272,22 @@ int kn_layernorm_parts_gather(kn_stream ks, float *r, const float *rsrc, const i
                               int S, long part_stride, const float *bb, const float *w, const float *b, void *y16,
                               kn_dtype ydt, float *y32, int M, int D, float eps);
 
+/*
+ * The encoder's projections of the smallest packs with the step after them in
+ * their epilogue (kernels/proj_small.cu), X [M, K] and W (wdt, 16-bit) row-major:
+ * kn_proj_small_rope: Y [M, 3D] = X Wqkv^T rounded to wdt, then kn_rope of it
+ * with positions pos[m] (device) and the tables; kn_proj_small_geglu: G [M, F] =
+ * kn_geglu of X Wi^T rounded to wdt (Wi [2F, K]: gate rows then up rows). The
+ * products sum in fp32 in another order than cuBLASLt's. Need kn_proj_small_ok:
+ * a compute capability 9 device, 1 <= M <= KN_PROJ_SMALL_MAXM, K % 16 == 0 and
+ * the shared memory for M rows of K; 16-byte aligned operands.
+ */
+#define KN_PROJ_SMALL_MAXM 64
+int kn_proj_small_ok(kn_dtype wdt, int M, int K);
+int kn_proj_small_rope(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *Y, int M, int D, int K,
+                       const int32_t *pos, const float *cos_tab, const float *sin_tab);
+int kn_proj_small_geglu(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *G, int M, int F, int K);
+
 /* ---- RoPE ------------------------------------------------------------------- */
 
 /* Fills cos_tab/sin_tab [max_pos, 32] (fp32) on the device, the CPU's formula

@@ -10,12 +10,11 @@
  * building them in 16-bit would lose precision at long positions).
  *
  * Apply: x1 = v[j], x2 = v[j + 32]; v[j] = x1 cos - x2 sin, v[j + 32] =
- * x2 cos + x1 sin, with separate fp32 products and one add (__fmul_rn /
- * __fadd_rn: no FMA contraction, like the CPU), rounded once to the 16-bit
+ * x2 cos + x1 sin (kn_rope_rot, kernels/rope.cuh), rounded once to the 16-bit
  * dtype. One thread per (row, Q or K, head, group of 8 j), 16-byte loads of
  * x1, x2 and the table entries; the V block is never read or written.
  */
-#include "kernels/cuda_util.cuh"
+#include "kernels/rope.cuh"
 
 #define KN_ROPE_EARLY_MAX 256 /* tokens: see kn_rope */
 
@@ -106,10 +105,8 @@ __global__ void rope_kernel(T *qkv, int M, int D, const int32_t *__restrict__ po
         }
         float o1[V], o2[V];
 #pragma unroll
-        for (int k = 0; k < V; k++) {
-            o1[k] = __fsub_rn(__fmul_rn(x1[k], cc[k]), __fmul_rn(x2[k], ss[k]));
-            o2[k] = __fadd_rn(__fmul_rn(x2[k], cc[k]), __fmul_rn(x1[k], ss[k]));
-        }
+        for (int k = 0; k < V; k++)
+            kn_rope_rot(x1[k], x2[k], cc[k], ss[k], &o1[k], &o2[k]);
         if (V == 8) {
             kn_store8(v, o1);
             kn_store8(v + KN_ROPE_HALF, o2);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cuda.h"
 #include "model/backend/cpu.h"
 #include "model/backend/cuda.h"
 #include "model/checkpoint/checkpoint.h"
@@ -56,13 +57,16 @@ static void teardown(void)
 }
 
 /* A backend warming every bucket (warm NULL) or only those of the given shapes;
- * split_tokens < 0: the default (cuda_backend_opts.split_tokens). */
-static laya_backend *make_split(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens)
+ * split_tokens / fused_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
+ * .fused_proj_tokens). */
+static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens, int fused_tokens)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     if (split_tokens >= 0)
         o.split_tokens = split_tokens;
+    if (fused_tokens >= 0)
+        o.fused_proj_tokens = fused_tokens;
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
@@ -74,7 +78,7 @@ static laya_backend *make_split(int dtype, const cuda_bucket *warm, int n_warm, 
 
 static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
-    return make_split(dtype, warm, n_warm, -1);
+    return make_opts(dtype, warm, n_warm, -1, -1);
 }
 
 static void fwd(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
@@ -170,10 +174,10 @@ START_TEST(packing_order_and_k)
     if (!g_have)
         return;
     layad_error err = {0};
-    /* Without the split branch GEMMs: with them a pack of at most 128 tokens adds its branches
-     * into the residual as partial products, so a short row alone and the same row in a
-     * larger pack differ in the last bits (split_branch_rows bounds that). */
-    laya_backend *b = make_split(CUDA_DT_FP16, NULL, 0, 0);
+    /* Without the split branch GEMMs and the fused projections: with them a pack of at most
+     * 128 (16) tokens sums its products in another order, so a short row alone and the same row
+     * in a larger pack differ in the last bits (split_branch_rows, fused_proj_rows bound that). */
+    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, 0, 0);
     /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
@@ -245,7 +249,7 @@ START_TEST(split_branch_rows)
     ck_assert_msg(cpu != NULL, "%s", err.msg);
     ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
     cpu->ops->destroy(cpu);
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_split(CUDA_DT_FP16, NULL, 0, 0);
+    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_opts(CUDA_DT_FP16, NULL, 0, 0, -1);
     const size_t K = (size_t)s.max_markers;
     int differs = 0; /* the split ran: some row's bits differ from the unsplit backend's */
     for (int i = 0; i < s.n; i++) {
@@ -263,6 +267,56 @@ START_TEST(split_branch_rows)
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
     printf("split branch GEMMs, %d rows of <= 100 tokens one per forward, vs cpu fp32: max|dp| %.3e "
+           "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
+    ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
+    ck_assert_int_eq(all.n_gated_agree, all.n_gated);
+    fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g, &one_u};
+    for (int i = 0; i < 6; i++)
+        fwd_out_free(outs[i]);
+    synth_free(&s);
+    b->ops->destroy(b);
+    off->ops->destroy(off);
+}
+END_TEST
+
+/* Wqkv + RoPE and Wi + GeGLU in one kernel each (fused_proj_tokens) on short rows, one per
+ * forward: graph replay equals eager launches bit for bit, the answers meet the fp16 gates
+ * against the CPU fp32 forward, and some row's bits differ from the backend without the
+ * fusion (its products sum in another order than cuBLASLt's), or it did not run. */
+START_TEST(fused_proj_rows)
+{
+    if (!g_have || !kn_proj_small_ok(KN_F16, 16, g_ck.cfg.hidden))
+        return;
+    layad_error err = {0};
+    synth_set s;
+    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 60, 5, &err), 0);
+    fwd_out ref, e, g, one_e, one_g, one_u;
+    ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
+              !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&
+              !fwd_out_alloc(&one_g, 1, s.max_markers, &err) && !fwd_out_alloc(&one_u, 1, s.max_markers, &err));
+    laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
+    ck_assert_msg(cpu != NULL, "%s", err.msg);
+    ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
+    cpu->ops->destroy(cpu);
+    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, -1, KN_PROJ_SMALL_MAXM);
+    laya_backend *off = make_opts(CUDA_DT_FP16, NULL, 0, -1, 0);
+    const size_t K = (size_t)s.max_markers;
+    int differs = 0;
+    for (int i = 0; i < s.n; i++) {
+        fwd(b, &s.rows[i], 1, &one_e, 0);
+        fwd(b, &s.rows[i], 1, &one_g, 1);
+        fwd(off, &s.rows[i], 1, &one_u, 1);
+        differs |= !fwd_out_identical(&one_g, &one_u);
+        memcpy(e.logits + i * K, one_e.logits, K * sizeof(float));
+        memcpy(g.logits + i * K, one_g.logits, K * sizeof(float));
+        memcpy(e.act + 2 * i, one_e.act, 2 * sizeof(float));
+        memcpy(g.act + 2 * i, one_g.act, 2 * sizeof(float));
+    }
+    ck_assert_msg(fwd_out_identical(&e, &g), "fused projections: graph replay != eager");
+    ck_assert_msg(differs, "no row differs from the backend without them: the fused projections did not run");
+    delta_stats st[3] = {{0}}, all = {0};
+    delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
+    printf("fused projections, %d rows of <= 60 tokens one per forward, vs cpu fp32: max|dp| %.3e "
            "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
     ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
     ck_assert_int_eq(all.n_gated_agree, all.n_gated);
@@ -374,6 +428,7 @@ int main(void)
     tcase_add_test(t, parity_bf16);
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
+    tcase_add_test(t, fused_proj_rows);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

@@ -585,6 +585,130 @@ START_TEST(test_gemm_small)
 }
 END_TEST
 
+/* ---- the projections with RoPE / GeGLU in their epilogue --------------------- */
+
+/* Per element of P [M, N] (rows of X [M, K] times W [N, K]^T): 1e-5 of sum |x w| + 1, the
+ * fp32 summation-order allowance. */
+static float *product_slack(const float *X, const float *W, int M, int N, int K)
+{
+    float *ax = malloc(sizeof(float) * M * K + 1), *aw = malloc(sizeof(float) * N * K + 1);
+    float *s = malloc(sizeof(float) * M * N + 1);
+    ck_assert(ax && aw && s);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        ax[i] = fabsf(X[i]);
+    for (size_t i = 0; i < (size_t)N * K; i++)
+        aw[i] = fabsf(W[i]);
+    kn_cpu_gemm(ax, aw, NULL, s, M, N, K, KN_EPI_NONE);
+    for (size_t i = 0; i < (size_t)M * N; i++)
+        s[i] = 1e-5f * (s[i] + 1.0f);
+    free(ax), free(aw);
+    return s;
+}
+
+/* kn_proj_small_rope against the CPU: P = X Wqkv^T rounded to dt, kn_cpu_rope of it, rounded.
+ * The kernel's fp32 sum may round P to the neighbouring value, so an output is allowed an ulp
+ * and a half of its pair's values plus the summation slack, and an ulp of its own. Rows [0, m)
+ * equal an m-row call's bit for bit. */
+static void run_proj_rope(kn_dtype dt, int M, int m, int D, rng *r)
+{
+    const int N = 3 * D, P = 2048;
+    const float u = unit_roundoff(dt);
+    float *X = hrand(r, (size_t)M * D, -1, 1), *W = hrand(r, (size_t)N * D, -0.2f, 0.2f);
+    void *dX = upload(X, (size_t)M * D, dt), *dW = upload(W, (size_t)N * D, dt);
+    float *ct = malloc(sizeof(float) * P * KN_ROPE_HALF), *st = malloc(sizeof(float) * P * KN_ROPE_HALF);
+    int32_t *pos = malloc(sizeof(int32_t) * M);
+    ck_assert(ct && st && pos);
+    kn_rope_tables(ct, st, P, 160000.0);
+    for (int i = 0; i < M; i++)
+        pos[i] = i % 2 ? rng_int(r, P) : i;
+    int32_t *dpos = upload_raw(pos, sizeof(int32_t) * M);
+    float *dct = upload_raw(ct, sizeof(float) * P * KN_ROPE_HALF);
+    float *dst = upload_raw(st, sizeof(float) * P * KN_ROPE_HALF);
+    void *dY = dout((size_t)M * N, dt), *dy = dout((size_t)m * N, dt);
+    OK(kn_proj_small_rope(KS0, dX, dW, dt, dY, M, D, D, dpos, dct, dst));
+    OK(kn_proj_small_rope(KS0, dX, dW, dt, dy, m, D, D, dpos, dct, dst));
+    float *g = download(dY, (size_t)M * N, dt), *h = download(dy, (size_t)m * N, dt);
+    float *ref = malloc(sizeof(float) * M * N + 1), *tol = product_slack(X, W, M, N, D);
+    kn_cpu_gemm(X, W, NULL, ref, M, N, D, KN_EPI_NONE);
+    (void)upload(ref, (size_t)M * N, dt); /* P rounded to dt, as a GEMM writes it */
+    for (int i = 0; i < M; i++)
+        for (int c = 0; c < N; c++) {
+            const size_t k = (size_t)i * N + c;
+            const size_t p = c < 2 * D ? (c % KN_HEAD_DIM < KN_ROPE_HALF ? k + KN_ROPE_HALF : k - KN_ROPE_HALF) : k;
+            tol[k] = 3 * u * (fabsf(ref[k]) + fabsf(ref[p])) + tol[k] + tol[p];
+        }
+    kn_cpu_rope(ref, M, D, pos, ct, st);
+    (void)upload(ref, (size_t)M * N, dt);
+    char what[96];
+    snprintf(what, sizeof what, "proj_small_rope %s M%d D%d", kn_dtype_name(dt), M, D);
+    expect_close(what, g, ref, (size_t)M * N, 2 * u, 0, tol);
+    snprintf(what, sizeof what, "proj_small_rope %s rows 0..%d of M%d == M%d", kn_dtype_name(dt), m, M, m);
+    expect_equal(what, h, g, (size_t)m * N);
+    free(X), free(W), free(ct), free(st), free(pos), free(g), free(h), free(ref), free(tol);
+}
+
+/* kn_proj_small_geglu against the CPU: gate and up products rounded to dt, kn_cpu_geglu of
+ * them, rounded; allowed what an ulp of the products (and the summation slack) moves
+ * gelu(x) y by (|gelu'| <= 1.13), plus an ulp of the output. */
+static void run_proj_geglu(kn_dtype dt, int M, int D, int F, rng *r)
+{
+    const float u = unit_roundoff(dt);
+    float *X = hrand(r, (size_t)M * D, -1, 1), *W = hrand(r, (size_t)2 * F * D, -0.2f, 0.2f);
+    void *dX = upload(X, (size_t)M * D, dt), *dW = upload(W, (size_t)2 * F * D, dt);
+    void *dG = dout((size_t)M * F, dt);
+    OK(kn_proj_small_geglu(KS0, dX, dW, dt, dG, M, F, D));
+    float *g = download(dG, (size_t)M * F, dt);
+    float *U = malloc(sizeof(float) * M * 2 * F + 1), *ref = malloc(sizeof(float) * M * F + 1);
+    float *sl = product_slack(X, W, M, 2 * F, D), *tol = malloc(sizeof(float) * M * F + 1);
+    ck_assert(U && ref && tol);
+    kn_cpu_gemm(X, W, NULL, U, M, 2 * F, D, KN_EPI_NONE);
+    (void)upload(U, (size_t)M * 2 * F, dt);
+    kn_cpu_geglu(U, ref, M, F);
+    (void)upload(ref, (size_t)M * F, dt);
+    for (int i = 0; i < M; i++)
+        for (int f = 0; f < F; f++) {
+            const size_t a = (size_t)i * 2 * F + f, b = a + F, k = (size_t)i * F + f;
+            const float x = U[a], y = U[b], gx = fabsf(x) + 1.0f; /* |gelu(x)| <= |x| + 1 */
+            tol[k] = 1.2f * (2 * u * fabsf(x) + sl[a]) * fabsf(y) + gx * (2 * u * fabsf(y) + sl[b]) + 1e-6f;
+        }
+    char what[96];
+    snprintf(what, sizeof what, "proj_small_geglu %s M%d D%d F%d", kn_dtype_name(dt), M, D, F);
+    expect_close(what, g, ref, (size_t)M * F, 2 * u, 0, tol);
+    free(X), free(W), free(g), free(U), free(ref), free(sl), free(tol);
+}
+
+START_TEST(test_proj_small)
+{
+    const kn_dtype dt = DTS[_i];
+    if (!kn_proj_small_ok(dt, 16, 1024)) {
+        fprintf(stderr, "test_proj_small: skipped (the small projections need a compute capability 9 GPU)\n");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        rng r = {seed_of(pass)};
+        run_proj_rope(dt, 1, 1, 128, &r);
+        run_proj_rope(dt, 37, 21, 128, &r);
+        run_proj_rope(dt, 64, 48, 768, &r);
+        run_proj_rope(dt, 16, 5, 1024, &r);
+        run_proj_geglu(dt, 1, 128, 192, &r);
+        run_proj_geglu(dt, 33, 768, 1152, &r);
+        run_proj_geglu(dt, 64, 1024, 2624, &r);
+        dfree_all();
+    }
+    /* refused: M out of range, K not a multiple of 16, D not a multiple of 64, F not of 16 */
+    void *p = (void *)256;
+    const int32_t *ip = (const int32_t *)256;
+    const float *fp = (const float *)256;
+    ck_assert_int_eq(kn_proj_small_rope(KS0, p, p, dt, p, 0, 128, 128, ip, fp, fp), -1);
+    ck_assert_int_eq(kn_proj_small_rope(KS0, p, p, dt, p, KN_PROJ_SMALL_MAXM + 1, 128, 128, ip, fp, fp), -1);
+    ck_assert_int_eq(kn_proj_small_rope(KS0, p, p, dt, p, 4, 128, 120, ip, fp, fp), -1);
+    ck_assert_int_eq(kn_proj_small_rope(KS0, p, p, dt, p, 4, 96, 128, ip, fp, fp), -1);
+    ck_assert_int_eq(kn_proj_small_rope(KS0, p, p, dt, p, 4, 128, 128, NULL, fp, fp), -1);
+    ck_assert_int_eq(kn_proj_small_geglu(KS0, p, p, dt, p, 4, 100, 128), -1);
+    ck_assert_int_eq(kn_proj_small_geglu(KS0, (char *)p + 2, p, dt, p, 4, 192, 128), -1);
+}
+END_TEST
+
 START_TEST(test_split_branch)
 {
     const kn_dtype dt = DTS[_i];
@@ -1509,12 +1633,14 @@ int main(void)
     tcase_add_loop_test(tc, test_repeatable, 0, 2);
     tcase_add_test(tc, test_rejects_bad_shapes);
     suite_add_tcase(s, tc);
-    /* the split branch's kernels apart (CK_RUN_CASE=split runs them alone, e.g. under a sanitizer) */
+    /* the split branch's and the small packs' kernels apart (CK_RUN_CASE=split runs them alone, e.g.
+     * under a sanitizer) */
     TCase *ts = tcase_create("split");
     tcase_set_timeout(ts, 300);
     tcase_add_checked_fixture(ts, NULL, dfree_all);
     tcase_add_loop_test(ts, test_split_branch, 0, 2);
     tcase_add_loop_test(ts, test_gemm_small, 0, 2);
+    tcase_add_loop_test(ts, test_proj_small, 0, 2);
     suite_add_tcase(s, ts);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* CUDA does not survive fork() */

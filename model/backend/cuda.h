@@ -77,6 +77,12 @@ typedef struct cuda_backend_opts {
                               (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
                               faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
                               (bench/results/experiments/wide/) */
+    int fused_proj_tokens; /* in buckets of at most this many tokens (default 16; 0: never; at
+                              most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
+                              own kernel with RoPE and GeGLU in their epilogue
+                              (kn_proj_small_rope / _geglu): two launches fewer a layer. The
+                              forward -4% at 1x16, but +9% at 30 tokens and +22% at 40
+                              (bench/results/experiments/fused-proj/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

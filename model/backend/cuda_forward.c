@@ -176,6 +176,42 @@ static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const
     return 0;
 }
 
+/* Whether the encoder's projections of the bucket being enqueued run on the
+ * own kernel with RoPE / GeGLU in their epilogue (o.fused_proj_tokens). */
+static int fused_bucket(const cuda_backend *b)
+{
+    return b->bucket <= b->o.fused_proj_tokens && b->F % 16 == 0 && kn_proj_small_ok(b->dt, b->bucket, b->D);
+}
+
+/* qkv = Wqkv xn with RoPE applied: in one launch in fused buckets, else the
+ * GEMM then kn_rope. */
+static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, const int32_t *pos, layad_error *err)
+{
+    dev_acts *a = &b->a;
+    const float *ct = global ? a->cos_g : a->cos_l, *st = global ? a->sin_g : a->sin_l;
+    if (fused_bucket(b)) {
+        LAUNCH(kn_proj_small_rope(b->ks, a->xn, L->wqkv, b->dt, a->qkv, T, b->D, b->D, pos, ct, st));
+        return 0;
+    }
+    GEMM(a->xn, b->dt, L->wqkv, b->dt, NULL, b->dt, a->qkv, b->dt, T, 3 * b->D, b->D, KN_EPI_NONE);
+    LAUNCH(kn_rope(b->ks, b->dt, a->qkv, T, b->D, pos, ct, st));
+    return 0;
+}
+
+/* g = GeGLU(Wi xn): in one launch in fused buckets, else the GEMM into u then
+ * kn_geglu. */
+static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, layad_error *err)
+{
+    dev_acts *a = &b->a;
+    if (fused_bucket(b)) {
+        LAUNCH(kn_proj_small_geglu(b->ks, a->xn, L->wi, b->dt, a->g, T, b->F, b->D));
+        return 0;
+    }
+    GEMM(a->xn, b->dt, L->wi, b->dt, NULL, b->dt, a->u, b->dt, T, 2 * b->F, b->D, KN_EPI_NONE);
+    LAUNCH(kn_geglu(b->ks, b->dt, a->u, a->g, T, b->F));
+    return 0;
+}
+
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
@@ -190,17 +226,16 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        GEMM(a->xn, dt, L->wqkv, dt, NULL, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
-        LAUNCH(kn_rope(b->ks, dt, a->qkv, T, D, pos, global ? a->cos_g : a->cos_l,
-                       global ? a->sin_g : a->sin_l));
+        if (qkv_rope(b, L, T, global, pos, err))
+            return -1;
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
         pending_branch o;
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        GEMM(a->xn, dt, L->wi, dt, NULL, dt, a->u, dt, T, 2 * F, D, KN_EPI_NONE);
-        LAUNCH(kn_geglu(b->ks, dt, a->u, a->g, T, F));
+        if (wi_geglu(b, L, T, err))
+            return -1;
         if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */

@@ -49,6 +49,7 @@ static void usage(FILE *f)
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 48; 0 never)\n"
+            "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each up to N tokens (default 0: never)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --device N          CUDA device (default 0)\n"
@@ -59,6 +60,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
+    int fused_proj_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -77,6 +79,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'R': b->residual_epilogue = 0; return 0;
     case 'S': b->split_tokens = atoi(arg); return 0;
     case 'O': b->small_gemm_tokens = atoi(arg); return 0;
+    case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -119,6 +122,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.residual_epilogue = bo->residual_epilogue;
     o.split_tokens = bo->split_tokens;
     o.small_gemm_tokens = bo->small_gemm_tokens;
+    o.fused_proj_tokens = bo->fused_proj_tokens;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -189,7 +193,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i}",
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:i}",
                      "tool", "layad", "label", bo->label ? bo->label : cfg->encoder_name, "command",
                      tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
@@ -201,7 +205,8 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
-                     bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens);
+                     bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens,
+                     "fused_proj_tokens", bo->fused_proj_tokens);
 }
 
 /* Runs every shape into t->rep. 0, or -1 with t->err set. */
@@ -225,7 +230,7 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     cuda_backend_stats_get(t->gpu, &st);
     json_object_set_new(t->rep, "run", run_json(t, bo, &info, argc, argv));
     json_object_set_new(t->rep, "geometry",
-                        json_pack("{s:i, s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
+                        json_pack("{s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
                                   cfg->n_layers, "intermediate", cfg->intermediate, "vocab",
                                   cfg->vocab, "head_layers", cfg->head_layers));
     json_object_set_new(t->rep, "graph_cache",
@@ -253,6 +258,7 @@ int cmd_bench(int argc, char **argv)
         {"no-residual-epilogue", no_argument, 0, 'R'},
         {"split-tokens", required_argument, 0, 'S'},
         {"small-gemm-tokens", required_argument, 0, 'O'},
+        {"fused-proj-tokens", required_argument, 0, 'P'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
@@ -260,12 +266,13 @@ int cmd_bench(int argc, char **argv)
     cuda_backend_opts d; /* the backend's defaults, which the flags turn off or change */
     cuda_backend_opts_default(&d);
     bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, d.branch16, d.gemm_tune, d.pdl,
-                     d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens};
+                     d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
+                     d.fused_proj_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;

@@ -75,6 +75,7 @@ static void usage(FILE *f)
             "  --device N         CUDA device (default 0)\n"
             "  --label NAME       name of this run in the report (default: the model dir)\n"
             "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
+            "  --fused-proj-tokens N  the backend's fused_proj_tokens (default 0: off)\n"
 
             "  --external F[:L]   compare an external forward's logits (JSON, format in\n"
             "                     cmd_parity.c) with the CPU reference, as label L; repeatable\n");
@@ -176,11 +177,12 @@ static void print_stats(const char *what, const delta_stats st[3], const delta_s
  * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
                        const fwd_out *ref_rw, const delta_stats *peer, int dtype, int device,
-                       json_t *rep, layad_error *err)
+                       int fused_tokens, json_t *rep, layad_error *err)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     o.device = device;
+    o.fused_proj_tokens = fused_tokens;
     o.dtype = dtype;
     o.max_batch_rows = 64;
     laya_backend *b = cuda_backend_create(ck, &o, err);
@@ -438,6 +440,7 @@ typedef struct parity_opts {
     const char *external[MAX_EXTERNAL];
     int n_external;
     int want[2]; /* CUDA_DT_FP16, CUDA_DT_BF16: from dtypes */
+    int fused;   /* cuda_backend_opts.fused_proj_tokens */
 } parity_opts;
 
 static int parity_opt(void *ctx, int c, const char *arg)
@@ -448,6 +451,7 @@ static int parity_opt(void *ctx, int c, const char *arg)
     case 'r': p->ref = arg; return 0;
     case 'l': p->label = arg; return 0;
     case 'R': p->dump = arg; return 0;
+    case 'F': p->fused = atoi(arg); return p->fused < 0 ? 2 : 0;
     case 'x':
         if (p->n_external == MAX_EXTERNAL) {
             fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
@@ -549,7 +553,7 @@ static int gpu_gates(tool *t, const parity_opts *p, const synth_set *s, const fw
         if (!p->want[dt])
             continue;
         int r = check_dtype(t->ck, s, ref_out, dt == CUDA_DT_BF16 ? rw_out : NULL, bf16_peer, dt,
-                            t->device, t->rep, &t->err);
+                            t->device, p->fused, t->rep, &t->err);
         if (r < 0)
             return -1;
         all_pass &= r;
@@ -589,6 +593,7 @@ int cmd_parity_fast(int argc, char **argv)
         TOOL_THREADS, TOOL_DEVICE,
         {"label", required_argument, 0, 'l'}, TOOL_HELP,
         {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
+        {"fused-proj-tokens", required_argument, 0, 'F'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "parity-fast", usage);

@@ -1,0 +1,204 @@
+/*
+ * proj_small.cu - the encoder's two projections of the smallest packs with the
+ * elementwise step after them in their epilogue: Wqkv with RoPE
+ * (kn_proj_small_rope) and Wi with GeGLU (kn_proj_small_geglu), on the
+ * small split kernel's pieces (kernels/gemm_small.cuh) over the whole of K.
+ *
+ * Each saves the forward a launch and a round trip of the projection's output
+ * through memory. A block's 32 weight rows are 16 pairs, read in place (no
+ * reordered copy of the weights): for Wqkv, block b holds dims j and j + 32 of
+ * head b / 2 for j in [16 (b % 2), + 16), so RoPE rotates inside the block; for
+ * Wi, gate row f and up row F + f for f in [16 b, + 16), so GeGLU forms 16
+ * outputs. Lane l < 16 loads the pair's first row, lane 16 + l its second.
+ *
+ * Numerics: the block's fp32 product is rounded to the serving dtype first,
+ * exactly as a GEMM writes it and as kn_rope and kn_geglu read it, then RoPE's
+ * rotation (kn_rope_rot's operations: no FMA contraction) or gelu(x1) x2 in fp32,
+ * rounded once. So the outputs equal kn_rope / kn_geglu of this kernel's own
+ * product; against cuBLASLt's product they differ only by its fp32 summation
+ * order. The RoPE angles (positions staged before the forward's first kernel,
+ * tables made at start-up) are read before the programmatic wait, like the
+ * weights.
+ *
+ * Rows: at most KN_PROJ_SMALL_MAXM (an epilogue thread takes two (row, 4 pairs)
+ * groups) and as many as the shared memory holds (K = 1024: 64).
+ */
+#include "kernels/gemm_small.cuh"
+#include "kernels/rope.cuh"
+
+#define PS_THREADS (32 * SO_WARPS)
+
+enum { PS_ROPE, PS_GEGLU };
+
+/* The W rows of a block's lanes. */
+struct ps_rope_rows {
+    int b;
+    __device__ __forceinline__ int operator()(int lane) const
+    {
+        return (b / 2) * KN_HEAD_DIM + 16 * (b % 2) + lane % 16 + KN_ROPE_HALF * (lane / 16);
+    }
+};
+struct ps_geglu_rows {
+    int b, F;
+    __device__ __forceinline__ int operator()(int lane) const { return 16 * b + lane % 16 + F * (lane / 16); }
+};
+
+/* This thread's epilogue groups g = thread, thread + 128: row g / 4, pairs
+ * j = 16 q + 4 (g % 4) .. + 3 of its head (q = b % 2). */
+struct ps_angles {
+    float4 c[2], s[2];
+};
+
+__device__ __forceinline__ void ps_load_angles(ps_angles &a, const int32_t *pos, const float *ct, const float *st,
+                                               int M, int q)
+{
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        const int g = threadIdx.x + PS_THREADS * k;
+        if (g < 4 * M) {
+            const size_t o = (size_t)pos[g / 4] * KN_ROPE_HALF + 16 * q + 4 * (g % 4);
+            a.c[k] = *reinterpret_cast<const float4 *>(ct + o);
+            a.s[k] = *reinterpret_cast<const float4 *>(st + o);
+        }
+    }
+}
+
+template <typename T> __device__ __forceinline__ float ps_round(float x) { return kn_f(kn_from<T>(x)); }
+
+template <typename T> __device__ __forceinline__ void ps_store4(T *p, const float v[4])
+{
+    typename kn_pair<T>::type h[2] = {kn_pack<T>(v[0], v[1]), kn_pack<T>(v[2], v[3])};
+    *reinterpret_cast<uint2 *>(p) = *reinterpret_cast<const uint2 *>(h);
+}
+
+/* Block b's outputs from the warps' tiles in red: RoPE (Q and K blocks, rot) to
+ * columns 64 h + j and 64 h + j + 32 of Y [M, ld], or GeGLU to column 16 b + c. */
+template <typename T, int MT, int EPI>
+__device__ __forceinline__ void ps_epilogue(const float *red, T *Y, int M, int b, int ld, bool rot,
+                                            const ps_angles &an)
+{
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        const int g = threadIdx.x + PS_THREADS * k;
+        if (g >= 4 * M)
+            break;
+        const int m = g / 4, c = 4 * (g % 4);
+        const float4 a = so_sum4<MT>(red, m, c), z = so_sum4<MT>(red, m, c + 16);
+        float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
+        float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
+        if (EPI == PS_GEGLU) {
+            float o[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                o[e] = kn_gelu_erf(x1[e]) * x2[e];
+            ps_store4<T>(Y + (size_t)m * ld + 16 * b + c, o);
+            continue;
+        }
+        if (rot) {
+            const float cc[4] = {an.c[k].x, an.c[k].y, an.c[k].z, an.c[k].w};
+            const float ss[4] = {an.s[k].x, an.s[k].y, an.s[k].z, an.s[k].w};
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                kn_rope_rot(x1[e], x2[e], cc[e], ss[e], &x1[e], &x2[e]);
+        }
+        T *y = Y + (size_t)m * ld + (size_t)(b / 2) * KN_HEAD_DIM + 16 * (b % 2) + c;
+        ps_store4<T>(y, x1);
+        ps_store4<T>(y + KN_ROPE_HALF, x2);
+    }
+}
+
+template <typename T, int MT, int EPI>
+__global__ void __launch_bounds__(PS_THREADS, 1)
+proj_small_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ Y, int M, int K, int D, int F,
+                  const int32_t *__restrict__ pos, const float *__restrict__ ct, const float *__restrict__ st)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int b = blockIdx.x;
+    const bool rot = EPI == PS_ROPE && b < 2 * D / SO_NT; /* Q and K, not V */
+    ps_angles an;
+    if (rot)
+        ps_load_angles(an, pos, ct, st, M, b % 2);
+    float acc[MT][4][4];
+    auto load_x = [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); };
+    unsigned char *xs;
+    if constexpr (EPI == PS_ROPE)
+        xs = so_block<T, MT>(sm, W, M, K, K, ps_rope_rows{b}, 0, load_x, acc);
+    else
+        xs = so_block<T, MT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0, load_x, acc);
+    float *red = reinterpret_cast<float *>(xs);
+    so_tiles<MT>(red, acc);
+    ps_epilogue<T, MT, EPI>(red, Y, M, b, EPI == PS_ROPE ? 3 * D : F, rot, an);
+}
+
+template <typename T, int MT, int EPI>
+static int ps_launch(kn_stream ks, const void *X, const void *W, void *Y, int M, int K, int D, int F,
+                     const int32_t *pos, const float *ct, const float *st)
+{
+    const size_t smem = so_smem(MT, K);
+    KN_CUDA(cudaFuncSetAttribute(proj_small_kernel<T, MT, EPI>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem));
+    const unsigned blocks = (unsigned)(EPI == PS_ROPE ? 3 * D / SO_NT : F / 16);
+    KN_CUDA(kn_launch(proj_small_kernel<T, MT, EPI>, dim3(blocks), dim3(PS_THREADS), smem, ks, (const T *)X,
+                      (const T *)W, (T *)Y, M, K, D, F, pos, ct, st));
+    return 0;
+}
+
+template <typename T, int EPI>
+static int ps_dispatch(kn_stream ks, const void *X, const void *W, void *Y, int M, int K, int D, int F,
+                       const int32_t *pos, const float *ct, const float *st)
+{
+    switch ((M + 15) / 16) {
+    case 1: return ps_launch<T, 1, EPI>(ks, X, W, Y, M, K, D, F, pos, ct, st);
+    case 2: return ps_launch<T, 2, EPI>(ks, X, W, Y, M, K, D, F, pos, ct, st);
+    case 3: return ps_launch<T, 3, EPI>(ks, X, W, Y, M, K, D, F, pos, ct, st);
+    default: return ps_launch<T, 4, EPI>(ks, X, W, Y, M, K, D, F, pos, ct, st);
+    }
+}
+
+extern "C" int kn_proj_small_ok(kn_dtype wdt, int M, int K)
+{
+    kn_dev d;
+    if (!kn_is16(wdt) || M < 1 || M > KN_PROJ_SMALL_MAXM || K < 16 || K % 16 != 0 || kn_dev_info(&d))
+        return 0;
+    return d.major == 9 && so_smem((M + 15) / 16, K) <= (size_t)d.smem_optin;
+}
+
+static int ps_check(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int K)
+{
+    KN_REQUIRE(kn_proj_small_ok(wdt, M, K),
+               "small projection: needs a compute capability 9 device, 16-bit W, 1 <= M <= 64, K % 16 == 0 and "
+               "the shared memory");
+    KN_REQUIRE(X && W && Y && kn_aligned16(X) && kn_aligned16(W) && kn_aligned16(Y),
+               "small projection: NULL or misaligned operand");
+    return 0;
+}
+
+extern "C" int kn_proj_small_rope(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *Y, int M, int D,
+                                  int K, const int32_t *pos, const float *cos_tab, const float *sin_tab)
+{
+    if (ps_check(wdt, X, W, Y, M, K))
+        return -1;
+    KN_REQUIRE(D > 0 && D % KN_HEAD_DIM == 0, "small projection with RoPE: D must be a positive multiple of 64");
+    KN_REQUIRE(pos && cos_tab && sin_tab && kn_aligned16(cos_tab) && kn_aligned16(sin_tab),
+               "small projection with RoPE: NULL positions or misaligned tables");
+    int rc;
+    KN_DISPATCH16(wdt, T, rc = ps_dispatch<T, PS_ROPE>(ks, X, W, Y, M, K, D, 0, pos, cos_tab, sin_tab));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
+}
+
+extern "C" int kn_proj_small_geglu(kn_stream ks, const void *X, const void *W, kn_dtype wdt, void *G, int M, int F,
+                                   int K)
+{
+    if (ps_check(wdt, X, W, G, M, K))
+        return -1;
+    KN_REQUIRE(F > 0 && F % 16 == 0, "small projection with GeGLU: F must be a positive multiple of 16");
+    int rc;
+    KN_DISPATCH16(wdt, T, rc = ps_dispatch<T, PS_GEGLU>(ks, X, W, G, M, K, 0, F, NULL, NULL, NULL));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
+}
