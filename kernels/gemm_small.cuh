@@ -64,11 +64,11 @@ template <typename F> static inline int so_on_mt(int M, F f)
  * block), completing on bar (initialized). */
 template <typename T, typename RowOf>
 __device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, RowOf row_of,
-                                          int s)
+                                          int s, int x_rows = 0)
 {
     const int lane = threadIdx.x % 32;
-    if (lane == 0)
-        mbar_arrive_tx(bar, SO_NT * Ks * 2);
+    if (lane == 0) /* x_rows: X rows that so_load_x_bulk will add to the same barrier after the wait */
+        mbar_arrive_tx(bar, (SO_NT + x_rows) * Ks * 2);
     __syncwarp();
     bulk_load(ws + lane * so_row_bytes(Ks), W + (size_t)row_of(lane) * K + (size_t)s * Ks, Ks * 2, bar);
 }
@@ -112,6 +112,20 @@ __device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, in
     cp_async_commit();
 }
 
+/* The same slice by the TMA engine, one bulk copy a row (thread m issues row m's), completing
+ * on the weight tile's barrier, whose transaction count already holds these bytes (so_load_w's
+ * x_rows). From 64 rows the cp.async forms cost each thread ~40 copies of 16 bytes, which the
+ * TMA engine takes off the threads; slower below that when issued from a cluster with multicast
+ * (bench/results/experiments/wide/). */
+template <typename T>
+__device__ __forceinline__ void so_load_x_bulk(const T *X, unsigned char *xs, uint64_t *bar, int M, int K, int Ks,
+                                               int s)
+{
+    const int rb = so_row_bytes(Ks);
+    for (int m = threadIdx.x; m < M; m += blockDim.x)
+        bulk_load(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, bar);
+}
+
 /* The weight fragments of k-step kk for the block's four n8 tiles. */
 __device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int kk, uint32_t (&b)[4][2])
 {
@@ -136,7 +150,7 @@ static inline size_t so_smem(int MT, int Ks)
  * like the weights (row_of: see so_load_w). */
 template <typename T, int MT, typename RowOf>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
-                                            int M, int K, int Ks, RowOf row_of, int s)
+                                            int M, int K, int Ks, RowOf row_of, int s, int x_rows = 0)
 {
     const int rb = so_row_bytes(Ks);
     if (threadIdx.x == 0) {
@@ -147,7 +161,7 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     if (threadIdx.x < 32)
-        so_load_w(W, ws, bar, K, Ks, row_of, s);
+        so_load_w(W, ws, bar, K, Ks, row_of, s, x_rows);
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
@@ -171,22 +185,29 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
 }
 
 /* A block's part of the product into acc: its W tile (rows row_of(lane), see
- * so_load_w) requested before the programmatic wait, X copied by load_x(xs) after
- * it, the warps' k-steps. Returns the X slice's room, free for the warps' tiles. */
-template <typename T, int MT, typename RowOf, typename LoadX>
+ * so_load_w) requested before the programmatic wait, X copied after it by
+ * load_x(xs) (cp.async) or, XB, load_x(xs, bar) (bulk copies on the W tile's
+ * barrier), the
+ * warps' k-steps. Returns the X slice's room, free for the warps' tiles. */
+template <typename T, int MT, bool XB = false, typename RowOf, typename LoadX>
 __device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, RowOf row_of,
                                                    int s, LoadX load_x, float (&acc)[MT][4][4])
 {
     const int rb = so_row_bytes(Ks);
-    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile */
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile, and X's rows when XB */
     unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
-    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, row_of, s);
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, row_of, s, XB ? M : 0);
     kn_pdl_wait();
-    load_x(xs);
+    if constexpr (XB)
+        load_x(xs, bar);
+    else
+        load_x(xs);
     kn_pdl_trigger();
     mbar_wait(bar, 0);
-    cp_async_wait<0>();
-    __syncthreads(); /* every thread's X chunks have landed */
+    if constexpr (!XB) {
+        cp_async_wait<0>();
+        __syncthreads(); /* every thread's X chunks have landed */
+    }
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -236,14 +257,20 @@ __device__ __forceinline__ void so_store(float *red, const float (&acc)[MT][4][4
 }
 
 /* Block (x, s) of the split kernel in dynamic shared memory sm: features [32 x, 32 x + 32)
- * of part s of P, X's slice copied by load_x(xs, Ks, s). */
-template <typename T, int MT, typename LoadX>
+ * of part s of P, X's slice copied by load_x(xs, Ks, s), or XB load_x(xs, bar, Ks, s)
+ * (see so_block). */
+template <typename T, int MT, bool XB = false, typename LoadX>
 __device__ __forceinline__ void so_split_block(unsigned char *sm, const T *W, float *P, int M, int K, LoadX load_x)
 {
     const int Ks = K / gridDim.y, n0 = blockIdx.x * SO_NT, s = blockIdx.y;
     float acc[MT][4][4];
-    unsigned char *xs = so_block<T, MT>(
-        sm, W, M, K, Ks, so_rows{n0}, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
+    unsigned char *xs;
+    if constexpr (XB)
+        xs = so_block<T, MT, true>(
+            sm, W, M, K, Ks, so_rows{n0}, s, [&](unsigned char *x, uint64_t *bar) { load_x(x, bar, Ks, s); }, acc);
+    else
+        xs = so_block<T, MT>(
+            sm, W, M, K, Ks, so_rows{n0}, s, [&](unsigned char *x) { load_x(x, Ks, s); }, acc);
     so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
 }
 

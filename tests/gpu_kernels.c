@@ -571,7 +571,10 @@ START_TEST(test_gemm_small)
         run_split_case(NULL, dt, 12, 1024, 4096, 4, 0.0f, 1, &r); /* the head FFN's second product */
         run_split_case(NULL, dt, 128, 1024, 1024, 8, 3e4f, 1, &r);
         run_split_case(NULL, dt, 21, 96, 640, 4, 0.0f, 0, &r); /* N % 64 != 0: three blocks of 32 */
+        run_split_case(NULL, dt, 96, 1024, 2624, 4, 0.0f, 0, &r); /* a 96-token bucket's MLP out */
+        run_split_case(NULL, dt, 83, 1024, 1024, 4, 1e4f, 0, &r);
         check_small_rows(dt, 37, 12, 1024, 2624, 4, &r);
+        check_small_rows(dt, 96, 37, 1024, 2624, 4, &r); /* X by bulk copies at 96 rows, maybe not at 37 */
         dfree_all();
     }
     /* refused: N not a multiple of 32, K not a multiple of 16 S, M out of range, misaligned */
