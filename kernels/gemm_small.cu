@@ -23,11 +23,6 @@
  */
 #include "kernels/gemm_small.cuh"
 
-/* Rows from which X's slice comes by one bulk copy a row instead of cp.async from
- * every thread. */
-#ifndef SO_BULK_X_ROWS
-#define SO_BULK_X_ROWS 1000
-#endif
 
 template <typename T, int MT, bool XB>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)

@@ -18,6 +18,11 @@
 #define SO_NT 32           /* output features a block; warp 0's lanes copy one W row each */
 #define SO_WARPS 4         /* warps a block, splitting the slice's k-steps */
 #define SO_RED (SO_NT + 4) /* floats a row of the warps' tiles (padded against bank conflicts) */
+/* Rows from which the kernels copy X's slice by one bulk copy a row (so_load_x_bulk)
+ * instead of cp.async from every thread. */
+#ifndef SO_BULK_X_ROWS
+#define SO_BULK_X_ROWS 1000
+#endif
 
 /* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
  * eight rows fall in eight different bank groups. */

@@ -107,7 +107,7 @@ __device__ __forceinline__ void ps_epilogue(const float *red, T *Y, int M, int b
     }
 }
 
-template <typename T, int MT, int EPI>
+template <typename T, int MT, int EPI, bool XB>
 __global__ void __launch_bounds__(PS_THREADS, 1)
 proj_small_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ Y, int M, int K, int D, int F,
                   const int32_t *__restrict__ pos, const float *__restrict__ ct, const float *__restrict__ st)
@@ -120,9 +120,14 @@ proj_small_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restric
         ps_load_angles(an, pos, ct, st, M, b % 2);
     float acc[MT][4][4];
     auto load_x = [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); };
+    auto load_x_bulk = [&](unsigned char *x, uint64_t *bar) { so_load_x_bulk<T>(X, x, bar, M, K, K, 0); };
     unsigned char *xs;
-    if constexpr (EPI == PS_ROPE)
+    if constexpr (EPI == PS_ROPE && XB)
+        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_rope_rows{b}, 0, load_x_bulk, acc);
+    else if constexpr (EPI == PS_ROPE)
         xs = so_block<T, MT>(sm, W, M, K, K, ps_rope_rows{b}, 0, load_x, acc);
+    else if constexpr (XB)
+        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0, load_x_bulk, acc);
     else
         xs = so_block<T, MT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0, load_x, acc);
     float *red = reinterpret_cast<float *>(xs);
@@ -135,11 +140,11 @@ static int ps_launch(kn_stream ks, const void *X, const void *W, void *Y, int M,
                      const int32_t *pos, const float *ct, const float *st)
 {
     const size_t smem = so_smem(MT, K);
-    KN_CUDA(cudaFuncSetAttribute(proj_small_kernel<T, MT, EPI>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem));
+    auto kern = M >= SO_BULK_X_ROWS ? proj_small_kernel<T, MT, EPI, true> : proj_small_kernel<T, MT, EPI, false>;
+    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const unsigned blocks = (unsigned)(EPI == PS_ROPE ? 3 * D / SO_NT : F / 16);
-    KN_CUDA(kn_launch(proj_small_kernel<T, MT, EPI>, dim3(blocks), dim3(PS_THREADS), smem, ks, (const T *)X,
-                      (const T *)W, (T *)Y, M, K, D, F, pos, ct, st));
+    KN_CUDA(kn_launch(kern, dim3(blocks), dim3(PS_THREADS), smem, ks, (const T *)X, (const T *)W, (T *)Y, M, K, D, F,
+                      pos, ct, st));
     return 0;
 }
 

@@ -5,7 +5,7 @@
 # forward with fused-proj 0 / 16 (A/B/A/B), the forward with the small split kernel up to 48 or 96
 # tokens in each build (cuBLASLt's split in the 64- and 96-token buckets, or the own kernel by cp.async
 # or by bulk copies), main's forward on the shapes, English fp16 parity at the defaults,
-# bench_kernels gemm_split of both builds, and the bulk build's small-kernel suite under memcheck.
+# the fused projections up to 64 tokens in each build, bench_kernels gemm_split of both builds, and the bulk build's small-kernel suite under memcheck.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -25,6 +25,13 @@ for v in cp48 bulk48 cp96 bulk96 cp48b bulk48b cp96b bulk96b; do
     --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-x-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
 echo "x forms $((SECONDS-t0)) s"
+# the fused projections (Wqkv + RoPE, Wi + GeGLU) up to 64 tokens with X by cp.async or by bulk copies
+for v in fpcp fpbulk fpcp2 fpbulk2; do
+  b=$BIN/layad-dev; case $v in fpbulk*) b=$BIN/layad-dev-bulk ;; esac
+  timeout 75 $b bench --model $W/english --shapes 1x16,1x30,1x40,1x60 --fused-proj-tokens 64 \
+    --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-fp-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+echo "fused forms $((SECONDS-t0)) s"
 timeout 120 $BIN/layad-dev bench --model $W/english --shapes 1x16,1x40,1x83,1x512,8x512,64x512 \
   --commit "$LAYAD_COMMIT" --out $OUT/forward-main.json | grep -E "^ +[0-9]+x"
 echo "bench $((SECONDS-t0)) s"

@@ -11,7 +11,7 @@ rm -rf "$wt" "$stage"
 git worktree prune
 mkdir -p "$stage"
 git worktree add -q -f "$wt" HEAD
-(cd "$wt" && sed -i 's/#define SO_BULK_X_ROWS [0-9]*/#define SO_BULK_X_ROWS 1/' kernels/gemm_small.cu &&
+(cd "$wt" && sed -i 's/#define SO_BULK_X_ROWS [0-9]*/#define SO_BULK_X_ROWS 1/' kernels/gemm_small.cuh &&
   make -j2 build/layad-dev build/tests/gpu_kernels build/bench/bench_kernels > /dev/null)
 for b in layad-dev tests/gpu_kernels bench/bench_kernels; do cp "$wt/build/$b" "$stage/$(basename $b)-bulk"; done
 git worktree remove --force "$wt"
