@@ -18,6 +18,8 @@
 #define SO_NT 32           /* output features a block; warp 0's lanes copy one W row each */
 #define SO_WARPS 4         /* warps a block, splitting the slice's k-steps */
 #define SO_RED (SO_NT + 4) /* floats a row of the warps' tiles (padded against bank conflicts) */
+/* The same for NT output features a block (a multiple of 8, at most 64; SO_NT unless said). */
+__host__ __device__ constexpr int so_red(int NT) { return NT + 4; }
 /* Rows from which the kernels copy X's slice by one bulk copy a row (so_load_x_bulk)
  * instead of cp.async from every thread. */
 #ifndef SO_BULK_X_ROWS
@@ -64,18 +66,20 @@ template <typename F> static inline int so_on_mt(int M, F f)
     }
 }
 
-/* Warp 0: the block's weight tile (SO_NT rows of slice s) into ws by the TMA
- * engine, one row a lane (lane l's is row row_of(l) of W: n0 + l for a plain
+/* Warp 0: the block's weight tile (NT rows of slice s) into ws by the TMA engine,
+ * lane l taking rows l and l + 32 (row r is row row_of(r) of W: n0 + r for a plain
  * block), completing on bar (initialized). */
-template <typename T, typename RowOf>
+template <typename T, typename RowOf, int NT = SO_NT>
 __device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, RowOf row_of,
                                           int s, int x_rows = 0)
 {
     const int lane = threadIdx.x % 32;
     if (lane == 0) /* x_rows: X rows that so_load_x_bulk will add to the same barrier after the wait */
-        mbar_arrive_tx(bar, (SO_NT + x_rows) * Ks * 2);
+        mbar_arrive_tx(bar, (NT + x_rows) * Ks * 2);
     __syncwarp();
-    bulk_load(ws + lane * so_row_bytes(Ks), W + (size_t)row_of(lane) * K + (size_t)s * Ks, Ks * 2, bar);
+#pragma unroll
+    for (int r = lane; r < NT; r += 32)
+        bulk_load(ws + r * so_row_bytes(Ks), W + (size_t)row_of(r) * K + (size_t)s * Ks, Ks * 2, bar);
 }
 
 /* The rows of a plain block: n0 + lane. */
@@ -131,29 +135,36 @@ __device__ __forceinline__ void so_load_x_bulk(const T *X, unsigned char *xs, ui
         bulk_load(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, bar);
 }
 
-/* The weight fragments of k-step kk for the block's four n8 tiles. */
-__device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int kk, uint32_t (&b)[4][2])
+/* The weight fragments of k-step kk for the block's NT / 8 n8 tiles (an odd last
+ * one by ldmatrix_x2). */
+template <int NT = SO_NT>
+__device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int kk, uint32_t (&b)[NT / 8][2])
 {
     const int lane = threadIdx.x % 32;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < NT / 16; h++) {
         uint32_t r[4];
         ldmatrix_x4(r, ws + (16 * h + lane % 8 + 8 * (lane / 16)) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
         b[2 * h][0] = r[0], b[2 * h][1] = r[1], b[2 * h + 1][0] = r[2], b[2 * h + 1][1] = r[3];
+    }
+    if constexpr (NT % 16 != 0) {
+        uint32_t r[2];
+        ldmatrix_x2(r, ws + (NT - 8 + lane % 8) * rb + (kk * 16 + 8 * ((lane / 8) % 2)) * 2);
+        b[NT / 8 - 1][0] = r[0], b[NT / 8 - 1][1] = r[1];
     }
 }
 
 /* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
  * warps' tiles reuse once every warp is past its last MMA. */
-static inline size_t so_smem(int MT, int Ks)
+static inline size_t so_smem(int MT, int Ks, int NT = SO_NT)
 {
-    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * SO_RED * 4;
-    return 128 + (size_t)SO_NT * so_row_bytes(Ks) + (x > red ? x : red);
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * so_red(NT) * 4;
+    return 128 + (size_t)NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
 /* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
  * like the weights (row_of: see so_load_w). */
-template <typename T, int MT, typename RowOf>
+template <typename T, int MT, int NT = SO_NT, typename RowOf>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
                                             int M, int K, int Ks, RowOf row_of, int s, int x_rows = 0)
 {
@@ -166,24 +177,24 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     if (threadIdx.x < 32)
-        so_load_w(W, ws, bar, K, Ks, row_of, s, x_rows);
+        so_load_w<T, RowOf, NT>(W, ws, bar, K, Ks, row_of, s, x_rows);
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
-template <typename T, int MT>
+template <typename T, int MT, int NT = SO_NT>
 __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned char *xs, int rb, int Ks,
-                                       float (&acc)[MT][4][4])
+                                       float (&acc)[MT][NT / 8][4])
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, steps = Ks / 16;
     for (int kk = steps * warp / SO_WARPS; kk < steps * (warp + 1) / SO_WARPS; kk++) {
-        uint32_t b[4][2];
-        so_load_b(ws, rb, kk, b);
+        uint32_t b[NT / 8][2];
+        so_load_b<NT>(ws, rb, kk, b);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             uint32_t a[4];
             ldmatrix_x4(a, xs + (16 * mt + lane % 16) * rb + (kk * 16 + 8 * (lane / 16)) * 2);
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++)
+            for (int nt = 0; nt < NT / 8; nt++)
                 mma16816<T>(acc[mt][nt], a, b[nt]);
         }
     }
@@ -194,14 +205,14 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
  * load_x(xs) (cp.async) or, XB, load_x(xs, bar) (bulk copies on the W tile's
  * barrier), the
  * warps' k-steps. Returns the X slice's room, free for the warps' tiles. */
-template <typename T, int MT, bool XB = false, typename RowOf, typename LoadX>
+template <typename T, int MT, bool XB = false, int NT = SO_NT, typename RowOf, typename LoadX>
 __device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, RowOf row_of,
-                                                   int s, LoadX load_x, float (&acc)[MT][4][4])
+                                                   int s, LoadX load_x, float (&acc)[MT][NT / 8][4])
 {
     const int rb = so_row_bytes(Ks);
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm); /* the W tile, and X's rows when XB */
-    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb;
-    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, row_of, s, XB ? M : 0);
+    unsigned char *ws = sm + 128, *xs = ws + NT * rb;
+    so_prologue<T, MT, NT>(W, ws, xs, bar, M, K, Ks, row_of, s, XB ? M : 0);
     kn_pdl_wait();
     if constexpr (XB)
         load_x(xs, bar);
@@ -216,34 +227,35 @@ __device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int nt = 0; nt < 4; nt++)
+        for (int nt = 0; nt < NT / 8; nt++)
             acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
-    so_mma<T, MT>(ws, xs, rb, Ks, acc);
+    so_mma<T, MT, NT>(ws, xs, rb, Ks, acc);
     __syncthreads(); /* the X slice's room now holds the warps' tiles */
     return xs;
 }
 
 /* The warps' tiles into shared memory (red), then a block barrier. */
-template <int MT> __device__ __forceinline__ void so_tiles(float *red, const float (&acc)[MT][4][4])
+template <int MT, int NT = SO_NT>
+__device__ __forceinline__ void so_tiles(float *red, const float (&acc)[MT][NT / 8][4])
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int nt = 0; nt < 4; nt++) {
-            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * SO_RED + 8 * nt + 2 * (lane % 4);
+        for (int nt = 0; nt < NT / 8; nt++) {
+            float *t = red + ((size_t)warp * 16 * MT + 16 * mt + lane / 4) * so_red(NT) + 8 * nt + 2 * (lane % 4);
             *reinterpret_cast<float2 *>(t) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
-            *reinterpret_cast<float2 *>(t + 8 * SO_RED) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+            *reinterpret_cast<float2 *>(t + 8 * so_red(NT)) = make_float2(acc[mt][nt][2], acc[mt][nt][3]);
         }
     __syncthreads();
 }
 
 /* Features [c, c + 4) of row m summed over the warps' tiles, in warp order. */
-template <int MT> __device__ __forceinline__ float4 so_sum4(const float *red, int m, int c)
+template <int MT, int NT = SO_NT> __device__ __forceinline__ float4 so_sum4(const float *red, int m, int c)
 {
-    float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * SO_RED + c);
+    float4 v = *reinterpret_cast<const float4 *>(red + (size_t)m * so_red(NT) + c);
     for (int w = 1; w < SO_WARPS; w++) {
-        const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * SO_RED + c);
+        const float4 u = *reinterpret_cast<const float4 *>(red + ((size_t)w * 16 * MT + m) * so_red(NT) + c);
         v.x += u.x, v.y += u.y, v.z += u.z, v.w += u.w;
     }
     return v;

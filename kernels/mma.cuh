@@ -39,6 +39,12 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *smem)
                  : "r"(s));
 }
 
+__device__ __forceinline__ void ldmatrix_x2(uint32_t r[2], const void *smem)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(s));
+}
+
 /* c += a (16x16, row) . b (16x8, col), fp32 accumulators. */
 template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
 template <> __device__ __forceinline__ void mma16816<__half>(float c[4], const uint32_t a[4], const uint32_t b[2])

@@ -27,6 +27,13 @@
 #include "kernels/rope.cuh"
 
 #define PS_THREADS (32 * SO_WARPS)
+/* Weight rows a Wi block: 32 (16 pairs) puts F / 16 blocks in flight (164 for the English
+ * model, more than one a streaming multiprocessor: from 32 rows of X, when two no longer fit
+ * an SM, a second wave); 40 (20 pairs) makes it ceil(F / 20) (132). */
+#ifndef PS_GEGLU_NT
+#define PS_GEGLU_NT 32
+#endif
+#define PS_GEGLU_P (PS_GEGLU_NT / 2)
 
 enum { PS_ROPE, PS_GEGLU };
 
@@ -38,9 +45,13 @@ struct ps_rope_rows {
         return (b / 2) * KN_HEAD_DIM + 16 * (b % 2) + lane % 16 + KN_ROPE_HALF * (lane / 16);
     }
 };
-struct ps_geglu_rows {
+struct ps_geglu_rows { /* pairs past F (the last block) read row F - 1's pair; their outputs are not stored */
     int b, F;
-    __device__ __forceinline__ int operator()(int lane) const { return 16 * b + lane % 16 + F * (lane / 16); }
+    __device__ __forceinline__ int operator()(int r) const
+    {
+        const int f = PS_GEGLU_P * b + r % PS_GEGLU_P;
+        return (f < F ? f : F - 1) + F * (r / PS_GEGLU_P);
+    }
 };
 
 /* This thread's epilogue groups g = thread, thread + 128: row g / 4, pairs
@@ -71,11 +82,11 @@ template <typename T> __device__ __forceinline__ void ps_store4(T *p, const floa
     *reinterpret_cast<uint2 *>(p) = *reinterpret_cast<const uint2 *>(h);
 }
 
-/* Block b's outputs from the warps' tiles in red: RoPE (Q and K blocks, rot) to
- * columns 64 h + j and 64 h + j + 32 of Y [M, ld], or GeGLU to column 16 b + c. */
-template <typename T, int MT, int EPI>
-__device__ __forceinline__ void ps_epilogue(const float *red, T *Y, int M, int b, int ld, bool rot,
-                                            const ps_angles &an)
+/* Block b's RoPE outputs (Q and K blocks: rot) from the warps' tiles in red to
+ * columns 64 h + j and 64 h + j + 32 of Y [M, ld]. */
+template <typename T, int MT>
+__device__ __forceinline__ void ps_epilogue_rope(const float *red, T *Y, int M, int b, int ld, bool rot,
+                                                 const ps_angles &an)
 {
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -86,14 +97,6 @@ __device__ __forceinline__ void ps_epilogue(const float *red, T *Y, int M, int b
         const float4 a = so_sum4<MT>(red, m, c), z = so_sum4<MT>(red, m, c + 16);
         float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
         float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
-        if (EPI == PS_GEGLU) {
-            float o[4];
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                o[e] = kn_gelu_erf(x1[e]) * x2[e];
-            ps_store4<T>(Y + (size_t)m * ld + 16 * b + c, o);
-            continue;
-        }
         if (rot) {
             const float cc[4] = {an.c[k].x, an.c[k].y, an.c[k].z, an.c[k].w};
             const float ss[4] = {an.s[k].x, an.s[k].y, an.s[k].z, an.s[k].w};
@@ -107,44 +110,92 @@ __device__ __forceinline__ void ps_epilogue(const float *red, T *Y, int M, int b
     }
 }
 
-template <typename T, int MT, int EPI, bool XB>
+/* Block b's GeGLU outputs, columns [P b, P b + P) of G [M, F] (P = PS_GEGLU_P pairs),
+ * from the warps' tiles in red (gate f at column f - P b, up f at P more). */
+template <typename T, int MT>
+__device__ __forceinline__ void ps_epilogue_geglu(const float *red, T *G, int M, int b, int F)
+{
+    constexpr int P = PS_GEGLU_P;
+    for (int g = threadIdx.x; g < M * (P / 4); g += PS_THREADS) {
+        const int m = g / (P / 4), c = 4 * (g % (P / 4));
+        if (P * b + c >= F)
+            continue;
+        const float4 a = so_sum4<MT, PS_GEGLU_NT>(red, m, c), z = so_sum4<MT, PS_GEGLU_NT>(red, m, c + P);
+        const float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
+        const float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
+        float o[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            o[e] = kn_gelu_erf(x1[e]) * x2[e];
+        ps_store4<T>(G + (size_t)m * F + P * b + c, o);
+    }
+}
+
+template <typename T, int MT, bool XB>
 __global__ void __launch_bounds__(PS_THREADS, 1)
-proj_small_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ Y, int M, int K, int D, int F,
-                  const int32_t *__restrict__ pos, const float *__restrict__ ct, const float *__restrict__ st)
+proj_rope_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ Y, int M, int K, int D,
+                 const int32_t *__restrict__ pos, const float *__restrict__ ct, const float *__restrict__ st)
 {
     extern __shared__ __align__(128) unsigned char sm[];
     const int b = blockIdx.x;
-    const bool rot = EPI == PS_ROPE && b < 2 * D / SO_NT; /* Q and K, not V */
+    const bool rot = b < 2 * D / SO_NT; /* Q and K, not V */
     ps_angles an;
     if (rot)
         ps_load_angles(an, pos, ct, st, M, b % 2);
-    float acc[MT][4][4];
-    auto load_x = [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); };
-    auto load_x_bulk = [&](unsigned char *x, uint64_t *bar) { so_load_x_bulk<T>(X, x, bar, M, K, K, 0); };
+    float acc[MT][SO_NT / 8][4];
     unsigned char *xs;
-    if constexpr (EPI == PS_ROPE && XB)
-        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_rope_rows{b}, 0, load_x_bulk, acc);
-    else if constexpr (EPI == PS_ROPE)
-        xs = so_block<T, MT>(sm, W, M, K, K, ps_rope_rows{b}, 0, load_x, acc);
-    else if constexpr (XB)
-        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0, load_x_bulk, acc);
+    if constexpr (XB)
+        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_rope_rows{b}, 0, [&](unsigned char *x, uint64_t *bar) {
+            so_load_x_bulk<T>(X, x, bar, M, K, K, 0);
+        }, acc);
     else
-        xs = so_block<T, MT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0, load_x, acc);
+        xs = so_block<T, MT>(sm, W, M, K, K, ps_rope_rows{b}, 0,
+                             [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
     so_tiles<MT>(red, acc);
-    ps_epilogue<T, MT, EPI>(red, Y, M, b, EPI == PS_ROPE ? 3 * D : F, rot, an);
+    ps_epilogue_rope<T, MT>(red, Y, M, b, 3 * D, rot, an);
+}
+
+template <typename T, int MT, bool XB>
+__global__ void __launch_bounds__(PS_THREADS, 1)
+proj_geglu_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ G, int M, int K, int F)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int b = blockIdx.x;
+    float acc[MT][PS_GEGLU_NT / 8][4];
+    unsigned char *xs;
+    if constexpr (XB)
+        xs = so_block<T, MT, true, PS_GEGLU_NT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
+                                                [&](unsigned char *x, uint64_t *bar) {
+                                                    so_load_x_bulk<T>(X, x, bar, M, K, K, 0);
+                                                }, acc);
+    else
+        xs = so_block<T, MT, false, PS_GEGLU_NT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
+                                                 [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); },
+                                                 acc);
+    float *red = reinterpret_cast<float *>(xs);
+    so_tiles<MT, PS_GEGLU_NT>(red, acc);
+    ps_epilogue_geglu<T, MT>(red, G, M, b, F);
 }
 
 template <typename T, int MT, int EPI>
 static int ps_launch(kn_stream ks, const void *X, const void *W, void *Y, int M, int K, int D, int F,
                      const int32_t *pos, const float *ct, const float *st)
 {
-    const size_t smem = so_smem(MT, K);
-    auto kern = M >= SO_BULK_X_ROWS ? proj_small_kernel<T, MT, EPI, true> : proj_small_kernel<T, MT, EPI, false>;
-    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const unsigned blocks = (unsigned)(EPI == PS_ROPE ? 3 * D / SO_NT : F / 16);
-    KN_CUDA(kn_launch(kern, dim3(blocks), dim3(PS_THREADS), smem, ks, (const T *)X, (const T *)W, (T *)Y, M, K, D, F,
-                      pos, ct, st));
+    const bool xb = M >= SO_BULK_X_ROWS;
+    if constexpr (EPI == PS_ROPE) {
+        const size_t smem = so_smem(MT, K);
+        auto kern = xb ? proj_rope_kernel<T, MT, true> : proj_rope_kernel<T, MT, false>;
+        KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        KN_CUDA(kn_launch(kern, dim3((unsigned)(3 * D / SO_NT)), dim3(PS_THREADS), smem, ks, (const T *)X,
+                          (const T *)W, (T *)Y, M, K, D, pos, ct, st));
+    } else {
+        const size_t smem = so_smem(MT, K, PS_GEGLU_NT);
+        auto kern = xb ? proj_geglu_kernel<T, MT, true> : proj_geglu_kernel<T, MT, false>;
+        KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        KN_CUDA(kn_launch(kern, dim3((unsigned)((F + PS_GEGLU_P - 1) / PS_GEGLU_P)), dim3(PS_THREADS), smem, ks,
+                          (const T *)X, (const T *)W, (T *)Y, M, K, F));
+    }
     return 0;
 }
 
@@ -165,7 +216,8 @@ extern "C" int kn_proj_small_ok(kn_dtype wdt, int M, int K)
     kn_dev d;
     if (!kn_is16(wdt) || M < 1 || M > KN_PROJ_SMALL_MAXM || K < 16 || K % 16 != 0 || kn_dev_info(&d))
         return 0;
-    return d.major == 9 && so_smem((M + 15) / 16, K) <= (size_t)d.smem_optin;
+    const int nt = PS_GEGLU_NT > SO_NT ? PS_GEGLU_NT : SO_NT;
+    return d.major == 9 && so_smem((M + 15) / 16, K, nt) <= (size_t)d.smem_optin;
 }
 
 static int ps_check(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int K)
