@@ -24,30 +24,25 @@
 #include "kernels/gemm_small.cuh"
 
 
-template <typename T, int MT, bool XB>
+template <typename T, int MT>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    if constexpr (XB)
-        so_split_block<T, MT, true>(sm, W, P, M, K, [&](unsigned char *x, uint64_t *bar, int Ks, int s) {
-            so_load_x_bulk<T>(X, x, bar, M, K, Ks, s);
-        });
-    else
-        so_split_block<T, MT>(sm, W, P, M, K,
-                              [&](unsigned char *x, int Ks, int s) { so_load_x<T>(X, x, M, K, Ks, s); });
+    so_split_block<T, MT, true>(sm, W, P, M, K, [&](unsigned char *x, uint64_t *bar, int Ks, int s) {
+        so_load_x_bulk<T>(X, x, bar, M, K, Ks, s);
+    });
 }
 
-template <typename T, int MT, bool XB>
+template <typename T, int MT>
 static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
     const size_t smem = so_smem(MT, K / S);
-    auto kern = split_small_kernel<T, MT, XB>;
-    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute at[2];
     const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
                                              ks.s, 1, ks.s && ks.pdl);
-    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, (const T *)X, (const T *)W, Y, M, K));
+    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
 
@@ -70,8 +65,7 @@ extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, k
                "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
     int rc;
     KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {
-        return M >= SO_BULK_X_ROWS ? so_launch<T, decltype(mt)::value, true>(ks, X, W, Y, M, N, K, S)
-                                   : so_launch<T, decltype(mt)::value, false>(ks, X, W, Y, M, N, K, S);
+        return so_launch<T, decltype(mt)::value>(ks, X, W, Y, M, N, K, S);
     }));
     if (rc)
         return -1;

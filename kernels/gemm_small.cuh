@@ -20,11 +20,6 @@
 #define SO_RED (SO_NT + 4) /* floats a row of the warps' tiles (padded against bank conflicts) */
 /* The same for NT output features a block (a multiple of 8, at most 64; SO_NT unless said). */
 __host__ __device__ constexpr int so_red(int NT) { return NT + 4; }
-/* Rows from which the kernels copy X's slice by one bulk copy a row (so_load_x_bulk)
- * instead of cp.async from every thread. */
-#ifndef SO_BULK_X_ROWS
-#define SO_BULK_X_ROWS 1000
-#endif
 
 /* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
  * eight rows fall in eight different bank groups. */

@@ -30,19 +30,25 @@
 /* Weight rows a Wi block: 32 (16 pairs) puts F / 16 blocks in flight (164 for the English
  * model, more than one a streaming multiprocessor: from 32 rows of X, when two no longer fit
  * an SM, a second wave); 40 (20 pairs) makes it ceil(F / 20) (132). */
-#ifndef PS_GEGLU_NT
-#define PS_GEGLU_NT 32
-#endif
+#define PS_GEGLU_NT 40
 #define PS_GEGLU_P (PS_GEGLU_NT / 2)
+/* Weight rows a Wqkv block: 32 (16 pairs) puts 3 D / 32 blocks in flight (96 for the English
+ * model, a third of the SMs idle); 24 (12 pairs) makes it 3 D / 24 (128). */
+#define PS_ROPE_NT 32
+#define PS_ROPE_P (PS_ROPE_NT / 2)
+/* Epilogue groups (a row's 4 pairs) a thread takes at most */
+#define PS_ROPE_G ((KN_PROJ_SMALL_MAXM * (PS_ROPE_P / 4) + PS_THREADS - 1) / PS_THREADS)
 
 enum { PS_ROPE, PS_GEGLU };
 
-/* The W rows of a block's lanes. */
+/* The W rows of a block: pairs p = P b + r % P of Q, K and V together (dims j and
+ * j + 32 of head p / 32, j = p % 32), the first rows then the second. */
+__device__ __forceinline__ int ps_rope_col(int p) { return (p / KN_ROPE_HALF) * KN_HEAD_DIM + p % KN_ROPE_HALF; }
 struct ps_rope_rows {
     int b;
-    __device__ __forceinline__ int operator()(int lane) const
+    __device__ __forceinline__ int operator()(int r) const
     {
-        return (b / 2) * KN_HEAD_DIM + 16 * (b % 2) + lane % 16 + KN_ROPE_HALF * (lane / 16);
+        return ps_rope_col(PS_ROPE_P * b + r % PS_ROPE_P) + KN_ROPE_HALF * (r / PS_ROPE_P);
     }
 };
 struct ps_geglu_rows { /* pairs past F (the last block) read row F - 1's pair; their outputs are not stored */
@@ -54,20 +60,21 @@ struct ps_geglu_rows { /* pairs past F (the last block) read row F - 1's pair; t
     }
 };
 
-/* This thread's epilogue groups g = thread, thread + 128: row g / 4, pairs
- * j = 16 q + 4 (g % 4) .. + 3 of its head (q = b % 2). */
+/* This thread's epilogue groups g = thread + 128 k: row g / (P / 4), pairs
+ * p = P b + 4 (g % (P / 4)) .. + 3, which never straddle a head (P % 4 == 0). */
 struct ps_angles {
-    float4 c[2], s[2];
+    float4 c[PS_ROPE_G], s[PS_ROPE_G];
 };
 
 __device__ __forceinline__ void ps_load_angles(ps_angles &a, const int32_t *pos, const float *ct, const float *st,
-                                               int M, int q)
+                                               int M, int b)
 {
+    constexpr int Q = PS_ROPE_P / 4;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < PS_ROPE_G; k++) {
         const int g = threadIdx.x + PS_THREADS * k;
-        if (g < 4 * M) {
-            const size_t o = (size_t)pos[g / 4] * KN_ROPE_HALF + 16 * q + 4 * (g % 4);
+        if (g < Q * M) {
+            const size_t o = (size_t)pos[g / Q] * KN_ROPE_HALF + (PS_ROPE_P * b + 4 * (g % Q)) % KN_ROPE_HALF;
             a.c[k] = *reinterpret_cast<const float4 *>(ct + o);
             a.s[k] = *reinterpret_cast<const float4 *>(st + o);
         }
@@ -82,29 +89,29 @@ template <typename T> __device__ __forceinline__ void ps_store4(T *p, const floa
     *reinterpret_cast<uint2 *>(p) = *reinterpret_cast<const uint2 *>(h);
 }
 
-/* Block b's RoPE outputs (Q and K blocks: rot) from the warps' tiles in red to
- * columns 64 h + j and 64 h + j + 32 of Y [M, ld]. */
+/* Block b's outputs from the warps' tiles in red to Y [M, 3 D]: pair p's dims at
+ * ps_rope_col(p) and 32 more, rotated when p < D (Q and K, not V). */
 template <typename T, int MT>
-__device__ __forceinline__ void ps_epilogue_rope(const float *red, T *Y, int M, int b, int ld, bool rot,
-                                                 const ps_angles &an)
+__device__ __forceinline__ void ps_epilogue_rope(const float *red, T *Y, int M, int b, int D, const ps_angles &an)
 {
+    constexpr int P = PS_ROPE_P, Q = P / 4;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < PS_ROPE_G; k++) {
         const int g = threadIdx.x + PS_THREADS * k;
-        if (g >= 4 * M)
+        if (g >= Q * M)
             break;
-        const int m = g / 4, c = 4 * (g % 4);
-        const float4 a = so_sum4<MT>(red, m, c), z = so_sum4<MT>(red, m, c + 16);
+        const int m = g / Q, c = 4 * (g % Q), p = P * b + c;
+        const float4 a = so_sum4<MT, PS_ROPE_NT>(red, m, c), z = so_sum4<MT, PS_ROPE_NT>(red, m, c + P);
         float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
         float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
-        if (rot) {
+        if (p < D) {
             const float cc[4] = {an.c[k].x, an.c[k].y, an.c[k].z, an.c[k].w};
             const float ss[4] = {an.s[k].x, an.s[k].y, an.s[k].z, an.s[k].w};
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 kn_rope_rot(x1[e], x2[e], cc[e], ss[e], &x1[e], &x2[e]);
         }
-        T *y = Y + (size_t)m * ld + (size_t)(b / 2) * KN_HEAD_DIM + 16 * (b % 2) + c;
+        T *y = Y + (size_t)m * 3 * D + ps_rope_col(p);
         ps_store4<T>(y, x1);
         ps_store4<T>(y + KN_ROPE_HALF, x2);
     }
@@ -131,48 +138,35 @@ __device__ __forceinline__ void ps_epilogue_geglu(const float *red, T *G, int M,
     }
 }
 
-template <typename T, int MT, bool XB>
+template <typename T, int MT>
 __global__ void __launch_bounds__(PS_THREADS, 1)
 proj_rope_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ Y, int M, int K, int D,
                  const int32_t *__restrict__ pos, const float *__restrict__ ct, const float *__restrict__ st)
 {
     extern __shared__ __align__(128) unsigned char sm[];
     const int b = blockIdx.x;
-    const bool rot = b < 2 * D / SO_NT; /* Q and K, not V */
     ps_angles an;
-    if (rot)
-        ps_load_angles(an, pos, ct, st, M, b % 2);
-    float acc[MT][SO_NT / 8][4];
-    unsigned char *xs;
-    if constexpr (XB)
-        xs = so_block<T, MT, true>(sm, W, M, K, K, ps_rope_rows{b}, 0, [&](unsigned char *x, uint64_t *bar) {
-            so_load_x_bulk<T>(X, x, bar, M, K, K, 0);
-        }, acc);
-    else
-        xs = so_block<T, MT>(sm, W, M, K, K, ps_rope_rows{b}, 0,
-                             [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); }, acc);
+    if (PS_ROPE_P * b < D) /* a block with Q or K pairs */
+        ps_load_angles(an, pos, ct, st, M, b);
+    float acc[MT][PS_ROPE_NT / 8][4];
+    unsigned char *xs = so_block<T, MT, true, PS_ROPE_NT>(
+        sm, W, M, K, K, ps_rope_rows{b}, 0,
+        [&](unsigned char *x, uint64_t *bar) { so_load_x_bulk<T>(X, x, bar, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
-    so_tiles<MT>(red, acc);
-    ps_epilogue_rope<T, MT>(red, Y, M, b, 3 * D, rot, an);
+    so_tiles<MT, PS_ROPE_NT>(red, acc);
+    ps_epilogue_rope<T, MT>(red, Y, M, b, D, an);
 }
 
-template <typename T, int MT, bool XB>
+template <typename T, int MT>
 __global__ void __launch_bounds__(PS_THREADS, 1)
 proj_geglu_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ G, int M, int K, int F)
 {
     extern __shared__ __align__(128) unsigned char sm[];
     const int b = blockIdx.x;
     float acc[MT][PS_GEGLU_NT / 8][4];
-    unsigned char *xs;
-    if constexpr (XB)
-        xs = so_block<T, MT, true, PS_GEGLU_NT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
-                                                [&](unsigned char *x, uint64_t *bar) {
-                                                    so_load_x_bulk<T>(X, x, bar, M, K, K, 0);
-                                                }, acc);
-    else
-        xs = so_block<T, MT, false, PS_GEGLU_NT>(sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
-                                                 [&](unsigned char *x) { so_load_x_rows<T>(X, x, M, K, K, 0); },
-                                                 acc);
+    unsigned char *xs = so_block<T, MT, true, PS_GEGLU_NT>(
+        sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
+        [&](unsigned char *x, uint64_t *bar) { so_load_x_bulk<T>(X, x, bar, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
     so_tiles<MT, PS_GEGLU_NT>(red, acc);
     ps_epilogue_geglu<T, MT>(red, G, M, b, F);
@@ -182,16 +176,15 @@ template <typename T, int MT, int EPI>
 static int ps_launch(kn_stream ks, const void *X, const void *W, void *Y, int M, int K, int D, int F,
                      const int32_t *pos, const float *ct, const float *st)
 {
-    const bool xb = M >= SO_BULK_X_ROWS;
     if constexpr (EPI == PS_ROPE) {
-        const size_t smem = so_smem(MT, K);
-        auto kern = xb ? proj_rope_kernel<T, MT, true> : proj_rope_kernel<T, MT, false>;
+        const size_t smem = so_smem(MT, K, PS_ROPE_NT);
+        auto kern = proj_rope_kernel<T, MT>;
         KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        KN_CUDA(kn_launch(kern, dim3((unsigned)(3 * D / SO_NT)), dim3(PS_THREADS), smem, ks, (const T *)X,
+        KN_CUDA(kn_launch(kern, dim3((unsigned)(3 * D / 2 / PS_ROPE_P)), dim3(PS_THREADS), smem, ks, (const T *)X,
                           (const T *)W, (T *)Y, M, K, D, pos, ct, st));
     } else {
         const size_t smem = so_smem(MT, K, PS_GEGLU_NT);
-        auto kern = xb ? proj_geglu_kernel<T, MT, true> : proj_geglu_kernel<T, MT, false>;
+        auto kern = proj_geglu_kernel<T, MT>;
         KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         KN_CUDA(kn_launch(kern, dim3((unsigned)((F + PS_GEGLU_P - 1) / PS_GEGLU_P)), dim3(PS_THREADS), smem, ks,
                           (const T *)X, (const T *)W, (T *)Y, M, K, F));
@@ -216,7 +209,7 @@ extern "C" int kn_proj_small_ok(kn_dtype wdt, int M, int K)
     kn_dev d;
     if (!kn_is16(wdt) || M < 1 || M > KN_PROJ_SMALL_MAXM || K < 16 || K % 16 != 0 || kn_dev_info(&d))
         return 0;
-    const int nt = PS_GEGLU_NT > SO_NT ? PS_GEGLU_NT : SO_NT;
+    const int nt = PS_GEGLU_NT > PS_ROPE_NT ? PS_GEGLU_NT : PS_ROPE_NT;
     return d.major == 9 && so_smem((M + 15) / 16, K, nt) <= (size_t)d.smem_optin;
 }
 
