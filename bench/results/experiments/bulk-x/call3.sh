@@ -1,0 +1,24 @@
+# run from the repository root on the lent H200, carrying .carry as staged by ./stage3.sh. Why this tree
+# is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
+# tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). Each build's small-kernel
+# suite and memcheck, then the forward A/B/C twice at 16-40 tokens. Everything lands in results.tgz.
+export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
+BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
+t0=$SECONDS
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+for v in "" -spread -cp32; do
+  CK_RUN_CASE=split timeout 100 $BIN/gpu_kernels$v > $OUT/gpu_kernels$v-split.log 2>&1
+  echo "gpu_kernels$v (split case) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels$v-split.log | tail -3
+  [ -n "$cs" ] && CK_RUN_CASE=split timeout 150 "$cs" --tool memcheck --error-exitcode 9 $BIN/gpu_kernels$v \
+    > $OUT/memcheck-split$v.log 2>&1
+  echo "memcheck$v exit $? $((SECONDS-t0)) s"; tail -1 $OUT/memcheck-split$v.log
+done
+[ -f "$W/english/model.safetensors" ] || $BIN/layad-dev mkmodel --preset english-large \
+  --tokenizer .carry/shared/modernbert-tokenizer.json --out "$W/english" > /dev/null
+for v in main spread cp32 main2 spread2 cp322; do
+  b=$BIN/layad-dev; case $v in spread*) b=$BIN/layad-dev-spread ;; cp32*) b=$BIN/layad-dev-cp32 ;; esac
+  timeout 75 $b bench --model $W/english --shapes 1x16,1x30,1x40 --commit "$LAYAD_COMMIT ($v)" \
+    --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+echo "done $((SECONDS-t0)) s"
+cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete
