@@ -1,7 +1,8 @@
 # run from the repository root on the lent H200, carrying .carry as staged by ./stage3.sh. Why this tree
 # is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
 # tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). Each build's small-kernel
-# suite and memcheck, then the forward A/B/C twice at 16-40 tokens. Everything lands in results.tgz.
+# suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
+# and 48 tokens (-wi-only). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -19,6 +20,12 @@ for v in main spread cp32 main2 spread2 cp322; do
   b=$BIN/layad-dev; case $v in spread*) b=$BIN/layad-dev-spread ;; cp32*) b=$BIN/layad-dev-cp32 ;; esac
   timeout 75 $b bench --model $W/english --shapes 1x16,1x30,1x40 --commit "$LAYAD_COMMIT ($v)" \
     --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+# Wi + GeGLU fused alone at 17-32 and 33-48 tokens (Wqkv + RoPE fused only up to 16), against the defaults
+for v in wi32 wi48 wi32b wi48b; do
+  n=32; case $v in wi48*) n=48 ;; esac
+  timeout 75 $BIN/layad-dev-wi-only bench --model $W/english --shapes 1x16,1x30,1x40 --fused-proj-tokens $n \
+    --commit "$LAYAD_COMMIT + wi-only.patch ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete
