@@ -6,10 +6,11 @@
  * weight tile (32 rows x K / S) is bulk-copied into shared memory before the
  * programmatic-launch wait, so those bytes move while the kernel before still
  * runs; cuBLASLt's kernels never wait programmatically and start their loads only
- * after their predecessor has finished and flushed. After the wait every thread
- * cp.asyncs 16-byte chunks of the X slice's rows. Four warps split the slice's
- * k-steps (mma.sync m16n8k16, fp32 accumulators) and their tiles are summed in
- * shared memory in warp order: a row's bits depend on neither M nor the launch.
+ * after their predecessor has finished and flushed. After the wait the X slice's
+ * rows follow by the TMA engine onto the same barrier, one bulk copy a row.
+ * Four warps split the slice's k-steps (mma.sync m16n8k16, fp32 accumulators)
+ * and their tiles are summed in shared memory in warp order: a row's bits depend
+ * on neither M nor the launch, nor on how X arrived.
  *
  * Measured in a layer's chain on the H200 (bench/mcast_probe.cu,
  * bench/results/experiments/wide/): X by cp.async from 128 threads took a layer
@@ -17,9 +18,13 @@
  * form (one bulk copy a row, multicast in clusters of two), and beats cuBLASLt's
  * strided-batched split up to 48 rows (25.6 against 26.45 us); from 64 rows
  * cuBLASLt's pipelined tiles win (27.3 against 26.8). So the backend uses it for
- * buckets of at most 48 tokens (cuda_backend_opts.small_gemm_tokens). 64-feature
- * blocks over 8 parts, and the same kernel for Wqkv and Wi (16-bit output, or in
- * fp32 parts summed by the next kernel), were slower and are not built.
+ * buckets of at most 48 tokens (cuda_backend_opts.small_gemm_tokens). Bulk
+ * copies without clusters then beat cp.async alone (MLP out 3.18 against 3.57 us
+ * at 16 rows, 7.15 against 8.44 at 96) and in the forward at 16 tokens (-1.5%;
+ * even at 40 and 60), but still lose to cuBLASLt at 96 rows (1x83 +7%;
+ * bench/results/experiments/bulk-x/). 64-feature blocks over 8 parts, and the
+ * same kernel for Wqkv and Wi in fp32 parts summed by the next kernel, were
+ * slower and are not built.
  */
 #include "kernels/gemm_small.cuh"
 

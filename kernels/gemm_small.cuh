@@ -1,10 +1,12 @@
 /*
- * gemm_small.cuh - the pieces of the small-pack split product's kernel
- * (kernels/gemm_small.cu) that its probe (bench/mcast_probe.cu) shares: the
- * block's shape and shared memory, the prologue before the wait (the weight
- * tile's bulk copy), the X slice's copy (two forms), the weight fragments of a
- * k-step, the warps' k-steps, and the warps' tiles summed and stored as fp32
- * parts. Internal to kernels/ and its benchmarks.
+ * gemm_small.cuh - the pieces of the small-pack kernels (the split product,
+ * kernels/gemm_small.cu, and the projections, kernels/proj_small.cu) that their
+ * probes (bench/mcast_probe.cu, bench/fused_probe.cu) share: the block's shape
+ * (NT weight rows, 32 unless said) and shared memory, the prologue before the
+ * wait (the weight tile's bulk copy), the X slice's copy (by bulk copies, which
+ * the kernels use, or two cp.async forms the probes compare), the weight
+ * fragments of a k-step, the warps' k-steps, and the warps' tiles summed and
+ * stored as fp32 parts. Internal to kernels/ and its benchmarks.
  */
 #ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
 #define LAYAD_KERNELS_GEMM_SMALL_CUH
@@ -85,8 +87,8 @@ struct so_rows {
 
 /* X's slice s (M rows of Ks columns of X [M, K]) into xs, 16 bytes a thread at a
  * time in one commit group, thread t taking chunks t, t + 128, ... of the slice. One
- * bulk copy a row, multicast to a neighbour, was slower:
- * bench/results/experiments/wide/. */
+ * bulk copy a row, multicast to a neighbour, was slower (bench/results/experiments/wide/);
+ * without the cluster it is faster (so_load_x_bulk). */
 template <typename T>
 __device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
 {
@@ -100,8 +102,8 @@ __device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, 
 
 /* The same copies with warp w taking rows w, w + 4, ... and its lanes a row's
  * consecutive chunks: no integer division a chunk (so_load_x's costs ~36
- * instructions a copy in the SASS; bench/results/experiments/xcopy/, not yet
- * timed). */
+ * instructions a copy in the SASS; no faster on the H200:
+ * bench/results/experiments/xcopy/). */
 template <typename T>
 __device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
 {

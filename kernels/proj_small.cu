@@ -5,11 +5,16 @@
  * small split kernel's pieces (kernels/gemm_small.cuh) over the whole of K.
  *
  * Each saves the forward a launch and a round trip of the projection's output
- * through memory. A block's 32 weight rows are 16 pairs, read in place (no
- * reordered copy of the weights): for Wqkv, block b holds dims j and j + 32 of
- * head b / 2 for j in [16 (b % 2), + 16), so RoPE rotates inside the block; for
- * Wi, gate row f and up row F + f for f in [16 b, + 16), so GeGLU forms 16
- * outputs. Lane l < 16 loads the pair's first row, lane 16 + l its second.
+ * through memory. A block's weight rows are pairs, read in place (no reordered
+ * copy of the weights), the pairs' first rows then their second: for Wqkv, dims
+ * j and j + 32 of one head, so RoPE rotates inside the block; for Wi, gate row f
+ * and up row F + f, so GeGLU forms one output a pair. Wi takes 20 pairs a block,
+ * not 16: ceil(F / 20) blocks make one wave on the H200's 132 SMs where F / 16
+ * (164) made two once a block's X no longer let two share an SM (the forward
+ * with both fused up to 64 tokens -4.5% at 16 tokens, -9% at 40; Wqkv in 12-pair
+ * blocks, 128 of them against 96, was 2.5% slower at 16 tokens:
+ * bench/results/experiments/bulk-x/). X arrives by bulk copies, as in the split
+ * kernel.
  *
  * Numerics: the block's fp32 product is rounded to the serving dtype first,
  * exactly as a GEMM writes it and as kn_rope and kn_geglu read it, then RoPE's
@@ -20,20 +25,19 @@
  * tables made at start-up) are read before the programmatic wait, like the
  * weights.
  *
- * Rows: at most KN_PROJ_SMALL_MAXM (an epilogue thread takes two (row, 4 pairs)
- * groups) and as many as the shared memory holds (K = 1024: 64).
+ * Rows: at most KN_PROJ_SMALL_MAXM and as many as the shared memory holds
+ * (K = 1024: 64).
  */
 #include "kernels/gemm_small.cuh"
 #include "kernels/rope.cuh"
 
 #define PS_THREADS (32 * SO_WARPS)
-/* Weight rows a Wi block: 32 (16 pairs) puts F / 16 blocks in flight (164 for the English
- * model, more than one a streaming multiprocessor: from 32 rows of X, when two no longer fit
- * an SM, a second wave); 40 (20 pairs) makes it ceil(F / 20) (132). */
+/* Weight rows a Wi block: 40 (20 pairs), ceil(F / 20) blocks (132 for the English model);
+ * 32 made 164, a second wave from 32 rows of X, when two blocks no longer fit an SM. */
 #define PS_GEGLU_NT 40
 #define PS_GEGLU_P (PS_GEGLU_NT / 2)
-/* Weight rows a Wqkv block: 32 (16 pairs) puts 3 D / 32 blocks in flight (96 for the English
- * model, a third of the SMs idle); 24 (12 pairs) makes it 3 D / 24 (128). */
+/* Weight rows a Wqkv block: 32 (16 pairs), 3 D / 32 blocks (96 for the English model);
+ * 24 (12 pairs, 128 blocks) was slower. Any multiple of 8 whose half is a multiple of 4. */
 #define PS_ROPE_NT 32
 #define PS_ROPE_P (PS_ROPE_NT / 2)
 /* Epilogue groups (a row's 4 pairs) a thread takes at most */
