@@ -228,19 +228,15 @@ START_TEST(packing_order_and_k)
 }
 END_TEST
 
-/* Short rows, one per forward, so every pack is small enough for the split branch GEMMs
- * (kn_gemm_split + kn_layernorm_parts; parity_fp16's one pack is not): graph replay equals
- * eager launches bit for bit, and the answers meet the fp16 gates against the CPU fp32
- * forward. Against the same backend without the split some row must differ, or the split
- * did not run (they differ by as much as two fp16 forwards do: 2.6e-3 in max |dp| on the
- * H200, a 16-bit rounding of the normalized activations flipping now and then). */
-START_TEST(split_branch_rows)
+/* Rows of at most max_tokens, one per forward, through b (an option on) and off (the same
+ * without it), both destroyed here: graph replay equals eager launches bit for bit, the
+ * answers meet the fp16 gates against the CPU fp32 forward, and some row's bits differ from
+ * off's, or the option did not run. what names the option in messages. */
+static void one_row_forwards(laya_backend *b, laya_backend *off, int max_tokens, const char *what)
 {
-    if (!g_have)
-        return;
     layad_error err = {0};
     synth_set s;
-    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 100, 5, &err), 0);
+    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, max_tokens, 5, &err), 0);
     fwd_out ref, e, g, one_e, one_g, one_u;
     ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&
@@ -249,57 +245,6 @@ START_TEST(split_branch_rows)
     ck_assert_msg(cpu != NULL, "%s", err.msg);
     ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
     cpu->ops->destroy(cpu);
-    laya_backend *b = make(CUDA_DT_FP16, NULL, 0), *off = make_opts(CUDA_DT_FP16, NULL, 0, 0, -1);
-    const size_t K = (size_t)s.max_markers;
-    int differs = 0; /* the split ran: some row's bits differ from the unsplit backend's */
-    for (int i = 0; i < s.n; i++) {
-        fwd(b, &s.rows[i], 1, &one_e, 0);
-        fwd(b, &s.rows[i], 1, &one_g, 1);
-        fwd(off, &s.rows[i], 1, &one_u, 1);
-        differs |= !fwd_out_identical(&one_g, &one_u);
-        memcpy(e.logits + i * K, one_e.logits, K * sizeof(float));
-        memcpy(g.logits + i * K, one_g.logits, K * sizeof(float));
-        memcpy(e.act + 2 * i, one_e.act, 2 * sizeof(float));
-        memcpy(g.act + 2 * i, one_g.act, 2 * sizeof(float));
-    }
-    ck_assert_msg(fwd_out_identical(&e, &g), "split: graph replay != eager");
-    ck_assert_msg(differs, "no row differs from the unsplit backend: the split did not run");
-    delta_stats st[3] = {{0}}, all = {0};
-    delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
-    printf("split branch GEMMs, %d rows of <= 100 tokens one per forward, vs cpu fp32: max|dp| %.3e "
-           "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
-    ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
-    ck_assert_int_eq(all.n_gated_agree, all.n_gated);
-    fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g, &one_u};
-    for (int i = 0; i < 6; i++)
-        fwd_out_free(outs[i]);
-    synth_free(&s);
-    b->ops->destroy(b);
-    off->ops->destroy(off);
-}
-END_TEST
-
-/* Wqkv + RoPE and Wi + GeGLU in one kernel each (fused_proj_tokens) on short rows, one per
- * forward: graph replay equals eager launches bit for bit, the answers meet the fp16 gates
- * against the CPU fp32 forward, and some row's bits differ from the backend without the
- * fusion (its products sum in another order than cuBLASLt's), or it did not run. */
-START_TEST(fused_proj_rows)
-{
-    if (!g_have || !kn_proj_small_ok(KN_F16, 16, g_ck.cfg.hidden))
-        return;
-    layad_error err = {0};
-    synth_set s;
-    ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, 60, 5, &err), 0);
-    fwd_out ref, e, g, one_e, one_g, one_u;
-    ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
-              !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&
-              !fwd_out_alloc(&one_g, 1, s.max_markers, &err) && !fwd_out_alloc(&one_u, 1, s.max_markers, &err));
-    laya_backend *cpu = cpu_backend_create(&g_ck, 8, 0, &err);
-    ck_assert_msg(cpu != NULL, "%s", err.msg);
-    ck_assert(!cpu->ops->forward(cpu, s.rows, s.n, ref.K, ref.logits, ref.act, &err));
-    cpu->ops->destroy(cpu);
-    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, -1, KN_PROJ_SMALL_MAXM);
-    laya_backend *off = make_opts(CUDA_DT_FP16, NULL, 0, -1, 0);
     const size_t K = (size_t)s.max_markers;
     int differs = 0;
     for (int i = 0; i < s.n; i++) {
@@ -312,13 +257,13 @@ START_TEST(fused_proj_rows)
         memcpy(e.act + 2 * i, one_e.act, 2 * sizeof(float));
         memcpy(g.act + 2 * i, one_g.act, 2 * sizeof(float));
     }
-    ck_assert_msg(fwd_out_identical(&e, &g), "fused projections: graph replay != eager");
-    ck_assert_msg(differs, "no row differs from the backend without them: the fused projections did not run");
+    ck_assert_msg(fwd_out_identical(&e, &g), "%s: graph replay != eager", what);
+    ck_assert_msg(differs, "%s: no row differs from the backend without it: it did not run", what);
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &g, 1e-2);
-    printf("fused projections, %d rows of <= 60 tokens one per forward, vs cpu fp32: max|dp| %.3e "
-           "max|dlogit| %.3e gated %d/%d\n", s.n, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
-    ck_assert_msg(all.max_dp <= 5e-3, "max |dp| %g > 5e-3", all.max_dp);
+    printf("%s, %d rows of <= %d tokens one per forward, vs cpu fp32: max|dp| %.3e max|dlogit| %.3e gated %d/%d\n",
+           what, s.n, max_tokens, all.max_dp, all.max_dlogit, all.n_gated_agree, all.n_gated);
+    ck_assert_msg(all.max_dp <= 5e-3, "%s: max |dp| %g > 5e-3", what, all.max_dp);
     ck_assert_int_eq(all.n_gated_agree, all.n_gated);
     fwd_out *outs[] = {&ref, &e, &g, &one_e, &one_g, &one_u};
     for (int i = 0; i < 6; i++)
@@ -326,6 +271,32 @@ START_TEST(fused_proj_rows)
     synth_free(&s);
     b->ops->destroy(b);
     off->ops->destroy(off);
+}
+
+/* Short rows, one per forward, so every pack is small enough for the split branch GEMMs
+ * (kn_gemm_split + kn_layernorm_parts; parity_fp16's one pack is not): graph replay equals
+ * eager launches bit for bit, and the answers meet the fp16 gates against the CPU fp32
+ * forward. Against the same backend without the split some row must differ, or the split
+ * did not run (they differ by as much as two fp16 forwards do: 2.6e-3 in max |dp| on the
+ * H200, a 16-bit rounding of the normalized activations flipping now and then). */
+START_TEST(split_branch_rows)
+{
+    if (!g_have)
+        return;
+    one_row_forwards(make(CUDA_DT_FP16, NULL, 0), make_opts(CUDA_DT_FP16, NULL, 0, 0, -1), 100,
+                     "split branch GEMMs");
+}
+END_TEST
+
+/* Wqkv + RoPE and Wi + GeGLU in one kernel each (fused_proj_tokens) on short rows, one per
+ * forward, as one_row_forwards checks them (the fused products sum in another order than
+ * cuBLASLt's, so some row differs from the backend without them). */
+START_TEST(fused_proj_rows)
+{
+    if (!g_have || !kn_proj_small_ok(KN_F16, 16, g_ck.cfg.hidden))
+        return;
+    one_row_forwards(make_opts(CUDA_DT_FP16, NULL, 0, -1, KN_PROJ_SMALL_MAXM), make_opts(CUDA_DT_FP16, NULL, 0, -1, 0),
+                     60, "fused projections");
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-# run from the repository root on the lent H200, carrying .carry as staged by ./stage.sh: main's
+# run from the repository root on the lent H200, carrying .carry as staged by `./stage.sh 1`: main's
 # binaries (fused-proj landed with fused_proj_tokens 16; the bulk X copy compiled in but never taken) and
 # the -bulk ones (SO_BULK_X_ROWS 1: the small split kernel copies X's slice by one bulk copy a row at
 # every M). In order of what matters: both suites of main, the bulk build's small-kernel suite, the

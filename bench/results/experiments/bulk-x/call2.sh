@@ -1,4 +1,4 @@
-# run from the repository root on the lent H200, carrying .carry as staged by ./stage2.sh: this tree's
+# run from the repository root on the lent H200, carrying .carry as staged by `./stage.sh 2`: this tree's
 # binaries (the small kernels' X by bulk copies, Wi's blocks of 40 rows), the -nt24 ones (Wqkv's blocks
 # of 24 rows) and the session start's layad-dev (35b31ac). Both trees' suites, their small kernels under
 # compute-sanitizer memcheck, English fp16 parity of both, the forward of the three binaries at the

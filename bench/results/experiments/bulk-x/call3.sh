@@ -1,4 +1,4 @@
-# run from the repository root on the lent H200, carrying .carry as staged by ./stage3.sh. Why this tree
+# run from the repository root on the lent H200, carrying .carry as staged by `./stage.sh 3`. Why this tree
 # is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
 # tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). Each build's small-kernel
 # suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
