@@ -45,8 +45,7 @@ case $1 in
     variant nt24 HEAD "$main" 's/#define PS_ROPE_NT [0-9]*/#define PS_ROPE_NT 24/'
     variant start 35b31ac build/layad-dev ;;
   3)
-    for v in spread cp32 wi-only step8; do variant "$v" HEAD "$dev" "$v.patch"; done
-    main=$dev ;;
+    for v in spread cp32 wi-only step8; do variant "$v" HEAD "$dev" "$v.patch"; done ;;
   *) echo "usage: $0 1|2|3" >&2; exit 2 ;;
 esac
 scripts/device/prep $main "$stage"/*
