@@ -1,8 +1,7 @@
 # run from the repository root on the lent H200, carrying .carry as staged by `./stage.sh 3`. Why this tree
 # is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
-# tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). The tree's backend suite, each
-# build's small-kernel
-# suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
+# tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). The tree's backend suite,
+# each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
 # and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to 128 (-step8). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
