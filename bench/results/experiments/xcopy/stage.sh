@@ -6,8 +6,8 @@
 # .carry/call4.sh`, the serving A/B of the host changes made without a device: 169a3d2's daemon,
 # staged as layad-before, against main's), and the English CPU reference the parity sweeps read
 # (.carry/ref/english.ref, made here once: minutes).
-# Ran on 2026-12-05 (bench/results/experiments/README.md). Since then fused-proj.patch no longer
-# applies to main (the small-norm code left the tree under it): regenerate it before staging again.
+# Ran on 2026-12-05 (bench/results/experiments/README.md). fused-proj.patch was then regenerated and
+# landed (544631a), so it no longer applies: this script is a record of that call.
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 cd "$repo"
