@@ -8,13 +8,13 @@
  * through memory. A block's weight rows are pairs, read in place (no reordered
  * copy of the weights), the pairs' first rows then their second: for Wqkv, dims
  * j and j + 32 of one head, so RoPE rotates inside the block; for Wi, gate row f
- * and up row F + f, so GeGLU forms one output a pair. Wi takes 20 pairs a block
- * where F / 16 blocks would outnumber the SMs: for the English model ceil(F / 20)
- * makes one wave on the H200's 132 SMs where F / 16 (164) made two once a block's
- * X no longer let two share an SM (the forward with both fused up to 64 tokens
- * -4.5% at 16 tokens, -9% at 40; Wqkv in 12-pair blocks, 128 of them against
- * 96, was 2.5% slower at 16 tokens: bench/results/experiments/bulk-x/). X
- * arrives by bulk copies, as in the split kernel.
+ * and up row F + f, so GeGLU forms one output a pair. Wi takes 20 pairs a block,
+ * not 16: ceil(F / 20) blocks make one wave on the H200's 132 SMs where F / 16
+ * (164) made two once a block's X no longer let two share an SM (the forward
+ * with both fused up to 64 tokens -4.5% at 16 tokens, -9% at 40; Wqkv in 12-pair
+ * blocks, 128 of them against 96, was 2.5% slower at 16 tokens:
+ * bench/results/experiments/bulk-x/). X arrives by bulk copies, as in the split
+ * kernel.
  *
  * Numerics: the block's fp32 product is rounded to the serving dtype first,
  * exactly as a GEMM writes it and as kn_rope and kn_geglu read it, then RoPE's
@@ -32,11 +32,10 @@
 #include "kernels/rope.cuh"
 
 #define PS_THREADS (32 * SO_WARPS)
-/* Pairs a Wi block: 16, or 20 where F / 16 blocks would outnumber the SMs (English: 164 on
- * the H200's 132, a second wave once a block's X no longer lets two share an SM; ceil(F / 20)
- * = 132 is one). mmBERT's F / 16 = 72 fit at 16. */
-#define PS_GEGLU_P_FEW 16
-#define PS_GEGLU_P_WIDE 20
+/* Weight rows a Wi block: 40 (20 pairs), ceil(F / 20) blocks (132 for the English model);
+ * 32 made 164, a second wave from 32 rows of X, when two blocks no longer fit an SM. */
+#define PS_GEGLU_NT 40
+#define PS_GEGLU_P (PS_GEGLU_NT / 2)
 /* Weight rows a Wqkv block: 32 (16 pairs), 3 D / 32 blocks (96 for the English model);
  * 24 (12 pairs, 128 blocks) was slower. Any multiple of 8 whose half is a multiple of 4. */
 #define PS_ROPE_NT 32
@@ -56,12 +55,12 @@ struct ps_rope_rows {
         return ps_rope_col(PS_ROPE_P * b + r % PS_ROPE_P) + KN_ROPE_HALF * (r / PS_ROPE_P);
     }
 };
-template <int P> struct ps_geglu_rows { /* pairs past F (the last block) read row F - 1's; not stored */
+struct ps_geglu_rows { /* pairs past F (the last block) read row F - 1's pair; their outputs are not stored */
     int b, F;
     __device__ __forceinline__ int operator()(int r) const
     {
-        const int f = P * b + r % P;
-        return (f < F ? f : F - 1) + F * (r / P);
+        const int f = PS_GEGLU_P * b + r % PS_GEGLU_P;
+        return (f < F ? f : F - 1) + F * (r / PS_GEGLU_P);
     }
 };
 
@@ -122,16 +121,17 @@ __device__ __forceinline__ void ps_epilogue_rope(const float *red, T *Y, int M, 
     }
 }
 
-/* Block b's GeGLU outputs, columns [P b, P b + P) of G [M, F], from the warps' tiles in
- * red (gate f at column f - P b, up f at P more). */
-template <typename T, int MT, int P>
+/* Block b's GeGLU outputs, columns [P b, P b + P) of G [M, F] (P = PS_GEGLU_P pairs),
+ * from the warps' tiles in red (gate f at column f - P b, up f at P more). */
+template <typename T, int MT>
 __device__ __forceinline__ void ps_epilogue_geglu(const float *red, T *G, int M, int b, int F)
 {
+    constexpr int P = PS_GEGLU_P;
     for (int g = threadIdx.x; g < M * (P / 4); g += PS_THREADS) {
         const int m = g / (P / 4), c = 4 * (g % (P / 4));
         if (P * b + c >= F)
             continue;
-        const float4 a = so_sum4<MT, 2 * P>(red, m, c), z = so_sum4<MT, 2 * P>(red, m, c + P);
+        const float4 a = so_sum4<MT, PS_GEGLU_NT>(red, m, c), z = so_sum4<MT, PS_GEGLU_NT>(red, m, c + P);
         const float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
         const float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
         float o[4];
@@ -161,30 +161,19 @@ proj_rope_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict
     ps_epilogue_rope<T, MT>(red, Y, M, b, D, an);
 }
 
-template <typename T, int MT, int P>
+template <typename T, int MT>
 __global__ void __launch_bounds__(PS_THREADS, 1)
 proj_geglu_kernel(const T *__restrict__ X, const T *__restrict__ W, T *__restrict__ G, int M, int K, int F)
 {
     extern __shared__ __align__(128) unsigned char sm[];
     const int b = blockIdx.x;
-    float acc[MT][2 * P / 8][4];
-    unsigned char *xs = so_block<T, MT, true, 2 * P>(
-        sm, W, M, K, K, ps_geglu_rows<P>{b, F}, 0,
+    float acc[MT][PS_GEGLU_NT / 8][4];
+    unsigned char *xs = so_block<T, MT, true, PS_GEGLU_NT>(
+        sm, W, M, K, K, ps_geglu_rows{b, F}, 0,
         [&](unsigned char *x, uint64_t *bar) { so_load_x_bulk<T>(X, x, bar, M, K, K, 0); }, acc);
     float *red = reinterpret_cast<float *>(xs);
-    so_tiles<MT, 2 * P>(red, acc);
-    ps_epilogue_geglu<T, MT, P>(red, G, M, b, F);
-}
-
-template <typename T, int MT, int P>
-static int ps_launch_geglu(kn_stream ks, const void *X, const void *W, void *G, int M, int K, int F)
-{
-    const size_t smem = so_smem(MT, K, 2 * P);
-    auto kern = proj_geglu_kernel<T, MT, P>;
-    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    KN_CUDA(kn_launch(kern, dim3((unsigned)((F + P - 1) / P)), dim3(PS_THREADS), smem, ks, (const T *)X,
-                      (const T *)W, (T *)G, M, K, F));
-    return 0;
+    so_tiles<MT, PS_GEGLU_NT>(red, acc);
+    ps_epilogue_geglu<T, MT>(red, G, M, b, F);
 }
 
 template <typename T, int MT, int EPI>
@@ -197,14 +186,14 @@ static int ps_launch(kn_stream ks, const void *X, const void *W, void *Y, int M,
         KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         KN_CUDA(kn_launch(kern, dim3((unsigned)(3 * D / 2 / PS_ROPE_P)), dim3(PS_THREADS), smem, ks, (const T *)X,
                           (const T *)W, (T *)Y, M, K, D, pos, ct, st));
-        return 0;
     } else {
-        int sms = 0;
-        if (kn_sms(&sms))
-            return -1;
-        return F / PS_GEGLU_P_FEW > sms ? ps_launch_geglu<T, MT, PS_GEGLU_P_WIDE>(ks, X, W, Y, M, K, F)
-                                        : ps_launch_geglu<T, MT, PS_GEGLU_P_FEW>(ks, X, W, Y, M, K, F);
+        const size_t smem = so_smem(MT, K, PS_GEGLU_NT);
+        auto kern = proj_geglu_kernel<T, MT>;
+        KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        KN_CUDA(kn_launch(kern, dim3((unsigned)((F + PS_GEGLU_P - 1) / PS_GEGLU_P)), dim3(PS_THREADS), smem, ks,
+                          (const T *)X, (const T *)W, (T *)Y, M, K, F));
     }
+    return 0;
 }
 
 template <typename T, int EPI>
@@ -224,7 +213,7 @@ extern "C" int kn_proj_small_ok(kn_dtype wdt, int M, int K)
     kn_dev d;
     if (!kn_is16(wdt) || M < 1 || M > KN_PROJ_SMALL_MAXM || K < 16 || K % 16 != 0 || kn_dev_info(&d))
         return 0;
-    const int nt = 2 * PS_GEGLU_P_WIDE > PS_ROPE_NT ? 2 * PS_GEGLU_P_WIDE : PS_ROPE_NT;
+    const int nt = PS_GEGLU_NT > PS_ROPE_NT ? PS_GEGLU_NT : PS_ROPE_NT;
     return d.major == 9 && so_smem((M + 15) / 16, K, nt) <= (size_t)d.smem_optin;
 }
 

@@ -3,7 +3,7 @@
 # tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). The tree's backend suite,
 # each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
 # and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to 128 (-step8); then the mmBERT
-# geometry with the fused projections off / on at 16 tokens. Everything lands in results.tgz.
+# geometry with the fused projections off / on at 16 tokens, Wi in 20- or 16-pair blocks (-wi-pairs-by-f). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -36,18 +36,27 @@ for v in main16 step8 main16b step8b; do
   timeout 75 $b bench --model $W/english --shapes 1x60,1x70,1x83,1x100,1x120 --commit "$LAYAD_COMMIT ($v)" \
     --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
-# the mmBERT-base geometry (random weights, the ModernBERT tokenizer; F / 16 = 72 blocks: Wi in 16-pair
-# blocks): the fused projections off / on at 16 tokens, A/B/A/B
+# the mmBERT-base geometry (random weights, the ModernBERT tokenizer; F = 1152): the fused projections off /
+# on at 16 tokens, with Wi in 20-pair blocks (58 of them: the tree) or 16-pair ones (72: -wi-pairs-by-f,
+# which takes 20 only where F / 16 blocks outnumber the SMs), A/B/C/A/B/C; the English 1x16 with each
 $BIN/layad-dev mkmodel --preset mmbert-base --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/mmbert \
   > $W/mk.log 2>&1
 cat > $W/mmbert/tokenizer/tokenizer_config.json <<'JSON'
 {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "mask_token": "[MASK]", "unk_token": "[UNK]", "model_max_length": 8192, "tokenizer_class": "PreTrainedTokenizerFast"}
 JSON
 sed -i 's/"pad_token_id": 0/"pad_token_id": 50283/; s/"eos_token_id": 1/"eos_token_id": 50282/; s/"bos_token_id": 2/"bos_token_id": 50281/; s/"cls_token_id": 2/"cls_token_id": 50281/; s/"sep_token_id": 1/"sep_token_id": 50282/' $W/mmbert/encoder/config.json
-for v in mm0 mm16 mm0b mm16b; do
-  n=0; case $v in mm16*) n=16 ;; esac
-  timeout 60 $BIN/layad-dev bench --model $W/mmbert --shapes 1x16,1x40 --fused-proj-tokens $n \
+for v in mm0 mm16 mmpf16 mm0b mm16b mmpf16b; do
+  b=$BIN/layad-dev; case $v in mmpf*) b=$BIN/layad-dev-wi-pairs-by-f ;; esac
+  n=16; case $v in mm0*) n=0 ;; esac
+  timeout 60 $b bench --model $W/mmbert --shapes 1x16,1x40 --fused-proj-tokens $n \
     --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-mmbert-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+CK_RUN_CASE=split timeout 100 $BIN/gpu_kernels-wi-pairs-by-f > $OUT/gpu_kernels-wi-pairs-by-f-split.log 2>&1
+echo "gpu_kernels-wi-pairs-by-f (split case) exit $?"; grep -E "Checks|F:" $OUT/gpu_kernels-wi-pairs-by-f-split.log | tail -3
+for v in en pf en2 pf2; do
+  b=$BIN/layad-dev; case $v in pf*) b=$BIN/layad-dev-wi-pairs-by-f ;; esac
+  timeout 60 $b bench --model $W/english --shapes 1x16 --commit "$LAYAD_COMMIT ($v)" \
+    --out $OUT/forward-pf-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete
