@@ -5,7 +5,8 @@
 # forward with fused-proj 0 / 16 (A/B/A/B), the forward with the small split kernel up to 48 or 96
 # tokens in each build (cuBLASLt's split in the 64- and 96-token buckets, or the own kernel by cp.async
 # or by bulk copies), main's forward on the shapes, English fp16 parity at the defaults,
-# the fused projections up to 64 tokens in each build (Wi's blocks of 32 or 40 rows), bench_kernels gemm_split of both builds, and the bulk build's small-kernel suite under memcheck.
+# the fused projections up to 64 tokens in each build (Wi's blocks of 32 or 40 rows), bench_kernels
+# gemm_split of both builds, and the bulk build's small-kernel suite under memcheck.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS

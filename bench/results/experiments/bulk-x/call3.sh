@@ -1,18 +1,21 @@
 # run from the repository root on the lent H200, carrying .carry as staged by `./stage.sh 3`. Why this tree
 # is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
 # tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). The tree's backend suite,
-# each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then Wi + GeGLU fused alone up to 32
-# and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to 128 (-step8); then the mmBERT
-# geometry with the fused projections off / on at 16 tokens, Wi in 20- or 16-pair blocks (-wi-pairs-by-f). Everything lands in results.tgz.
+# each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then
+# Wi + GeGLU fused alone up to 32 and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to
+# 128 (-step8); then the mmBERT geometry with the fused projections off / on at 16 tokens, Wi in 20-
+# or 16-pair blocks (-wi-pairs-by-f). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
 timeout 200 $BIN/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"; grep -E "Checks|one per forward|F:" $OUT/gpu_backend_cuda.log | tail -4
+echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"
+grep -E "Checks|one per forward|F:" $OUT/gpu_backend_cuda.log | tail -4
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 for v in "" -spread -cp32; do
   CK_RUN_CASE=split timeout 100 $BIN/gpu_kernels$v > $OUT/gpu_kernels$v-split.log 2>&1
-  echo "gpu_kernels$v (split case) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels$v-split.log | tail -3
+  echo "gpu_kernels$v (split case) exit $? $((SECONDS-t0)) s"
+  grep -E "Checks|F:" $OUT/gpu_kernels$v-split.log | tail -3
   [ -n "$cs" ] && CK_RUN_CASE=split timeout 150 "$cs" --tool memcheck --error-exitcode 9 $BIN/gpu_kernels$v \
     > $OUT/memcheck-split$v.log 2>&1
   echo "memcheck$v exit $? $((SECONDS-t0)) s"; tail -1 $OUT/memcheck-split$v.log
@@ -52,7 +55,8 @@ for v in mm0 mm16 mmpf16 mm0b mm16b mmpf16b; do
     --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-mmbert-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
 CK_RUN_CASE=split timeout 100 $BIN/gpu_kernels-wi-pairs-by-f > $OUT/gpu_kernels-wi-pairs-by-f-split.log 2>&1
-echo "gpu_kernels-wi-pairs-by-f (split case) exit $?"; grep -E "Checks|F:" $OUT/gpu_kernels-wi-pairs-by-f-split.log | tail -3
+echo "gpu_kernels-wi-pairs-by-f (split case) exit $?"
+grep -E "Checks|F:" $OUT/gpu_kernels-wi-pairs-by-f-split.log | tail -3
 for v in en pf en2 pf2; do
   b=$BIN/layad-dev; case $v in pf*) b=$BIN/layad-dev-wi-pairs-by-f ;; esac
   timeout 60 $b bench --model $W/english --shapes 1x16 --commit "$LAYAD_COMMIT ($v)" \
