@@ -102,7 +102,7 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 __host__ __device__ static inline int x_boxes(int K) { return (K / S + 63) / 64; }
 static inline size_t smem_bytes_tma(int MT, int K)
 {
-    const size_t x = (size_t)x_boxes(K) * 16 * MT * 128, red = (size_t)WARPS * 16 * MT * SO_RED * 4;
+    const size_t x = (size_t)x_boxes(K) * 16 * MT * 128, red = (size_t)WARPS * 16 * MT * so_red(SO_NT) * 4;
     return 128 + (size_t)NT * so_row_bytes(K / S) + 1024 + (x > red ? x : red);
 }
 

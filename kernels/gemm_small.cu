@@ -21,13 +21,13 @@
  * buckets of at most 48 tokens (cuda_backend_opts.small_gemm_tokens). Bulk
  * copies without clusters then beat cp.async alone (MLP out 3.18 against 3.57 us
  * at 16 rows, 7.15 against 8.44 at 96) and in the forward at 16 tokens (-1.5%;
- * even at 40 and 60), but still lose to cuBLASLt at 96 rows (1x83 +7%;
- * bench/results/experiments/bulk-x/). 64-feature blocks over 8 parts, and the
+ * even at 40 and 60), though at 32 rows attention out is slower (2.96 against
+ * 2.84 us; the forward at 1x30 +0.9%), and they still lose to cuBLASLt at 96
+ * rows (1x83 +7%; bench/results/experiments/bulk-x/). 64-feature blocks over 8 parts, and the
  * same kernel for Wqkv and Wi in fp32 parts summed by the next kernel, were
  * slower and are not built.
  */
 #include "kernels/gemm_small.cuh"
-
 
 template <typename T, int MT>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)

@@ -19,8 +19,8 @@
 
 #define SO_NT 32           /* output features a block; warp 0's lanes copy one W row each */
 #define SO_WARPS 4         /* warps a block, splitting the slice's k-steps */
-#define SO_RED (SO_NT + 4) /* floats a row of the warps' tiles (padded against bank conflicts) */
-/* The same for NT output features a block (a multiple of 8, at most 64; SO_NT unless said). */
+/* Floats a row of the warps' tiles for NT output features a block (a multiple of 8, at most
+ * 64; SO_NT unless said), padded against bank conflicts. */
 __host__ __device__ constexpr int so_red(int NT) { return NT + 4; }
 
 /* Rows of W and X in shared memory are padded by 16 bytes, so that ldmatrix's
@@ -200,8 +200,8 @@ __device__ __forceinline__ void so_mma(const unsigned char *ws, const unsigned c
 /* A block's part of the product into acc: its W tile (rows row_of(lane), see
  * so_load_w) requested before the programmatic wait, X copied after it by
  * load_x(xs) (cp.async) or, XB, load_x(xs, bar) (bulk copies on the W tile's
- * barrier), the
- * warps' k-steps. Returns the X slice's room, free for the warps' tiles. */
+ * barrier), the warps' k-steps. Returns the X slice's room, free for the warps'
+ * tiles. */
 template <typename T, int MT, bool XB = false, int NT = SO_NT, typename RowOf, typename LoadX>
 __device__ __forceinline__ unsigned char *so_block(unsigned char *sm, const T *W, int M, int K, int Ks, RowOf row_of,
                                                    int s, LoadX load_x, float (&acc)[MT][NT / 8][4])

@@ -11,10 +11,11 @@
  * and up row F + f, so GeGLU forms one output a pair. Wi takes 20 pairs a block,
  * not 16: ceil(F / 20) blocks make one wave on the H200's 132 SMs where F / 16
  * (164) made two once a block's X no longer let two share an SM (the forward
- * with both fused up to 64 tokens -4.5% at 16 tokens, -9% at 40; Wqkv in 12-pair
- * blocks, 128 of them against 96, was 2.5% slower at 16 tokens:
- * bench/results/experiments/bulk-x/). X arrives by bulk copies, as in the split
- * kernel.
+ * with both fused up to 64 tokens, X by bulk copies: -5% at 16 tokens, -9% at 40;
+ * Wqkv in 12-pair blocks, 128 of them against 96, was 2.5% slower at 16 tokens:
+ * bench/results/experiments/bulk-x/). For mmBERT's F = 1152 it makes 58 blocks
+ * where 16 pairs made 72, not yet timed. X arrives by bulk copies, as in the
+ * split kernel.
  *
  * Numerics: the block's fp32 product is rounded to the serving dtype first,
  * exactly as a GEMM writes it and as kn_rope and kn_geglu read it, then RoPE's
@@ -40,7 +41,7 @@
  * 24 (12 pairs, 128 blocks) was slower. Any multiple of 8 whose half is a multiple of 4. */
 #define PS_ROPE_NT 32
 #define PS_ROPE_P (PS_ROPE_NT / 2)
-/* Epilogue groups (a row's 4 pairs) a thread takes at most */
+/* Epilogue groups (a row's 4 pairs) a thread takes at most. */
 #define PS_ROPE_G ((KN_PROJ_SMALL_MAXM * (PS_ROPE_P / 4) + PS_THREADS - 1) / PS_THREADS)
 
 enum { PS_ROPE, PS_GEGLU };
@@ -87,6 +88,17 @@ __device__ __forceinline__ void ps_load_angles(ps_angles &a, const int32_t *pos,
 
 template <typename T> __device__ __forceinline__ float ps_round(float x) { return kn_f(kn_from<T>(x)); }
 
+/* Pairs [c, c + 4) of row m from the warps' tiles in red (a block of NT rows: P = NT / 2
+ * pairs, first rows at column c, second at c + P), each product rounded to T as a GEMM
+ * writes it. */
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void ps_pairs4(const float *red, int m, int c, float (&x1)[4], float (&x2)[4])
+{
+    const float4 a = so_sum4<MT, NT>(red, m, c), z = so_sum4<MT, NT>(red, m, c + NT / 2);
+    x1[0] = ps_round<T>(a.x), x1[1] = ps_round<T>(a.y), x1[2] = ps_round<T>(a.z), x1[3] = ps_round<T>(a.w);
+    x2[0] = ps_round<T>(z.x), x2[1] = ps_round<T>(z.y), x2[2] = ps_round<T>(z.z), x2[3] = ps_round<T>(z.w);
+}
+
 template <typename T> __device__ __forceinline__ void ps_store4(T *p, const float v[4])
 {
     typename kn_pair<T>::type h[2] = {kn_pack<T>(v[0], v[1]), kn_pack<T>(v[2], v[3])};
@@ -105,9 +117,8 @@ __device__ __forceinline__ void ps_epilogue_rope(const float *red, T *Y, int M, 
         if (g >= Q * M)
             break;
         const int m = g / Q, c = 4 * (g % Q), p = P * b + c;
-        const float4 a = so_sum4<MT, PS_ROPE_NT>(red, m, c), z = so_sum4<MT, PS_ROPE_NT>(red, m, c + P);
-        float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
-        float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
+        float x1[4], x2[4];
+        ps_pairs4<T, MT, PS_ROPE_NT>(red, m, c, x1, x2);
         if (p < D) {
             const float cc[4] = {an.c[k].x, an.c[k].y, an.c[k].z, an.c[k].w};
             const float ss[4] = {an.s[k].x, an.s[k].y, an.s[k].z, an.s[k].w};
@@ -131,9 +142,8 @@ __device__ __forceinline__ void ps_epilogue_geglu(const float *red, T *G, int M,
         const int m = g / (P / 4), c = 4 * (g % (P / 4));
         if (P * b + c >= F)
             continue;
-        const float4 a = so_sum4<MT, PS_GEGLU_NT>(red, m, c), z = so_sum4<MT, PS_GEGLU_NT>(red, m, c + P);
-        const float x1[4] = {ps_round<T>(a.x), ps_round<T>(a.y), ps_round<T>(a.z), ps_round<T>(a.w)};
-        const float x2[4] = {ps_round<T>(z.x), ps_round<T>(z.y), ps_round<T>(z.z), ps_round<T>(z.w)};
+        float x1[4], x2[4];
+        ps_pairs4<T, MT, PS_GEGLU_NT>(red, m, c, x1, x2);
         float o[4];
 #pragma unroll
         for (int e = 0; e < 4; e++)

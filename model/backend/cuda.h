@@ -81,8 +81,9 @@ typedef struct cuda_backend_opts {
                               most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
                               own kernel with RoPE and GeGLU in their epilogue
                               (kn_proj_small_rope / _geglu): two launches fewer a layer. On
-                              the H200 the forward -5% at 1x16, +0.9% at 1x30 and +8% at 1x40
-                              with it up to 48 (bench/results/experiments/bulk-x/) */
+                              the H200 the forward -3.5% at 1x16 (before Wi's blocks in one
+                              wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
+                              (bench/results/experiments/bulk-x/) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

@@ -183,13 +183,14 @@ static int fused_bucket(const cuda_backend *b)
     return b->bucket <= b->o.fused_proj_tokens && b->F % 16 == 0 && kn_proj_small_ok(b->dt, b->bucket, b->D);
 }
 
-/* qkv = Wqkv xn with RoPE applied: in one launch in fused buckets, else the
- * GEMM then kn_rope. */
-static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, const int32_t *pos, layad_error *err)
+/* qkv = Wqkv xn with RoPE applied: in one launch when fused (fused_bucket),
+ * else the GEMM then kn_rope. */
+static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, const int32_t *pos, int fused,
+                    layad_error *err)
 {
     dev_acts *a = &b->a;
     const float *ct = global ? a->cos_g : a->cos_l, *st = global ? a->sin_g : a->sin_l;
-    if (fused_bucket(b)) {
+    if (fused) {
         LAUNCH(kn_proj_small_rope(b->ks, a->xn, L->wqkv, b->dt, a->qkv, T, b->D, b->D, pos, ct, st));
         return 0;
     }
@@ -198,12 +199,12 @@ static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, cons
     return 0;
 }
 
-/* g = GeGLU(Wi xn): in one launch in fused buckets, else the GEMM into u then
- * kn_geglu. */
-static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, layad_error *err)
+/* g = GeGLU(Wi xn): in one launch when fused (fused_bucket), else the GEMM
+ * into u then kn_geglu. */
+static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad_error *err)
 {
     dev_acts *a = &b->a;
-    if (fused_bucket(b)) {
+    if (fused) {
         LAUNCH(kn_proj_small_geglu(b->ks, a->xn, L->wi, b->dt, a->g, T, b->F, b->D));
         return 0;
     }
@@ -220,13 +221,14 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     dev_acts *a = &b->a;
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
+    const int fused = fused_bucket(b); /* asked once: it queries the device */
 
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
     for (int i = 0; i < b->n_layers; i++) {
         const dev_layer *L = &b->w.enc[i];
         const int global = b->cfg.layer_global[i];
-        if (qkv_rope(b, L, T, global, pos, err))
+        if (qkv_rope(b, L, T, global, pos, fused, err))
             return -1;
         LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
                             global ? -1 : b->window));
@@ -234,7 +236,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        if (wi_geglu(b, L, T, err))
+        if (wi_geglu(b, L, T, fused, err))
             return -1;
         if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
