@@ -300,6 +300,71 @@ START_TEST(fused_proj_rows)
 }
 END_TEST
 
+/* A backend warming the buckets of warm, with cuBLASLt's heuristic algorithms (untimed: the
+ * same in every backend) and path_tune_tokens tune; T > 0: the own-kernel paths of buckets
+ * up to T fixed by the thresholds as paths says, else the default thresholds. */
+static laya_backend *make_paths(const cuda_bucket *warm, int n_warm, int T, int paths, int tune)
+{
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.warm = warm;
+    o.n_warm = n_warm;
+    o.gemm_tune = 0;
+    if (T > 0) {
+        o.small_gemm_tokens = paths & CUDA_PATH_SMALL ? T : 0;
+        o.fused_proj_tokens = paths & CUDA_PATH_FUSED ? T : 0;
+    }
+    o.path_tune_tokens = tune;
+    layad_error err = {0};
+    laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
+    ck_assert_msg(b != NULL, "create: %s", err.msg);
+    return b;
+}
+
+/* Paths chosen by timing at warm-up (path_tune_tokens): each of the buckets of 16, 32 and
+ * 48 tokens timed two or more paths and kept a timed one; a row in it then gives, graph
+ * and eager alike, bit for bit what a backend whose thresholds fix the same paths gives. */
+START_TEST(timed_paths)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    const cuda_bucket warm[3] = {{1, 16, 0}, {1, 32, 0}, {1, 48, 0}};
+    laya_backend *b = make_paths(warm, 3, 0, 0, 48);
+    cuda_backend_info info;
+    ck_assert_int_eq(cuda_backend_info_get(b, &info, &err), 0);
+    ck_assert_int_eq(info.n_warm, 3);
+    for (int i = 0; i < 3; i++) {
+        const int T = info.warm_tokens[i], kept = info.warm_path[i];
+        int timed = 0;
+        for (int p = 0; p < CUDA_PATHS; p++)
+            timed += info.warm_path_ms[i][p] > 0;
+        printf("timed paths, %d tokens: %d timed (ms %.4f / %.4f / %.4f / %.4f), kept %d\n", T, timed,
+               info.warm_path_ms[i][0], info.warm_path_ms[i][1], info.warm_path_ms[i][2], info.warm_path_ms[i][3],
+               kept);
+        ck_assert_msg(timed >= 2, "%d tokens: %d paths timed", T, timed);
+        ck_assert_msg(kept >= 0 && kept < CUDA_PATHS && info.warm_path_ms[i][kept] > 0, "%d tokens: kept %d", T,
+                      kept);
+        synth_set s;
+        ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 1, T - 3, 3, 17 + i, &err), 0);
+        fwd_out e, g, f;
+        ck_assert(!fwd_out_alloc(&e, 1, 3, &err) && !fwd_out_alloc(&g, 1, 3, &err) && !fwd_out_alloc(&f, 1, 3, &err));
+        laya_backend *fixed = make_paths(&warm[i], 1, T, kept, 0);
+        fwd(b, s.rows, 1, &e, 0);
+        fwd(b, s.rows, 1, &g, 1);
+        fwd(fixed, s.rows, 1, &f, 1);
+        ck_assert_msg(fwd_out_identical(&e, &g), "%d tokens: graph replay != eager", T);
+        ck_assert_msg(fwd_out_identical(&g, &f), "%d tokens: timed paths != the same paths fixed", T);
+        fixed->ops->destroy(fixed);
+        fwd_out_free(&e);
+        fwd_out_free(&g);
+        fwd_out_free(&f);
+        synth_free(&s);
+    }
+    b->ops->destroy(b);
+}
+END_TEST
+
 START_TEST(late_capture)
 {
     if (!g_have)
@@ -400,6 +465,7 @@ int main(void)
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
     tcase_add_test(t, fused_proj_rows);
+    tcase_add_test(t, timed_paths);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);

@@ -1,7 +1,8 @@
 /*
  * test_backend_cuda.c - the host-side parts of the GPU forward, in CI (no GPU).
  *
- * The shape-list parser (bucket arithmetic is tests/test_batching.c), the parity sweep generator (288 rows over 60 states,
+ * The shape-list parser (bucket arithmetic is tests/test_batching.c), the choice of a
+ * bucket's kernel paths (fixed and timed), the parity sweep generator (288 rows over 60 states,
  * every type, lengths 10..max_len, deterministic, markers valid), the
  * comparison helpers the parity gates rest on (NaN fails, margins gate
  * argmax), the reference cache (round trip, stale keys rejected), the FLOP
@@ -57,6 +58,35 @@ static laya_config fake_cfg(int vocab)
     c.max_len = 512;
     return c;
 }
+
+/* The paths the thresholds give a bucket, and the choice among timed ones: the thresholds'
+ * path stays within the margin, a path faster by more wins, ties keep the first, and the
+ * fastest wins where the thresholds' path was not timed. */
+START_TEST(path_choice)
+{
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_SMALL | CUDA_PATH_FUSED);
+    ck_assert_int_eq(cuda_path_fixed(&o, 32), CUDA_PATH_SMALL);
+    ck_assert_int_eq(cuda_path_fixed(&o, 48), CUDA_PATH_SMALL);
+    ck_assert_int_eq(cuda_path_fixed(&o, 64), 0);
+    o.small_gemm_tokens = 0;
+    ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_FUSED);
+    const int path[4] = {0, 1, 2, 3};
+    const double ms[4] = {1.000, 0.995, 0.986, 0.990};
+    ck_assert_int_eq(cuda_path_pick(path, ms, 4, 1, 0.01), 1); /* 0.986 is within 1% of 0.995 */
+    ck_assert_int_eq(cuda_path_pick(path, ms, 4, 0, 0.01), 2); /* 1.4% faster than 1.000 */
+    ck_assert_int_eq(cuda_path_pick(path, ms, 4, 0, 0.03), 0);
+    ck_assert_int_eq(cuda_path_pick(path, ms, 4, 2, 0.01), 2);
+    ck_assert_int_eq(cuda_path_pick(path, ms, 3, 3, 0.01), 2); /* 3 not timed: the fastest */
+    const double tie[3] = {0.9, 0.8, 0.8};
+    ck_assert_int_eq(cuda_path_pick(path, tie, 3, 3, 0.01), 1);
+    const int some[2] = {3, 1};
+    const double two[2] = {0.50, 0.49};
+    ck_assert_int_eq(cuda_path_pick(some, two, 2, 3, 0.01), 1); /* 0.49 is 2% below 0.50: index 1 */
+    ck_assert_int_eq(cuda_path_pick(some, two, 2, 3, 0.05), 0);
+}
+END_TEST
 
 START_TEST(parity_rows)
 {
@@ -221,6 +251,7 @@ int main(void)
     TCase *t = tcase_create("host");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, warm_list);
+    tcase_add_test(t, path_choice);
     tcase_add_test(t, parity_rows);
     tcase_add_test(t, compare_and_ref);
     tcase_add_test(t, work_counts);

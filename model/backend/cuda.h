@@ -48,6 +48,11 @@ typedef struct cuda_bucket {
 /* Progress of create's warm-up: called after each bucket (done of total). */
 typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens, double ms);
 
+/* The encoder's own-kernel paths in a bucket, as bits: the split residual-branch products on
+ * kn_gemm_split_small (small_gemm_tokens), Wqkv and Wi with RoPE / GeGLU in their epilogue
+ * (fused_proj_tokens); 0 is cuBLASLt plus the separate kernels. */
+enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATHS = 4 };
+
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
     int dtype;          /* enum cuda_dtype; default fp16 */
@@ -84,6 +89,13 @@ typedef struct cuda_backend_opts {
                               the H200 the forward -3.5% at 1x16 (before Wi's blocks in one
                               wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
                               (bench/results/experiments/bulk-x/) */
+    int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
+                              paths by timing at warm-up: each combination of the two own-kernel
+                              paths above that applies there (CUDA_PATH_*) is captured and timed,
+                              and the fastest is kept; the thresholds' choice stays unless
+                              another is more than 1% faster. Answers may then differ in their
+                              last bits between processes, as with gemm_tune. Timed only with
+                              graphs on. */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
@@ -103,6 +115,14 @@ typedef struct cuda_backend_opts {
  * bucket warmed, graphs on, fp32 residual branches, tuning on, PDL on, copy
  * timing on. */
 void cuda_backend_opts_default(cuda_backend_opts *o);
+
+/* The paths (CUDA_PATH_* bits) the fixed thresholds give a bucket of T tokens. */
+int cuda_path_fixed(const cuda_backend_opts *o, int T);
+
+/* Of n timed paths (path[i] took ms[i]), the index of the one to keep: that of dflt unless
+ * another is faster than it by more than the fraction margin, then the fastest; the fastest
+ * when dflt was not timed. Ties keep the earlier index. */
+int cuda_path_pick(const int *path, const double *ms, int n, int dflt, double margin);
 
 /* Parses "fp16" / "bf16" into *dtype; -1 on anything else. */
 int cuda_dtype_parse(const char *s, int *dtype);
@@ -167,6 +187,9 @@ typedef struct cuda_backend_info {
     double warm_capture_ms[CUDA_MAX_WARM];
     int warm_nodes[CUDA_MAX_WARM]; /* nodes of the bucket's graph (its first gathered class; 0 without
                                       graphs): the forward's launches and timing events */
+    int warm_path[CUDA_MAX_WARM];  /* the bucket's paths (CUDA_PATH_* bits) */
+    double warm_path_ms[CUDA_MAX_WARM][CUDA_PATHS]; /* path_tune_tokens: each path's median
+                                      forward at warm-up, by its bits (0: not timed) */
 } cuda_backend_info;
 
 /* Fills *info; mem_free is read now. 0, or -1 with err set. */

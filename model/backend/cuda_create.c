@@ -162,6 +162,8 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
         return -1;
     b->Rmax = b->o.max_batch_rows;
     b->Tmax = b->policy.bucket[b->policy.n_buckets - 1];
+    for (int i = 0; i < b->policy.n_buckets; i++) /* warm-up may time others */
+        b->path[i] = (unsigned char)cuda_path_fixed(&b->o, b->policy.bucket[i]);
     return 0;
 }
 

@@ -96,17 +96,23 @@ typedef struct pending_branch {
  * reads more). */
 #define BRANCH_PARTS 4
 
+/* Whether a T-slot bucket is small enough for split branches (o.split_tokens)
+ * and their parts fit a->o (fp32 [Tmax, D] when the branches accumulate). */
+static int split_bucket(const cuda_backend *b, int T)
+{
+    return b->acc && T <= b->o.split_tokens && (long)BRANCH_PARTS * T <= b->Tmax;
+}
+
 /* How many partial products the branch X W^T (K deep) of a T-slot bucket is
- * split into: 1 (not split) unless the bucket is small enough
- * (o.split_tokens), the parts fit a->o (fp32 [Tmax, D] when the branches
- * accumulate) and both the split GEMM and the LayerNorm over its parts take
- * the buffers (every LayerNorm scale is a 256-byte-aligned slice of the weight
- * arena, so final_norm stands for the one that follows). */
+ * split into: 1 (not split) unless split_bucket lets it and both the split
+ * GEMM and the LayerNorm over its parts take the buffers (every LayerNorm scale
+ * is a 256-byte-aligned slice of the weight arena, so final_norm stands for the
+ * one that follows). */
 static int branch_parts(const cuda_backend *b, const void *X, const void *W, int T, int K)
 {
     const int S = BRANCH_PARTS;
     const dev_acts *a = &b->a;
-    if (!b->acc || T > b->o.split_tokens || (long)S * T > b->Tmax)
+    if (!split_bucket(b, T))
         return 1;
     return kn_gemm_split_ok(b->dt, X, W, a->o, b->D, K, S) &&
                    kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn,
@@ -115,12 +121,23 @@ static int branch_parts(const cuda_backend *b, const void *X, const void *W, int
                : 1;
 }
 
-/* Whether the bucket being enqueued is small enough for the own small-pack
- * kernel (o.small_gemm_tokens). The bucket decides, not M: the tail's few
- * gathered rows of a larger bucket gained nothing on it (0.6% slower at 1x512
- * with the multicast form, within 0.4% from 1x83 to 1x512 with cp.async;
- * bench/results/experiments/mcast/, wide/). */
-static int small_bucket(const cuda_backend *b) { return b->bucket <= b->o.small_gemm_tokens; }
+/* Whether the bucket being enqueued runs its split products on the own
+ * small-pack kernel (its paths: o.small_gemm_tokens, or timed at warm-up). The
+ * bucket decides, not M: the tail's few gathered rows of a larger bucket gained
+ * nothing on it (0.6% slower at 1x512 with the multicast form, within 0.4% from
+ * 1x83 to 1x512 with cp.async; bench/results/experiments/mcast/, wide/). */
+static int small_bucket(const cuda_backend *b) { return (b->path_now & CUDA_PATH_SMALL) != 0; }
+
+/* Whether the own split kernel would run in a T-slot bucket whose paths ask for it: the
+ * branches split there and the kernel takes one of the encoder's two. */
+int cuda_small_ok(const cuda_backend *b, int T)
+{
+    const dev_acts *a = &b->a;
+    const dev_layer *L = &b->w.enc[0];
+    return split_bucket(b, T) &&
+           (kn_gemm_split_small_ok(b->dt, a->att, L->wo, a->o, T, b->D, b->D, BRANCH_PARTS) ||
+            kn_gemm_split_small_ok(b->dt, a->g, L->wo2, a->o, T, b->D, b->F, BRANCH_PARTS));
+}
 
 /* The split product X W^T into S fp32 partial products at a->o (or, in
  * prepare mode, its plan): on the own kernel in small buckets, else on
@@ -177,10 +194,13 @@ static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const
 }
 
 /* Whether the encoder's projections of the bucket being enqueued run on the
- * own kernel with RoPE / GeGLU in their epilogue (o.fused_proj_tokens). */
+ * own kernel with RoPE / GeGLU in their epilogue (its paths: o.fused_proj_tokens,
+ * or timed at warm-up), where that kernel takes the shapes. */
+int cuda_fused_ok(const cuda_backend *b, int T) { return b->F % 16 == 0 && kn_proj_small_ok(b->dt, T, b->D); }
+
 static int fused_bucket(const cuda_backend *b)
 {
-    return b->bucket <= b->o.fused_proj_tokens && b->F % 16 == 0 && kn_proj_small_ok(b->dt, b->bucket, b->D);
+    return (b->path_now & CUDA_PATH_FUSED) && cuda_fused_ok(b, b->bucket);
 }
 
 /* qkv = Wqkv xn with RoPE applied: in one launch when fused (fused_bucket),
@@ -349,7 +369,9 @@ static int mark(cuda_backend *b, int i, layad_error *err)
 int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
 {
     const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
+    const int bi = cuda_bucket_index(b, T);
     b->bucket = T;
+    b->path_now = bi < 0 ? cuda_path_fixed(&b->o, T) : b->path[bi];
     if (!b->prepare_only) {
         if (mark(b, 0, err))
             return -1;

@@ -18,6 +18,7 @@
  * one pending bucket per call, so the next pack of that size replays a graph.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "model/backend/cuda_internal.h"
@@ -53,7 +54,8 @@ static int prepare(cuda_backend *b, int T, int G, layad_error *err)
     return rc;
 }
 
-static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *err)
+/* Prepares bucket (T, G) and captures its forward into *exec (*nodes: the graph's nodes). */
+int cuda_capture_exec(cuda_backend *b, int T, int G, cudaGraphExec_t *exec, int *nodes, layad_error *err)
 {
     if (prepare(b, T, G, err))
         return -1;
@@ -64,22 +66,27 @@ static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *
     if (!rc && e != cudaSuccess)
         rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
                         cudaGetErrorString(e));
-    size_t nodes = 0;
-    if (!rc && cudaGraphGetNodes(graph, NULL, &nodes) != cudaSuccess)
+    size_t n = 0;
+    if (!rc && cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess)
         rc = layad_fail(err, 500, "cuda backend: nodes of the graph of %d tokens", T);
     if (!rc) {
-        g->nodes = (int)nodes;
-        e = cudaGraphInstantiate(&g->exec, graph, 0);
+        *nodes = (int)n;
+        e = cudaGraphInstantiate(exec, graph, 0);
         if (e != cudaSuccess)
             rc = layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T,
                             cudaGetErrorString(e));
     }
     if (graph)
         cudaGraphDestroy(graph);
-    if (rc) {
+    if (rc)
         (void)cudaGetLastError();
+    return rc ? -1 : 0;
+}
+
+static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *err)
+{
+    if (cuda_capture_exec(b, T, G, &g->exec, &g->nodes, err))
         return -1;
-    }
     g->ready = 1;
     g->pending = 0;
     __atomic_fetch_add(&b->st.graphs_cached, 1, __ATOMIC_RELAXED);
@@ -119,15 +126,58 @@ static int wanted(const cuda_backend *b, int T)
     return 0;
 }
 
+/* Prepares bucket (T, G) and runs it once eagerly on an all-padding pack (every kernel module
+ * loaded before a capture). */
+int cuda_warm_eager(cuda_backend *b, int T, int G, layad_error *err)
+{
+    batch_layout l;
+    return prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) || cuda_launch(b, T, G, 0, err)
+               ? -1
+               : 0;
+}
+
 /* Prepares, runs once (all padding) and captures bucket (T, G). */
 static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
-    batch_layout l;
-    if (prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) ||
-        cuda_launch(b, T, G, 0, err))
+    if (cuda_warm_eager(b, T, G, err))
         return -1;
     bucket_graph *g = slot(b, T, G);
     return b->o.use_graphs && !g->ready ? capture(b, T, G, g, err) : 0;
+}
+
+/* Warms every gathered class bucket T owns, its paths chosen by timing first where asked
+ * (path_tune_tokens), and records the bucket in info. */
+static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *err)
+{
+    const double t1 = cuda_now_ms();
+    double pm[CUDA_PATHS] = {0};
+    int nodes = 0, first = 1;
+    for (int c = 0; c < BATCH_GCLASSES; c++) {
+        if (!batch_gclass_own(&b->policy, T, c))
+            continue;
+        const int G = batch_gcap(&b->policy, T, c);
+        if (first && T <= b->o.path_tune_tokens && b->o.use_graphs && cuda_choose_path(b, T, G, pm, err))
+            return -1;
+        if (warm_bucket(b, T, G, err))
+            return -1;
+        if (first && b->o.use_graphs)
+            nodes = slot(b, T, G)->nodes;
+        first = 0;
+        (*done)++;
+    }
+    const double ms = cuda_now_ms() - t1;
+    cuda_backend_info *in = &b->info;
+    if (in->n_warm < CUDA_MAX_WARM) {
+        const int k = in->n_warm++;
+        in->warm_tokens[k] = T;
+        in->warm_nodes[k] = nodes;
+        in->warm_capture_ms[k] = ms;
+        in->warm_path[k] = b->path[cuda_bucket_index(b, T)];
+        memcpy(in->warm_path_ms[k], pm, sizeof pm);
+    }
+    if (b->o.progress)
+        b->o.progress(b->o.progress_arg, *done, total, T, ms);
+    return 0;
 }
 
 int cuda_warm_up(cuda_backend *b, layad_error *err)
@@ -139,31 +189,9 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
             total += batch_gclass_own(&b->policy, T, c);
     }
     const double t0 = cuda_now_ms();
-    for (int i = 0; i < b->policy.n_buckets; i++) {
-        const int T = b->policy.bucket[i];
-        if (!wanted(b, T))
-            continue;
-        const double t1 = cuda_now_ms();
-        int nodes = 0;
-        for (int c = 0; c < BATCH_GCLASSES; c++) {
-            if (!batch_gclass_own(&b->policy, T, c))
-                continue;
-            const int G = batch_gcap(&b->policy, T, c);
-            if (warm_bucket(b, T, G, err))
-                return -1;
-            if (!nodes && b->o.use_graphs)
-                nodes = slot(b, T, G)->nodes;
-            done++;
-        }
-        const double ms = cuda_now_ms() - t1;
-        if (b->info.n_warm < CUDA_MAX_WARM) {
-            b->info.warm_tokens[b->info.n_warm] = T;
-            b->info.warm_nodes[b->info.n_warm] = nodes;
-            b->info.warm_capture_ms[b->info.n_warm++] = ms;
-        }
-        if (b->o.progress)
-            b->o.progress(b->o.progress_arg, done, total, T, ms);
-    }
+    for (int i = 0; i < b->policy.n_buckets; i++)
+        if (wanted(b, b->policy.bucket[i]) && warm_cap(b, b->policy.bucket[i], &done, total, err))
+            return -1;
     b->info.warm_ms = cuda_now_ms() - t0;
     return 0;
 }

@@ -6,6 +6,7 @@
  *   cuda_weights.c  weight upload, activation arena, pinned staging
  *   cuda_forward.c  one pack: staging, the encoder and head enqueued, results out
  *   cuda_graphs.c   one graph per bucket: tuning, capture, warm-up, late capture
+ *   cuda_paths.c    a small bucket's own-kernel paths, chosen by timing at warm-up
  *   cuda_create.c   create / destroy / stats / info
  */
 #ifndef LAYAD_CUDA_INTERNAL_H
@@ -110,6 +111,8 @@ typedef struct cuda_backend {
     kn_gemm_ctx *gemm;
     int prepare_only; /* 1: gemm() prepares plans, nothing is launched */
     int bucket;       /* token slots of the bucket being enqueued (cuda_enqueue) */
+    int path_now;     /* its paths (CUDA_PATH_* bits) */
+    unsigned char path[BATCH_MAX_BUCKETS]; /* each bucket's paths: the thresholds', or timed */
     void *warena;
     size_t wbytes;
     dev_weights w;
@@ -137,16 +140,24 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err);
 int cuda_enqueue(cuda_backend *b, int cap, int gcap, layad_error *err);
 int cuda_stage(cuda_backend *b, int cap, int gcap, const laya_row *rows, int n, batch_layout *l,
                layad_error *err);
+int cuda_small_ok(const cuda_backend *b, int cap); /* the own split kernel would run there */
+int cuda_fused_ok(const cuda_backend *b, int cap); /* the fused projections take its shapes */
 int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
                   int use_graph, layad_error *err);
 
 /* cuda_graphs.c */
 int cuda_bucket_index(const cuda_backend *b, int cap);
 int cuda_launch(cuda_backend *b, int cap, int gcap, int use_graph, layad_error *err);
+int cuda_warm_eager(cuda_backend *b, int cap, int gcap, layad_error *err);
+int cuda_capture_exec(cuda_backend *b, int cap, int gcap, cudaGraphExec_t *exec, int *nodes, layad_error *err);
 int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);
 void cuda_graphs_destroy(cuda_backend *b);
 
 double cuda_now_ms(void);
+
+/* cuda_paths.c: times bucket cap's paths (gathered class gcap) and keeps one in b->path;
+ * ms[p] gets path p's median forward (0 where not timed). */
+int cuda_choose_path(cuda_backend *b, int cap, int gcap, double ms[CUDA_PATHS], layad_error *err);
 
 #endif

@@ -23,6 +23,23 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->copy_timing = 1;
 }
 
+int cuda_path_fixed(const cuda_backend_opts *o, int T)
+{
+    return (T <= o->small_gemm_tokens ? CUDA_PATH_SMALL : 0) | (T <= o->fused_proj_tokens ? CUDA_PATH_FUSED : 0);
+}
+
+int cuda_path_pick(const int *path, const double *ms, int n, int dflt, double margin)
+{
+    int best = 0, d = -1;
+    for (int i = 0; i < n; i++) {
+        if (ms[i] < ms[best])
+            best = i;
+        if (path[i] == dflt && d < 0)
+            d = i;
+    }
+    return d >= 0 && ms[best] >= ms[d] * (1.0 - margin) ? d : best;
+}
+
 int cuda_dtype_parse(const char *s, int *dtype)
 {
     if (!strcmp(s, "fp16") || !strcmp(s, "float16") || !strcmp(s, "f16")) {

@@ -49,7 +49,8 @@ static void usage(FILE *f)
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 48; 0 never)\n"
-            "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each up to N tokens (default 0: never)\n"
+            "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each to N tokens (default 16; 0 never)\n"
+            "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --device N          CUDA device (default 0)\n"
@@ -60,7 +61,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
-    int fused_proj_tokens;
+    int fused_proj_tokens, path_tune_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -80,6 +81,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'S': b->split_tokens = atoi(arg); return 0;
     case 'O': b->small_gemm_tokens = atoi(arg); return 0;
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
+    case 'Q': b->path_tune_tokens = atoi(arg); return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -123,6 +125,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.split_tokens = bo->split_tokens;
     o.small_gemm_tokens = bo->small_gemm_tokens;
     o.fused_proj_tokens = bo->fused_proj_tokens;
+    o.path_tune_tokens = bo->path_tune_tokens;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -193,7 +196,8 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                         char **argv)
 {
     const laya_config *cfg = &t->ck->cfg;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:i}",
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:i, "
+                     "s:i}",
                      "tool", "layad", "label", bo->label ? bo->label : cfg->encoder_name, "command",
                      tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
@@ -206,7 +210,27 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
                      bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens,
-                     "fused_proj_tokens", bo->fused_proj_tokens);
+                     "fused_proj_tokens", bo->fused_proj_tokens, "path_tune_tokens", bo->path_tune_tokens);
+}
+
+/* The launches a forward makes, bucket by bucket, and the paths each took: by the
+ * thresholds, or timed (path_ms: each timed path's median forward, keyed by its bits). */
+static json_t *warm_json(const cuda_backend_info *info)
+{
+    json_t *warm = json_array();
+    for (int i = 0; i < info->n_warm; i++) {
+        json_t *pm = json_object();
+        for (int p = 0; p < CUDA_PATHS; p++)
+            if (info->warm_path_ms[i][p] > 0) {
+                char key[4];
+                snprintf(key, sizeof key, "%d", p);
+                json_object_set_new(pm, key, json_real(info->warm_path_ms[i][p]));
+            }
+        json_array_append_new(warm, json_pack("{s:i, s:i, s:f, s:i, s:o}", "tokens", info->warm_tokens[i],
+                                              "graph_nodes", info->warm_nodes[i], "warm_ms",
+                                              info->warm_capture_ms[i], "path", info->warm_path[i], "path_ms", pm));
+    }
+    return warm;
 }
 
 /* Runs every shape into t->rep. 0, or -1 with t->err set. */
@@ -219,6 +243,12 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     const laya_config *cfg = &t->ck->cfg;
     printf("bench: %s on %s, %s, hidden %d x %d layers\n", t->ck->dir, info.name,
            cuda_dtype_name(t->dtype), cfg->hidden, cfg->n_layers);
+    for (int i = 0; i < info.n_warm; i++) /* the buckets that timed their paths */
+        if (info.warm_path_ms[i][info.warm_path[i]] > 0)
+            printf("  paths of %d tokens, ms: cuBLASLt %.4f, small %.4f, fused %.4f, both %.4f (0: n/a): kept %d\n",
+                   info.warm_tokens[i], info.warm_path_ms[i][0], info.warm_path_ms[i][CUDA_PATH_SMALL],
+                   info.warm_path_ms[i][CUDA_PATH_FUSED], info.warm_path_ms[i][CUDA_PATH_SMALL | CUDA_PATH_FUSED],
+                   info.warm_path[i]);
     printf("  %-9s %10s %10s %10s %9s %12s %9s\n", "shape", "median ms", "min", "max", "floor ms",
            "tokens/s", "x floor");
     json_t *arr = json_array();
@@ -236,11 +266,7 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     json_object_set_new(t->rep, "graph_cache",
                         json_pack("{s:I, s:I, s:i}", "hits", (json_int_t)st.graph_hits, "misses",
                                   (json_int_t)st.graph_misses, "buckets", info.n_buckets));
-    json_t *warm = json_array(); /* the launches a forward makes, bucket by bucket */
-    for (int i = 0; i < info.n_warm; i++)
-        json_array_append_new(warm, json_pack("{s:i, s:i, s:f}", "tokens", info.warm_tokens[i], "graph_nodes",
-                                              info.warm_nodes[i], "warm_ms", info.warm_capture_ms[i]));
-    json_object_set_new(t->rep, "warm_buckets", warm);
+    json_object_set_new(t->rep, "warm_buckets", warm_json(&info));
     return 0;
 }
 
@@ -259,6 +285,7 @@ int cmd_bench(int argc, char **argv)
         {"split-tokens", required_argument, 0, 'S'},
         {"small-gemm-tokens", required_argument, 0, 'O'},
         {"fused-proj-tokens", required_argument, 0, 'P'},
+        {"path-tune-tokens", required_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
@@ -267,12 +294,12 @@ int cmd_bench(int argc, char **argv)
     cuda_backend_opts_default(&d);
     bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, d.branch16, d.gemm_tune, d.pdl,
                      d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
-                     d.fused_proj_tokens};
+                     d.fused_proj_tokens, d.path_tune_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;
