@@ -4,7 +4,9 @@
 # each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then
 # Wi + GeGLU fused alone up to 32 and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to
 # 128 (-step8); then the mmBERT geometry with the fused projections off / on at 16 tokens, Wi in 20-
-# or 16-pair blocks (-wi-pairs-by-f). Everything lands in results.tgz.
+# or 16-pair blocks (-wi-pairs-by-f); last, both geometries with the paths of the buckets up to 64 tokens
+# timed at warm-up (path_tune_tokens) against the thresholds alone. The backend suite includes that
+# choice's check (timed_paths). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -61,6 +63,16 @@ for v in en pf en2 pf2; do
   b=$BIN/layad-dev; case $v in pf*) b=$BIN/layad-dev-wi-pairs-by-f ;; esac
   timeout 60 $b bench --model $W/english --shapes 1x16 --commit "$LAYAD_COMMIT ($v)" \
     --out $OUT/forward-pf-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+# the paths timed at warm-up (path_tune_tokens 64: the buckets of 16-64 tokens time cuBLASLt, the small
+# split kernel, the fused projections and both) against the thresholds alone, English then mmBERT, A/B/A/B
+for m in english mmbert; do
+  for v in fixed tuned fixed2 tuned2; do
+    n=0; case $v in tuned*) n=64 ;; esac
+    timeout 90 $BIN/layad-dev bench --model $W/$m --shapes 1x16,1x30,1x40,1x60 --path-tune-tokens $n \
+      --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-paths-$m-$v.json | grep -E "^ +[0-9]+x|paths of" |
+      sed "s/^/$m $v /"
+  done
 done
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete
