@@ -2,11 +2,11 @@
 # is 0.9% slower than 35b31ac at 1x30 (call2): the split kernel's X rows by bulk copies from warp 0 (this
 # tree), from all four warps (-spread), or by cp.async at 17-32 rows (-cp32). The tree's backend suite,
 # each build's small-kernel suite and memcheck, then the forward A/B/C twice at 16-40 tokens; then
-# Wi + GeGLU fused alone up to 32 and 48 tokens (-wi-only); then buckets 8 tokens apart from 64 to
-# 128 (-step8); then the mmBERT geometry with the fused projections off / on at 16 tokens, Wi in 20-
-# or 16-pair blocks (-wi-pairs-by-f); last, both geometries with the paths of the buckets up to 64 tokens
-# timed at warm-up (path_tune_tokens) against the thresholds alone. The backend suite includes that
-# choice's check (timed_paths). Everything lands in results.tgz.
+# Wi + GeGLU fused alone up to 32 and 48 tokens (-wi-only); then buckets 8 (-step8) or 4 (-step4)
+# tokens apart from 64 to 128; then the mmBERT geometry with the fused projections off / on at 16
+# tokens, Wi in 20- or 16-pair blocks (-wi-pairs-by-f); last, both geometries with the paths of the
+# buckets up to 64 tokens timed at warm-up (path_tune_tokens) against the thresholds alone. The backend
+# suite includes that choice's check (timed_paths). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -35,9 +35,10 @@ for v in wi32 wi48 wi32b wi48b; do
   timeout 75 $BIN/layad-dev-wi-only bench --model $W/english --shapes 1x16,1x30,1x40 --fused-proj-tokens $n \
     --commit "$LAYAD_COMMIT + wi-only.patch ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
-# buckets 8 tokens apart from 64 to 128 (-step8: 1x70 in 72, 1x83 in 88, 1x100 in 104) against 16
-for v in main16 step8 main16b step8b; do
-  b=$BIN/layad-dev; case $v in step8*) b=$BIN/layad-dev-step8 ;; esac
+# buckets 8 or 4 tokens apart from 64 to 128 (-step8: 1x70 in 72, 1x83 in 88, 1x100 in 104; -step4: 1x83 in
+# 84, 1x70 in 72, 1x100 and 1x120 exact) against 16
+for v in main16 step8 step4 main16b step8b step4b; do
+  b=$BIN/layad-dev; case $v in step8*) b=$BIN/layad-dev-step8 ;; step4*) b=$BIN/layad-dev-step4 ;; esac
   timeout 75 $b bench --model $W/english --shapes 1x60,1x70,1x83,1x100,1x120 --commit "$LAYAD_COMMIT ($v)" \
     --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
