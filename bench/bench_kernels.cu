@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -336,6 +336,77 @@ static void bench_gemm_splits(kn_dtype dt)
     kn_gemm_ctx_destroy(tctx);
 }
 
+/* ---- the fused projections of the smallest packs ---------------------------------------- */
+
+/* Wqkv + RoPE (rope) or Wi + GeGLU at M rows of geometry (D, F): on the own fused kernel
+ * (kn_proj_small_rope / _geglu, one launch) or, fused false, as the forward runs them without
+ * it (the tuned cuBLASLt plan, then kn_rope / kn_geglu, launched back to back). Bytes are the
+ * weights': what either form must stream. */
+static void bench_proj(kn_gemm_ctx *tctx, const char *op, kn_dtype dt, int M, int D, int F, bool rope, bool fused)
+{
+    const int N = rope ? 3 * D : 2 * F, K = D;
+    const size_t xs = (size_t)M * K, wsz = (size_t)N * K, ys = (size_t)M * N;
+    const int sets = nsets(xs * 2 + wsz * 2 + ys * 4);
+    std::vector<void *> X(sets), W(sets), Y(sets), G(sets);
+    for (int i = 0; i < sets; i++) {
+        X[i] = rand_buf(xs, dt);
+        W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
+        CK(cudaMalloc(&Y[i], ys * 2));
+        CK(cudaMalloc(&G[i], (size_t)M * F * 2));
+    }
+    float *ct, *st;
+    int32_t *pos;
+    CK(cudaMalloc((void **)&ct, sizeof(float) * 512 * KN_ROPE_HALF));
+    CK(cudaMalloc((void **)&st, sizeof(float) * 512 * KN_ROPE_HALF));
+    KOK(kn_rope_tables_gpu(KS0, ct, st, 512, 160000.0));
+    std::vector<int32_t> hp(M);
+    for (int m = 0; m < M; m++)
+        hp[m] = m;
+    CK(cudaMalloc((void **)&pos, sizeof(int32_t) * M));
+    CK(cudaMemcpy(pos, hp.data(), sizeof(int32_t) * M, cudaMemcpyHostToDevice));
+    if (!fused)
+        KOK(kn_gemm_prepare(tctx, dt, dt, dt, M, N, K, KN_EPI_NONE, 0, g_ks, X[0], W[0], Y[0]));
+    timing t = time_it([&](int j) {
+        const int k = j % sets;
+        if (fused && rope)
+            KOK(kn_proj_small_rope(g_ks, X[k], W[k], dt, Y[k], M, D, K, pos, ct, st));
+        else if (fused)
+            KOK(kn_proj_small_geglu(g_ks, X[k], W[k], dt, G[k], M, F, K));
+        else {
+            KOK(kn_gemm_ex(tctx, g_ks, X[k], dt, W[k], dt, NULL, KN_F32, Y[k], dt, M, N, K, KN_EPI_NONE));
+            KOK(rope ? kn_rope(g_ks, dt, Y[k], M, D, pos, ct, st) : kn_geglu(g_ks, dt, Y[k], G[k], M, F));
+        }
+    });
+    char shape[96];
+    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, N, K);
+    record(fused ? "proj_small" : "proj_chain", op, dt, shape, t, 2.0 * M * N * (double)K, (double)wsz * 2,
+           fused ? ", \"path\": \"own fused kernel\"" : ", \"path\": \"cublaslt + own kernel\"");
+    free_sets({&X, &W, &Y, &G});
+    CK(cudaFree(ct));
+    CK(cudaFree(st));
+    CK(cudaFree(pos));
+}
+
+/* Both forms of both projections at 16-64 rows, English and mmBERT geometry. */
+static void bench_projs(kn_dtype dt)
+{
+    kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
+    if (!tctx)
+        exit(1);
+    kn_gemm_ctx_set_tuning(tctx, 1);
+    const struct { const char *rope, *geglu; int D, F; } geo[] = {{"en.Wqkv+rope", "en.Wi+geglu", 1024, 2624},
+                                                                  {"mm.Wqkv+rope", "mm.Wi+geglu", 768, 1152}};
+    for (auto &g : geo)
+        for (int m : {16, 32, 48, 64})
+            for (bool fused : {true, false}) {
+                if (fused && !kn_proj_small_ok(dt, m, g.D))
+                    continue;
+                bench_proj(tctx, g.rope, dt, m, g.D, g.F, true, fused);
+                bench_proj(tctx, g.geglu, dt, m, g.D, g.F, false, fused);
+            }
+    kn_gemm_ctx_destroy(tctx);
+}
+
 /* ---- the launch floor ------------------------------------------------------------------ */
 
 /* A kernel that only waits for its predecessor: launched back to back with programmatic
@@ -517,7 +588,7 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     bool quick = false;
@@ -570,6 +641,8 @@ int main(int argc, char **argv)
             bench_launch_floor();
         if (want("gemm_split") && dt == KN_F16)
             bench_gemm_splits(dt);
+        if (want("proj_small") && dt == KN_F16)
+            bench_projs(dt);
         if (want("layernorm_parts") && dt == KN_F16)
             for (int m : {48, 96, 128}) {
                 bench_layernorm(dt, m, 1024);
