@@ -6,7 +6,8 @@
 # tokens apart from 64 to 128; then the mmBERT geometry with the fused projections off / on at 16
 # tokens, Wi in 20- or 16-pair blocks (-wi-pairs-by-f); last, both geometries with the paths of the
 # buckets up to 64 tokens timed at warm-up (path_tune_tokens) against the thresholds alone. The backend
-# suite includes that choice's check (timed_paths). Everything lands in results.tgz.
+# suite includes that choice's check (timed_paths); then bench_kernels' fused projections against
+# cuBLASLt + our kernel (proj_small, proj_chain). Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 BIN=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
 t0=$SECONDS
@@ -75,5 +76,8 @@ for m in english mmbert; do
       sed "s/^/$m $v /"
   done
 done
+# the fused projections alone next to cuBLASLt + kn_rope / kn_geglu, 16-64 rows, both geometries
+timeout 150 $BIN/bench_kernels $OUT/kernels-proj.json --only=proj_small > $OUT/kernels-proj.log 2>&1
+echo "bench_kernels proj_small exit $? $((SECONDS-t0)) s"; grep -E "^proj_" $OUT/kernels-proj.log
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete

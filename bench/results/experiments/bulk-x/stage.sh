@@ -6,7 +6,7 @@
 #     (SO_BULK_X_ROWS 1: X by bulk copies at every M), -nt40 (PS_GEGLU_NT 40), -nt40bulk (both)
 #   2 (ran at e0e120d): the tree's, -nt24 (PS_ROPE_NT 24) and -start (35b31ac's layad-dev)
 #   3 (not yet run): the tree's, -spread, -cp32, -wi-only, -step8, -step4 and -wi-pairs-by-f (the patches here);
-#     the tree's also time path_tune_tokens
+#     the tree's also time path_tune_tokens, and bench_kernels the fused projections (proj_small)
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 1|2|3" >&2; exit 2; }
 repo=$(git rev-parse --show-toplevel)
@@ -46,7 +46,8 @@ case $1 in
     variant nt24 HEAD "$main" 's/#define PS_ROPE_NT [0-9]*/#define PS_ROPE_NT 24/'
     variant start 35b31ac build/layad-dev ;;
   3)
-    for v in spread cp32 wi-only step8 step4 wi-pairs-by-f; do variant "$v" HEAD "$dev" "$v.patch"; done ;;
+    for v in spread cp32 wi-only step8 step4 wi-pairs-by-f; do variant "$v" HEAD "$dev" "$v.patch"; done
+    main="$main build/bench/bench_kernels" ;;
   *) echo "usage: $0 1|2|3" >&2; exit 2 ;;
 esac
 scripts/device/prep $main "$stage"/*
