@@ -4,13 +4,14 @@
  * A bucket's graph is the whole forward of cuda_enqueue for that capacity and
  * gathered class (batching.h: tiny, few, or up to one per token). At create
  * every distinct class of every bucket of the warm-up set (by default all of
- * batching.h's buckets) is prepared in three steps: its GEMM plans are chosen (with tuning
- * on, cuBLASLt's candidates are timed on the bucket's own operands, or taken
- * from the tuning cache), one eager run on an all-padding pack loads every
- * kernel module, then the graph is captured and instantiated. Capture never
- * queries heuristics and nothing is allocated during it. Graph replay and the
- * eager launches enqueue the very same sequence, so they compute bit-identical
- * outputs.
+ * batching.h's buckets) is prepared in three steps: its GEMM plans are chosen
+ * (with tuning on, cuBLASLt's candidates are timed on the bucket's own operands,
+ * or taken from the tuning cache), one eager run on an all-padding pack loads
+ * every kernel module, then the graph is captured and instantiated (a bucket of
+ * at most path_tune_tokens first times its kernel paths that way: cuda_paths.c).
+ * Capture never queries heuristics and nothing is allocated during it. Graph
+ * replay and the eager launches enqueue the very same sequence, so they compute
+ * bit-identical outputs.
  *
  * A bucket outside the warm-up set runs eagerly the first time (its GEMM plans
  * come from the heuristic alone, as no request may wait for tuning) and is
