@@ -72,6 +72,9 @@ START_TEST(path_choice)
     ck_assert_int_eq(cuda_path_fixed(&o, 64), 0);
     o.small_gemm_tokens = 0;
     ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_FUSED);
+    ck_assert_str_eq(cuda_path_name(0), "cublaslt");
+    ck_assert_str_eq(cuda_path_name(CUDA_PATH_SMALL | CUDA_PATH_FUSED), "small-split+fused-proj");
+    ck_assert_str_eq(cuda_path_name(CUDA_PATHS), "?");
     const int path[4] = {0, 1, 2, 3};
     const double ms[4] = {1.000, 0.995, 0.986, 0.990};
     ck_assert_int_eq(cuda_path_pick(path, ms, 4, 1, 0.01), 1); /* 0.986 is within 1% of 0.995 */

@@ -119,6 +119,9 @@ void cuda_backend_opts_default(cuda_backend_opts *o);
 /* The paths (CUDA_PATH_* bits) the fixed thresholds give a bucket of T tokens. */
 int cuda_path_fixed(const cuda_backend_opts *o, int T);
 
+/* "cublaslt", "small-split", "fused-proj" or "small-split+fused-proj" (bits 0-3), else "?". */
+const char *cuda_path_name(int path);
+
 /* Of n timed paths (path[i] took ms[i]), the index of the one to keep: that of dflt unless
  * another is faster than it by more than the fraction margin, then the fastest; the fastest
  * when dflt was not timed. Ties keep the earlier index. */

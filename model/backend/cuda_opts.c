@@ -28,6 +28,12 @@ int cuda_path_fixed(const cuda_backend_opts *o, int T)
     return (T <= o->small_gemm_tokens ? CUDA_PATH_SMALL : 0) | (T <= o->fused_proj_tokens ? CUDA_PATH_FUSED : 0);
 }
 
+const char *cuda_path_name(int path)
+{
+    static const char *const names[CUDA_PATHS] = {"cublaslt", "small-split", "fused-proj", "small-split+fused-proj"};
+    return path >= 0 && path < CUDA_PATHS ? names[path] : "?";
+}
+
 int cuda_path_pick(const int *path, const double *ms, int n, int dflt, double margin)
 {
     int best = 0, d = -1;

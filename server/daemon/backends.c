@@ -84,6 +84,14 @@ static void log_warm_summary(int dev, const char *model, const cuda_backend_info
             info->act_bytes / 1048576.0, info->weight_bytes / 1048576.0);
     if (info->tuning_warning[0])
         log_msg("warn", "cuda:%d: GEMM tuning cache: %s", dev, info->tuning_warning);
+    for (int i = 0; i < info->n_warm; i++) { /* the buckets that timed their kernel paths */
+        const double *ms = info->warm_path_ms[i];
+        if (ms[info->warm_path[i]] > 0)
+            log_msg("info", "cuda:%d: %s: bucket of %d tokens runs %s (timed, ms: cublaslt %.4f, small-split "
+                    "%.4f, fused-proj %.4f, both %.4f; 0: not applicable)", dev, model, info->warm_tokens[i],
+                    cuda_path_name(info->warm_path[i]), ms[0], ms[CUDA_PATH_SMALL], ms[CUDA_PATH_FUSED],
+                    ms[CUDA_PATH_SMALL | CUDA_PATH_FUSED]);
+    }
 }
 
 /* The devices option into CUDA ordinals (out[], at most MAX_DEVICES). Ordinals

@@ -214,21 +214,19 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
 }
 
 /* The launches a forward makes, bucket by bucket, and the paths each took: by the
- * thresholds, or timed (path_ms: each timed path's median forward, keyed by its bits). */
+ * thresholds, or timed (path_ms: each timed path's median forward, by name). */
 static json_t *warm_json(const cuda_backend_info *info)
 {
     json_t *warm = json_array();
     for (int i = 0; i < info->n_warm; i++) {
         json_t *pm = json_object();
         for (int p = 0; p < CUDA_PATHS; p++)
-            if (info->warm_path_ms[i][p] > 0) {
-                char key[4];
-                snprintf(key, sizeof key, "%d", p);
-                json_object_set_new(pm, key, json_real(info->warm_path_ms[i][p]));
-            }
-        json_array_append_new(warm, json_pack("{s:i, s:i, s:f, s:i, s:o}", "tokens", info->warm_tokens[i],
+            if (info->warm_path_ms[i][p] > 0)
+                json_object_set_new(pm, cuda_path_name(p), json_real(info->warm_path_ms[i][p]));
+        json_array_append_new(warm, json_pack("{s:i, s:i, s:f, s:s, s:o}", "tokens", info->warm_tokens[i],
                                               "graph_nodes", info->warm_nodes[i], "warm_ms",
-                                              info->warm_capture_ms[i], "path", info->warm_path[i], "path_ms", pm));
+                                              info->warm_capture_ms[i], "path", cuda_path_name(info->warm_path[i]),
+                                              "path_ms", pm));
     }
     return warm;
 }
@@ -245,10 +243,10 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
            cuda_dtype_name(t->dtype), cfg->hidden, cfg->n_layers);
     for (int i = 0; i < info.n_warm; i++) /* the buckets that timed their paths */
         if (info.warm_path_ms[i][info.warm_path[i]] > 0)
-            printf("  paths of %d tokens, ms: cuBLASLt %.4f, small %.4f, fused %.4f, both %.4f (0: n/a): kept %d\n",
-                   info.warm_tokens[i], info.warm_path_ms[i][0], info.warm_path_ms[i][CUDA_PATH_SMALL],
-                   info.warm_path_ms[i][CUDA_PATH_FUSED], info.warm_path_ms[i][CUDA_PATH_SMALL | CUDA_PATH_FUSED],
-                   info.warm_path[i]);
+            printf("  paths of %d tokens, ms: cublaslt %.4f, small-split %.4f, fused-proj %.4f, both %.4f "
+                   "(0: n/a): kept %s\n", info.warm_tokens[i], info.warm_path_ms[i][0],
+                   info.warm_path_ms[i][CUDA_PATH_SMALL], info.warm_path_ms[i][CUDA_PATH_FUSED],
+                   info.warm_path_ms[i][CUDA_PATH_SMALL | CUDA_PATH_FUSED], cuda_path_name(info.warm_path[i]));
     printf("  %-9s %10s %10s %10s %9s %12s %9s\n", "shape", "median ms", "min", "max", "floor ms",
            "tokens/s", "x floor");
     json_t *arr = json_array();
