@@ -6,7 +6,8 @@
 #     (SO_BULK_X_ROWS 1: X by bulk copies at every M), -nt40 (PS_GEGLU_NT 40), -nt40bulk (both)
 #   2 (ran at e0e120d): the tree's, -nt24 (PS_ROPE_NT 24) and -start (35b31ac's layad-dev)
 #   3 (not yet run): the tree's, -spread, -cp32, -wi-only, -step8, -step4 and -wi-pairs-by-f (the patches here);
-#     the tree's also time path_tune_tokens, and bench_kernels the fused projections (proj_small)
+#     the tree's also time path_tune_tokens, and bench_kernels the fused projections (proj_small);
+#     and -halves (../attention-halves/attention-halves.patch) for call4.sh, that folder's call.sh
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 1|2|3" >&2; exit 2; }
 repo=$(git rev-parse --show-toplevel)
@@ -47,6 +48,7 @@ case $1 in
     variant start 35b31ac build/layad-dev ;;
   3)
     for v in spread cp32 wi-only step8 step4 wi-pairs-by-f; do variant "$v" HEAD "$dev" "$v.patch"; done
+    variant halves HEAD "$main build/bench/bench_kernels" ../attention-halves/attention-halves.patch
     main="$main build/bench/bench_kernels" ;;
   *) echo "usage: $0 1|2|3" >&2; exit 2 ;;
 esac
@@ -55,3 +57,4 @@ rm -rf "$stage"
 git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
 cp "$here/call$1.sh" ".carry/call$1.sh"
+[ "$1" != 3 ] || cp bench/results/experiments/attention-halves/call.sh .carry/call4.sh
