@@ -25,7 +25,8 @@ done
 timeout 150 $BIN/gpu_kernels-halves > $OUT/gpu_kernels-halves.log 2>&1
 echo "gpu_kernels-halves exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels-halves.log | tail -3
 timeout 200 $BIN/gpu_backend_cuda-halves > $OUT/gpu_backend_cuda-halves.log 2>&1
-echo "gpu_backend_cuda-halves exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|max\|dp\|" $OUT/gpu_backend_cuda-halves.log | tail -4
+echo "gpu_backend_cuda-halves exit $? $((SECONDS-t0)) s"
+grep -E "Checks|F:|max\|dp\|" $OUT/gpu_backend_cuda-halves.log | tail -4
 ;;
 perf)
 [ -f "$W/english/model.safetensors" ] || $BIN/layad-dev mkmodel --preset english-large \
