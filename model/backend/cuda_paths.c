@@ -60,33 +60,46 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* One round's sample of graph x: the mean of PATH_REPLAYS replays between two
+ * events, into *ms. The first error, or cudaSuccess. */
+static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2], double *ms)
+{
+    float t = 0;
+    cudaError_t r = cudaEventRecord(e[0], b->ks.s);
+    for (int k = 0; k < PATH_REPLAYS && r == cudaSuccess; k++)
+        r = cudaGraphLaunch(x, b->ks.s);
+    if (r == cudaSuccess)
+        r = cudaEventRecord(e[1], b->ks.s);
+    if (r == cudaSuccess)
+        r = cudaEventSynchronize(e[1]);
+    if (r == cudaSuccess)
+        r = cudaEventElapsedTime(&t, e[0], e[1]);
+    *ms = t / PATH_REPLAYS;
+    return r;
+}
+
 /* ms[i]: the median over PATH_ROUNDS of graph ex[i]'s mean replay, the graphs
  * taking turns within each round so that clock and power drift reach all alike. */
 static int time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err)
 {
     cudaEvent_t e[2] = {NULL, NULL};
     double r[CUDA_PATHS][PATH_ROUNDS];
-    int rc = 0;
-    for (int k = 0; k < 2 && !rc; k++)
-        rc = cudaEventCreate(&e[k]) != cudaSuccess;
-    for (int round = 0; round < PATH_ROUNDS && !rc; round++)
-        for (int i = 0; i < n && !rc; i++) {
-            float t = 0;
-            rc = cudaEventRecord(e[0], b->ks.s) != cudaSuccess;
-            for (int k = 0; k < PATH_REPLAYS && !rc; k++)
-                rc = cudaGraphLaunch(ex[i], b->ks.s) != cudaSuccess;
-            rc = rc || cudaEventRecord(e[1], b->ks.s) != cudaSuccess ||
-                 cudaEventSynchronize(e[1]) != cudaSuccess || cudaEventElapsedTime(&t, e[0], e[1]) != cudaSuccess;
-            r[i][round] = t / PATH_REPLAYS;
-        }
-    for (int i = 0; i < n && !rc; i++)
+    cudaError_t c = cudaEventCreate(&e[0]);
+    if (c == cudaSuccess)
+        c = cudaEventCreate(&e[1]);
+    for (int round = 0; round < PATH_ROUNDS && c == cudaSuccess; round++)
+        for (int i = 0; i < n && c == cudaSuccess; i++)
+            c = time_once(b, ex[i], e, &r[i][round]);
+    for (int i = 0; i < n && c == cudaSuccess; i++)
         ms[i] = median_of(r[i], PATH_ROUNDS);
-    if (rc)
-        layad_fail(err, 500, "cuda backend: timing the paths: %s", cudaGetErrorString(cudaGetLastError()));
     for (int k = 0; k < 2; k++)
         if (e[k])
             cudaEventDestroy(e[k]);
-    return rc ? -1 : 0;
+    if (c != cudaSuccess) {
+        (void)cudaGetLastError();
+        return layad_fail(err, 500, "cuda backend: timing the kernel paths: %s", cudaGetErrorString(c));
+    }
+    return 0;
 }
 
 int cuda_choose_path(cuda_backend *b, int T, int G, double pm[CUDA_PATHS], layad_error *err)
