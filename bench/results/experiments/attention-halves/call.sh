@@ -4,7 +4,8 @@
 # tiles in two interleaved halves combined at the end, walked side by side by two groups of warps in small
 # packs (attention-halves.patch, the -halves binaries).
 #   tests: the attention cases (both launch forms equal bit for bit, against the CPU, each row alone ==
-#          packed, selections == full) plain and under memcheck, racecheck and synccheck; both suites whole
+#          packed, selections == full); both suites whole; then the attention cases under memcheck,
+#          synccheck and racecheck, as long as time is left
 #   perf:  English parity (fp16 for the tree and -halves, bf16 for -halves); the forward A/B/A/B against
 #          the tree; the kernel in both launch forms (bench_kernels attention_form) and the attention family
 # Everything lands in results.tgz.
@@ -16,17 +17,20 @@ tests)
 CK_RUN_CASE=attention timeout 120 $BIN/gpu_kernels-halves > $OUT/gpu_kernels-halves-attention.log 2>&1
 echo "gpu_kernels-halves (attention) exit $? $((SECONDS-t0)) s"
 grep -E "Checks|F:|differ" $OUT/gpu_kernels-halves-attention.log | head -5
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-for tool in memcheck racecheck synccheck; do
-  [ -n "$cs" ] && CK_RUN_CASE=attention timeout 150 "$cs" --tool $tool --error-exitcode 9 \
-    $BIN/gpu_kernels-halves > $OUT/$tool-attention-halves.log 2>&1
-  echo "$tool exit $? $((SECONDS-t0)) s"; tail -2 $OUT/$tool-attention-halves.log
-done
-timeout 150 $BIN/gpu_kernels-halves > $OUT/gpu_kernels-halves.log 2>&1
-echo "gpu_kernels-halves exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels-halves.log | tail -3
 timeout 200 $BIN/gpu_backend_cuda-halves > $OUT/gpu_backend_cuda-halves.log 2>&1
 echo "gpu_backend_cuda-halves exit $? $((SECONDS-t0)) s"
 grep -E "Checks|F:|max\|dp\|" $OUT/gpu_backend_cuda-halves.log | tail -4
+timeout 150 $BIN/gpu_kernels-halves > $OUT/gpu_kernels-halves.log 2>&1
+echo "gpu_kernels-halves exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels-halves.log | tail -3
+# the sanitizers last, each only while the call has time left for it (the 10-minute limit)
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+for tool in memcheck synccheck racecheck; do
+  rem=$((570 - (SECONDS - t0)))
+  [ -n "$cs" ] && [ $rem -gt 30 ] || { echo "skipped: $tool"; continue; }
+  CK_RUN_CASE=attention timeout $rem "$cs" --tool $tool --error-exitcode 9 $BIN/gpu_kernels-halves \
+    > $OUT/$tool-attention-halves.log 2>&1
+  echo "$tool exit $? $((SECONDS-t0)) s"; tail -2 $OUT/$tool-attention-halves.log
+done
 ;;
 perf)
 [ -f "$W/english/model.safetensors" ] || $BIN/layad-dev mkmodel --preset english-large \
