@@ -262,11 +262,11 @@ void serve_config_help(FILE *f)
     }
 }
 
-int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
+/* Pass 1 over the arguments: 1 on --help (printed), -1 on a --config without a
+ * file, else 0 with *cfg the config file (--config, else $LAYAD_CONFIG, or NULL). */
+static int config_arg(int argc, char **argv, const char **cfg, layad_error *err)
 {
-    serve_config_defaults(c);
-    /* Pass 1: --help and --config (the file must be read before env and flags). */
-    const char *cfg = getenv("LAYAD_CONFIG");
+    *cfg = getenv("LAYAD_CONFIG");
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             serve_config_help(stdout);
@@ -275,11 +275,17 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
         if (!strcmp(argv[i], "--config")) {
             if (i + 1 >= argc)
                 return layad_fail(err, 500, "--config needs a file");
-            cfg = argv[++i];
+            *cfg = argv[++i];
         } else if (!strncmp(argv[i], "--config=", 9)) {
-            cfg = argv[i] + 9;
+            *cfg = argv[i] + 9;
         }
     }
+    return 0;
+}
+
+/* The config file's settings, then the environment's (LAYAD_<NAME>). */
+static int apply_file_and_env(serve_config *c, const char *cfg, layad_error *err)
+{
     if (cfg && cfg[0]) {
         if (strlen(cfg) >= sizeof c->config_path)
             return layad_fail(err, 500, "config path too long");
@@ -293,7 +299,6 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
             return layad_fail(err, 500, "%s:%d: syntax error", cfg, rc);
         snprintf(c->config_path, sizeof c->config_path, "%s", cfg);
     }
-    /* Environment. */
     for (size_t i = 0; i < N_OPTS; i++) {
         char env[64];
         env_name(opts[i].name, env, sizeof env);
@@ -301,7 +306,12 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
         if (v && apply(c, &opts[i], v, env, err))
             return -1;
     }
-    /* Flags. */
+    return 0;
+}
+
+/* The flags (--name=value, --name value, a bare --bool), last, over everything else. */
+static int apply_flags(serve_config *c, int argc, char **argv, layad_error *err)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--config")) {
@@ -333,6 +343,12 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
         if (apply(c, o, v, src, err))
             return -1;
     }
+    return 0;
+}
+
+/* The options whose values are one of a few words or numbers. */
+static int check_choices(const serve_config *c, layad_error *err)
+{
     if (strcmp(c->device, "cpu") && strcmp(c->device, "cuda") && strcmp(c->device, "auto"))
         return layad_fail(err, 500, "device must be cpu, cuda or auto, not '%s'", c->device);
     if (strcmp(c->log_format, "text") && strcmp(c->log_format, "json"))
@@ -344,4 +360,14 @@ int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
     if (c->systemone_busy_status != 503 && c->systemone_busy_status != 529)
         return layad_fail(err, 500, "systemone_busy_status must be 503 or 529, not %d", c->systemone_busy_status);
     return 0;
+}
+
+int serve_config_load(serve_config *c, int argc, char **argv, layad_error *err)
+{
+    serve_config_defaults(c);
+    const char *cfg = NULL;
+    const int rc = config_arg(argc, argv, &cfg, err); /* the file is read before env and flags */
+    if (rc)
+        return rc;
+    return apply_file_and_env(c, cfg, err) || apply_flags(c, argc, argv, err) || check_choices(c, err) ? -1 : 0;
 }
