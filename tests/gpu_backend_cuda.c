@@ -56,6 +56,15 @@ static void teardown(void)
         checkpoint_close(&g_ck);
 }
 
+/* The backend of g_ck with options o; creating it must succeed. */
+static laya_backend *create(const cuda_backend_opts *o)
+{
+    layad_error err = {0};
+    laya_backend *b = cuda_backend_create(&g_ck, o, &err);
+    ck_assert_msg(b != NULL, "create: %s", err.msg);
+    return b;
+}
+
 /* A backend warming every bucket (warm NULL) or only those of the given shapes;
  * split_tokens / fused_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
  * .fused_proj_tokens). */
@@ -70,10 +79,7 @@ static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, i
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
-    layad_error err = {0};
-    laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
-    ck_assert_msg(b != NULL, "create: %s", err.msg);
-    return b;
+    return create(&o);
 }
 
 static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
@@ -315,10 +321,7 @@ static laya_backend *make_paths(const cuda_bucket *warm, int n_warm, int T, int 
         o.fused_proj_tokens = paths & CUDA_PATH_FUSED ? T : 0;
     }
     o.path_tune_tokens = tune;
-    layad_error err = {0};
-    laya_backend *b = cuda_backend_create(&g_ck, &o, &err);
-    ck_assert_msg(b != NULL, "create: %s", err.msg);
-    return b;
+    return create(&o);
 }
 
 /* Paths chosen by timing at warm-up (path_tune_tokens): each of the buckets of 16, 32 and

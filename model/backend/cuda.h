@@ -190,7 +190,8 @@ typedef struct cuda_backend_info {
     double warm_capture_ms[CUDA_MAX_WARM];
     int warm_nodes[CUDA_MAX_WARM]; /* nodes of the bucket's graph (its first gathered class; 0 without
                                       graphs): the forward's launches and timing events */
-    int warm_path[CUDA_MAX_WARM];  /* the bucket's paths (CUDA_PATH_* bits) */
+    int warm_path[CUDA_MAX_WARM];  /* the paths the bucket runs (CUDA_PATH_* bits of those that
+                                      apply there) */
     double warm_path_ms[CUDA_MAX_WARM][CUDA_PATHS]; /* path_tune_tokens: each path's median
                                       forward at warm-up, by its bits (0: not timed) */
 } cuda_backend_info;

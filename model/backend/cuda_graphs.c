@@ -173,7 +173,7 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
         in->warm_tokens[k] = T;
         in->warm_nodes[k] = nodes;
         in->warm_capture_ms[k] = ms;
-        in->warm_path[k] = b->path[cuda_bucket_index(b, T)];
+        in->warm_path[k] = cuda_path_effective(b, T, b->path[cuda_bucket_index(b, T)]);
         memcpy(in->warm_path_ms[k], pm, sizeof pm);
     }
     if (b->o.progress)

@@ -159,5 +159,7 @@ double cuda_now_ms(void);
 /* cuda_paths.c: times bucket cap's paths (gathered class gcap) and keeps one in b->path;
  * ms[p] gets path p's median forward (0 where not timed). */
 int cuda_choose_path(cuda_backend *b, int cap, int gcap, double ms[CUDA_PATHS], layad_error *err);
+/* Paths p with the bits that change nothing in bucket cap dropped (what the bucket runs). */
+int cuda_path_effective(const cuda_backend *b, int cap, int p);
 
 #endif

@@ -24,8 +24,7 @@
 #define PATH_REPLAYS 10   /* graph replays a round, between two events */
 #define PATH_MARGIN 0.01  /* the thresholds' choice stays unless another is faster by more */
 
-/* Path p with the bits that change nothing in bucket T dropped. */
-static int effective(const cuda_backend *b, int T, int p)
+int cuda_path_effective(const cuda_backend *b, int T, int p)
 {
     if (!cuda_small_ok(b, T))
         p &= ~CUDA_PATH_SMALL;
@@ -39,7 +38,7 @@ static int candidates(const cuda_backend *b, int T, int out[CUDA_PATHS])
 {
     int n = 0;
     for (int p = 0; p < CUDA_PATHS; p++) {
-        const int e = effective(b, T, p);
+        const int e = cuda_path_effective(b, T, p);
         int seen = 0;
         for (int j = 0; j < n; j++)
             seen |= out[j] == e;
@@ -109,7 +108,7 @@ int cuda_choose_path(cuda_backend *b, int T, int G, double pm[CUDA_PATHS], layad
     const int n = candidates(b, T, cand);
     if (bi < 0 || n < 2)
         return 0;
-    const int dflt = effective(b, T, b->path[bi]);
+    const int dflt = cuda_path_effective(b, T, b->path[bi]);
     cudaGraphExec_t ex[CUDA_PATHS] = {NULL};
     double ms[CUDA_PATHS] = {0};
     int rc = 0;
