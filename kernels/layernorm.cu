@@ -74,6 +74,69 @@ template <> __device__ __forceinline__ float4 ln_load4<float>(const float *p)
  * flight per SM already hold ~96 KB of loads, about twice what the copy rate needs. */
 #define LN_MIN_BLOCKS(NC) ((NC) > 0 ? 2 : 1)
 
+/* One row on the fast path: lane l holds columns 4l + 128c of r (and x) in registers, all
+ * loads issued before the first store; ww is the row's scale, loaded before the wait. */
+template <typename TX, typename TY, int MODE, int CAP>
+__device__ __forceinline__ void ln_row_vec(float *rr, const TX *xx, const float4 (&ww)[CAP],
+                                           const float *__restrict__ b, TY *y16, float *y32, int m, int D, int nc,
+                                           int lane, double inv_d, float eps)
+{
+    constexpr bool ADD = MODE == LN_RESID || MODE == LN_ADDROW;
+    float4 v[CAP], a[CAP];
+#pragma unroll
+    for (int c = 0; c < CAP; c++)
+        if (c < nc) {
+            const int d = 4 * lane + 128 * c;
+            if (MODE == LN_EMBED) {
+                v[c] = ln_load4(xx + d);
+            } else {
+                v[c] = *reinterpret_cast<const float4 *>(rr + d);
+                if (ADD)
+                    a[c] = ln_load4(xx + d);
+            }
+        }
+    double sum = 0.0;
+#pragma unroll
+    for (int c = 0; c < CAP; c++)
+        if (c < nc) {
+            if (ADD)
+                v[c].x += a[c].x, v[c].y += a[c].y, v[c].z += a[c].z, v[c].w += a[c].w;
+            if (MODE != LN_PLAIN)
+                *reinterpret_cast<float4 *>(rr + 4 * lane + 128 * c) = v[c];
+            sum += ((double)v[c].x + (double)v[c].y) + ((double)v[c].z + (double)v[c].w);
+        }
+    /* The deviation in fp32 against mean = mh + ml (mh the nearest float, ml the rest):
+     * r - mh rounds once and ml is below half an ulp of mh, so the deviation is within ~2
+     * fp32 ulps of its own size even for rows near 1e4; the row stays in 32 registers and
+     * the squares and the scaling below run in fp32 (sums of squares in double per chunk). */
+    const double mean = ln_warp_sum(sum) * inv_d;
+    const float mh = (float)mean, ml = (float)(mean - (double)mh);
+    double ss = 0.0;
+#pragma unroll
+    for (int c = 0; c < CAP; c++)
+        if (c < nc) {
+            v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
+            ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
+        }
+    /* rsqrt, not 1 / sqrt: see layernorm_parts_kernel */
+    const float rstd = (float)rsqrt(ln_warp_sum(ss) * inv_d + (double)eps);
+#pragma unroll
+    for (int c = 0; c < CAP; c++)
+        if (c < nc) {
+            const int d = 4 * lane + 128 * c;
+            float4 o = make_float4(v[c].x * rstd * ww[c].x, v[c].y * rstd * ww[c].y, v[c].z * rstd * ww[c].z,
+                                   v[c].w * rstd * ww[c].w);
+            if (b) {
+                const float4 bb = *reinterpret_cast<const float4 *>(b + d);
+                o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
+            }
+            if (y16)
+                ln_store4(y16 + (size_t)m * D + d, o);
+            if (y32)
+                *reinterpret_cast<float4 *>(y32 + (size_t)m * D + d) = o;
+        }
+}
+
 /*
  * NC > 0: the row is exactly NC chunks of 128 columns (compile-time: D = 768 and 1024);
  * NC == 0 with VEC: D / 128 <= LN_MAXC chunks, predicated; !VEC: the scalar path.
@@ -89,7 +152,6 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                  int M, int D, float eps)
 {
     constexpr int CAP = VEC ? (NC > 0 ? NC : LN_MAXC) : 1;
-    constexpr bool ADD = MODE == LN_RESID || MODE == LN_ADDROW;
     const int nc = NC > 0 ? NC : D / 128, lane = threadIdx.x % 32;
     /* The scale is a weight, written before any forward: its loads are issued
      * before the wait, so they overlap the kernel before instead of adding a
@@ -110,85 +172,36 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                    : MODE == LN_EMBED || MODE == LN_ADDROW ? x + (size_t)ids[m] * D : NULL;
     const double inv_d = 1.0 / (double)D;
     if (VEC) {
-        float4 v[CAP], a[CAP];
-#pragma unroll
-        for (int c = 0; c < CAP; c++)
-            if (c < nc) {
-                const int d = 4 * lane + 128 * c;
-                if (MODE == LN_EMBED) {
-                    v[c] = ln_load4(xx + d);
-                } else {
-                    v[c] = *reinterpret_cast<const float4 *>(rr + d);
-                    if (ADD)
-                        a[c] = ln_load4(xx + d);
-                }
-            }
-        double sum = 0.0;
-#pragma unroll
-        for (int c = 0; c < CAP; c++)
-            if (c < nc) {
-                if (ADD)
-                    v[c].x += a[c].x, v[c].y += a[c].y, v[c].z += a[c].z, v[c].w += a[c].w;
-                if (MODE != LN_PLAIN)
-                    *reinterpret_cast<float4 *>(rr + 4 * lane + 128 * c) = v[c];
-                sum += ((double)v[c].x + (double)v[c].y) + ((double)v[c].z + (double)v[c].w);
-            }
-        /* The deviation in fp32 against mean = mh + ml (mh the nearest float, ml the rest):
-         * r - mh rounds once and ml is below half an ulp of mh, so the deviation is within ~2
-         * fp32 ulps of its own size even for rows near 1e4; the row stays in 32 registers and
-         * the squares and the scaling below run in fp32 (sums of squares in double per chunk). */
-        const double mean = ln_warp_sum(sum) * inv_d;
-        const float mh = (float)mean, ml = (float)(mean - (double)mh);
-        double ss = 0.0;
-#pragma unroll
-        for (int c = 0; c < CAP; c++)
-            if (c < nc) {
-                v[c] = make_float4((v[c].x - mh) - ml, (v[c].y - mh) - ml, (v[c].z - mh) - ml, (v[c].w - mh) - ml);
-                ss += (double)((v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w));
-            }
-        const float rstd = (float)rsqrt(ln_warp_sum(ss) * inv_d + (double)eps); /* not 1 / sqrt: see layernorm_parts_kernel */
-#pragma unroll
-        for (int c = 0; c < CAP; c++)
-            if (c < nc) {
-                const int d = 4 * lane + 128 * c;
-                float4 o = make_float4(v[c].x * rstd * ww[c].x, v[c].y * rstd * ww[c].y, v[c].z * rstd * ww[c].z,
-                                       v[c].w * rstd * ww[c].w);
-                if (b) {
-                    const float4 bb = *reinterpret_cast<const float4 *>(b + d);
-                    o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
-                }
-                if (y16)
-                    ln_store4(y16 + (size_t)m * D + d, o);
-                if (y32)
-                    *reinterpret_cast<float4 *>(y32 + (size_t)m * D + d) = o;
-            }
-    } else {
-        double sum = 0.0;
-        for (int d = lane; d < D; d += 32) {
-            float v = MODE == LN_EMBED ? kn_f(xx[d]) : rr[d];
-            if (ADD)
-                v += kn_f(xx[d]);
-            if (MODE != LN_PLAIN)
-                rr[d] = v;
-            sum += v;
-        }
-        const double mean = ln_warp_sum(sum) * inv_d;
-        double ss = 0.0;
-        for (int d = lane; d < D; d += 32) {
-            const double a = rr[d] - mean;
-            ss += a * a;
-        }
-        const double rstd = 1.0 / sqrt(ln_warp_sum(ss) * inv_d + (double)eps);
-        for (int d = lane; d < D; d += 32) {
-            double od = (rr[d] - mean) * rstd * w[d];
-            if (b)
-                od += b[d];
-            const float o = (float)od;
-            if (y16)
-                y16[(size_t)m * D + d] = kn_from<TY>(o);
-            if (y32)
-                y32[(size_t)m * D + d] = o;
-        }
+        ln_row_vec<TX, TY, MODE, CAP>(rr, xx, ww, b, y16, y32, m, D, nc, lane, inv_d, eps);
+        return;
+    }
+    /* the scalar path: three passes over global memory, a column per lane per step, in double */
+    constexpr bool ADD = MODE == LN_RESID || MODE == LN_ADDROW;
+    double sum = 0.0;
+    for (int d = lane; d < D; d += 32) {
+        float v = MODE == LN_EMBED ? kn_f(xx[d]) : rr[d];
+        if (ADD)
+            v += kn_f(xx[d]);
+        if (MODE != LN_PLAIN)
+            rr[d] = v;
+        sum += v;
+    }
+    const double mean = ln_warp_sum(sum) * inv_d;
+    double ss = 0.0;
+    for (int d = lane; d < D; d += 32) {
+        const double a = rr[d] - mean;
+        ss += a * a;
+    }
+    const double rstd = 1.0 / sqrt(ln_warp_sum(ss) * inv_d + (double)eps);
+    for (int d = lane; d < D; d += 32) {
+        double od = (rr[d] - mean) * rstd * w[d];
+        if (b)
+            od += b[d];
+        const float o = (float)od;
+        if (y16)
+            y16[(size_t)m * D + d] = kn_from<TY>(o);
+        if (y32)
+            y32[(size_t)m * D + d] = o;
     }
 }
 

@@ -185,6 +185,27 @@ out:
 
 /* ---- activation arena ------------------------------------------------------------ */
 
+/* The new arena's first contents: poison, the RoPE tables, and the mapped pinned staging
+ * of a pack's inputs and outputs. */
+static int acts_init(cuda_backend *b, const stage_layout *big, layad_error *err)
+{
+    const size_t P = (size_t)b->o.max_len;
+    /* Poison once so that a read of never-written memory shows as NaN, not as a
+     * plausible zero. Padding slots past a pack's rows may keep such values: no
+     * kernel reads them into a row. */
+    CU(cudaMemsetAsync(b->aarena, 0xff, b->abytes, b->ks.s));
+    KN(kn_rope_tables_gpu(b->ks, b->a.cos_g, b->a.sin_g, (int)P, b->cfg.rope_theta_global));
+    KN(kn_rope_tables_gpu(b->ks, b->a.cos_l, b->a.sin_l, (int)P, b->cfg.rope_theta_local));
+    b->pin_bytes = big->in_bytes + big->out_bytes;
+    /* mapped: the forward's first and last kernels read and write them (kn_copy) */
+    CU(cudaHostAlloc((void **)&b->pin_in, big->in_bytes, cudaHostAllocMapped));
+    CU(cudaHostAlloc((void **)&b->pin_out, big->out_bytes, cudaHostAllocMapped));
+    CU(cudaHostGetDevicePointer(&b->pin_in_dev, b->pin_in, 0));
+    CU(cudaHostGetDevicePointer(&b->pin_out_dev, b->pin_out, 0));
+    CU(cudaStreamSynchronize(b->ks.s));
+    return 0;
+}
+
 int cuda_alloc_acts(cuda_backend *b, layad_error *err)
 {
     const size_t M = (size_t)b->Tmax, R = (size_t)b->Rmax, G = M + R, D = (size_t)b->D;
@@ -236,18 +257,5 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
         *parts[i].p = (char *)b->aarena + off;
         off = cuda_align_up(off + parts[i].bytes);
     }
-    /* Poison once so that a read of never-written memory shows as NaN, not as a
-     * plausible zero. Padding slots past a pack's rows may keep such values: no
-     * kernel reads them into a row. */
-    CU(cudaMemsetAsync(b->aarena, 0xff, total, b->ks.s));
-    KN(kn_rope_tables_gpu(b->ks, b->a.cos_g, b->a.sin_g, (int)P, b->cfg.rope_theta_global));
-    KN(kn_rope_tables_gpu(b->ks, b->a.cos_l, b->a.sin_l, (int)P, b->cfg.rope_theta_local));
-    b->pin_bytes = big.in_bytes + big.out_bytes;
-    /* mapped: the forward's first and last kernels read and write them (kn_copy) */
-    CU(cudaHostAlloc((void **)&b->pin_in, big.in_bytes, cudaHostAllocMapped));
-    CU(cudaHostAlloc((void **)&b->pin_out, big.out_bytes, cudaHostAllocMapped));
-    CU(cudaHostGetDevicePointer(&b->pin_in_dev, b->pin_in, 0));
-    CU(cudaHostGetDevicePointer(&b->pin_out_dev, b->pin_out, 0));
-    CU(cudaStreamSynchronize(b->ks.s));
-    return 0;
+    return acts_init(b, &big, err);
 }

@@ -186,62 +186,78 @@ static const st_tensor *want(const laya_checkpoint *ck, inventory *inv, int ndim
     return t;
 }
 
-static int check_inventory(laya_checkpoint *ck, layad_error *err)
+/* The encoder's tensors: embeddings, the layers (layer 0 has no attention norm), the final norm. */
+static void want_encoder(laya_checkpoint *ck, inventory *inv)
 {
     const laya_config *c = &ck->cfg;
     laya_weights *w = &ck->w;
-    int64_t D = c->hidden, F = c->intermediate, d = c->hidden;
-    inventory inv = {0};
-    inv.seen = calloc((size_t)ck->st.count + 1, 1);
-    if (!inv.seen)
-        return layad_fail(err, 500, "out of memory");
-
-    w->tok_emb = want(ck, &inv, 2, c->vocab, D, "encoder.embeddings.tok_embeddings.weight");
-    w->emb_norm = want(ck, &inv, 1, D, 0, "encoder.embeddings.norm.weight");
-    w->final_norm = want(ck, &inv, 1, D, 0, "encoder.final_norm.weight");
+    const int64_t D = c->hidden, F = c->intermediate;
+    w->tok_emb = want(ck, inv, 2, c->vocab, D, "encoder.embeddings.tok_embeddings.weight");
+    w->emb_norm = want(ck, inv, 1, D, 0, "encoder.embeddings.norm.weight");
+    w->final_norm = want(ck, inv, 1, D, 0, "encoder.final_norm.weight");
     for (int i = 0; i < c->n_layers; i++) {
         laya_enc_layer *L = &w->enc[i];
         if (i == 0) {
             const st_tensor *extra = st_find(&ck->st, "encoder.layers.0.attn_norm.weight");
             if (extra)
-                inv_note(&inv, "unexpected tensor 'encoder.layers.0.attn_norm.weight' (layer 0 has no attn_norm)");
+                inv_note(inv, "unexpected tensor 'encoder.layers.0.attn_norm.weight' (layer 0 has no attn_norm)");
             L->attn_norm = NULL;
         } else {
-            L->attn_norm = want(ck, &inv, 1, D, 0, "encoder.layers.%d.attn_norm.weight", i);
+            L->attn_norm = want(ck, inv, 1, D, 0, "encoder.layers.%d.attn_norm.weight", i);
         }
-        L->wqkv = want(ck, &inv, 2, 3 * D, D, "encoder.layers.%d.attn.Wqkv.weight", i);
-        L->wo = want(ck, &inv, 2, D, D, "encoder.layers.%d.attn.Wo.weight", i);
-        L->mlp_norm = want(ck, &inv, 1, D, 0, "encoder.layers.%d.mlp_norm.weight", i);
-        L->wi = want(ck, &inv, 2, 2 * F, D, "encoder.layers.%d.mlp.Wi.weight", i);
-        L->mlp_wo = want(ck, &inv, 2, D, F, "encoder.layers.%d.mlp.Wo.weight", i);
+        L->wqkv = want(ck, inv, 2, 3 * D, D, "encoder.layers.%d.attn.Wqkv.weight", i);
+        L->wo = want(ck, inv, 2, D, D, "encoder.layers.%d.attn.Wo.weight", i);
+        L->mlp_norm = want(ck, inv, 1, D, 0, "encoder.layers.%d.mlp_norm.weight", i);
+        L->wi = want(ck, inv, 2, 2 * F, D, "encoder.layers.%d.mlp.Wi.weight", i);
+        L->mlp_wo = want(ck, inv, 2, D, F, "encoder.layers.%d.mlp.Wo.weight", i);
     }
-    w->type_emb = want(ck, &inv, 2, 3, d, "type_emb.weight");
+}
+
+/* The decision head's tensors: the type embedding, the head's transformer layers, the scorer
+ * and the act head. */
+static void want_head(laya_checkpoint *ck, inventory *inv)
+{
+    const laya_config *c = &ck->cfg;
+    laya_weights *w = &ck->w;
+    const int64_t d = c->hidden;
+    w->type_emb = want(ck, inv, 2, 3, d, "type_emb.weight");
     for (int j = 0; j < c->head_layers; j++) {
         laya_head_layer *H = &w->head[j];
         const char *p = "head.layers";
-        H->in_w = want(ck, &inv, 2, 3 * d, d, "%s.%d.self_attn.in_proj_weight", p, j);
-        H->in_b = want(ck, &inv, 1, 3 * d, 0, "%s.%d.self_attn.in_proj_bias", p, j);
-        H->out_w = want(ck, &inv, 2, d, d, "%s.%d.self_attn.out_proj.weight", p, j);
-        H->out_b = want(ck, &inv, 1, d, 0, "%s.%d.self_attn.out_proj.bias", p, j);
-        H->l1_w = want(ck, &inv, 2, 4 * d, d, "%s.%d.linear1.weight", p, j);
-        H->l1_b = want(ck, &inv, 1, 4 * d, 0, "%s.%d.linear1.bias", p, j);
-        H->l2_w = want(ck, &inv, 2, d, 4 * d, "%s.%d.linear2.weight", p, j);
-        H->l2_b = want(ck, &inv, 1, d, 0, "%s.%d.linear2.bias", p, j);
-        H->n1_w = want(ck, &inv, 1, d, 0, "%s.%d.norm1.weight", p, j);
-        H->n1_b = want(ck, &inv, 1, d, 0, "%s.%d.norm1.bias", p, j);
-        H->n2_w = want(ck, &inv, 1, d, 0, "%s.%d.norm2.weight", p, j);
-        H->n2_b = want(ck, &inv, 1, d, 0, "%s.%d.norm2.bias", p, j);
+        H->in_w = want(ck, inv, 2, 3 * d, d, "%s.%d.self_attn.in_proj_weight", p, j);
+        H->in_b = want(ck, inv, 1, 3 * d, 0, "%s.%d.self_attn.in_proj_bias", p, j);
+        H->out_w = want(ck, inv, 2, d, d, "%s.%d.self_attn.out_proj.weight", p, j);
+        H->out_b = want(ck, inv, 1, d, 0, "%s.%d.self_attn.out_proj.bias", p, j);
+        H->l1_w = want(ck, inv, 2, 4 * d, d, "%s.%d.linear1.weight", p, j);
+        H->l1_b = want(ck, inv, 1, 4 * d, 0, "%s.%d.linear1.bias", p, j);
+        H->l2_w = want(ck, inv, 2, d, 4 * d, "%s.%d.linear2.weight", p, j);
+        H->l2_b = want(ck, inv, 1, d, 0, "%s.%d.linear2.bias", p, j);
+        H->n1_w = want(ck, inv, 1, d, 0, "%s.%d.norm1.weight", p, j);
+        H->n1_b = want(ck, inv, 1, d, 0, "%s.%d.norm1.bias", p, j);
+        H->n2_w = want(ck, inv, 1, d, 0, "%s.%d.norm2.weight", p, j);
+        H->n2_b = want(ck, inv, 1, d, 0, "%s.%d.norm2.bias", p, j);
     }
-    w->sc0_w = want(ck, &inv, 1, d, 0, "scorer.0.weight");
-    w->sc0_b = want(ck, &inv, 1, d, 0, "scorer.0.bias");
-    w->sc1_w = want(ck, &inv, 2, d, d, "scorer.1.weight");
-    w->sc1_b = want(ck, &inv, 1, d, 0, "scorer.1.bias");
-    w->sc3_w = want(ck, &inv, 2, 1, d, "scorer.3.weight");
-    w->sc3_b = want(ck, &inv, 1, 1, 0, "scorer.3.bias");
-    w->act0_w = want(ck, &inv, 2, 256, d + 4, "act_head.0.weight");
-    w->act0_b = want(ck, &inv, 1, 256, 0, "act_head.0.bias");
-    w->act2_w = want(ck, &inv, 2, c->n_act, 256, "act_head.2.weight");
-    w->act2_b = want(ck, &inv, 1, c->n_act, 0, "act_head.2.bias");
+    w->sc0_w = want(ck, inv, 1, d, 0, "scorer.0.weight");
+    w->sc0_b = want(ck, inv, 1, d, 0, "scorer.0.bias");
+    w->sc1_w = want(ck, inv, 2, d, d, "scorer.1.weight");
+    w->sc1_b = want(ck, inv, 1, d, 0, "scorer.1.bias");
+    w->sc3_w = want(ck, inv, 2, 1, d, "scorer.3.weight");
+    w->sc3_b = want(ck, inv, 1, 1, 0, "scorer.3.bias");
+    w->act0_w = want(ck, inv, 2, 256, d + 4, "act_head.0.weight");
+    w->act0_b = want(ck, inv, 1, 256, 0, "act_head.0.bias");
+    w->act2_w = want(ck, inv, 2, c->n_act, 256, "act_head.2.weight");
+    w->act2_b = want(ck, inv, 1, c->n_act, 0, "act_head.2.bias");
+}
+
+static int check_inventory(laya_checkpoint *ck, layad_error *err)
+{
+    const laya_config *c = &ck->cfg;
+    inventory inv = {0};
+    inv.seen = calloc((size_t)ck->st.count + 1, 1);
+    if (!inv.seen)
+        return layad_fail(err, 500, "out of memory");
+    want_encoder(ck, &inv);
+    want_head(ck, &inv);
     const st_tensor *temp = st_find(&ck->st, "temperature"); /* training buffer, ignored at inference */
     if (temp)
         inv.seen[temp - ck->st.tensors] = 1;

@@ -105,6 +105,63 @@ static int parse_tensor(st_tensor *t, const char *name, json_t *v, const uint8_t
     return 0;
 }
 
+/* The tensors, in order of their offsets, cover the data area exactly: no overlap, no gap,
+ * nothing after the last. */
+static int check_cover(const safetensors *st, const uint8_t *data, size_t data_size, const char *file,
+                       layad_error *err)
+{
+    int *order = malloc(sizeof(int) * (size_t)(st->count ? st->count : 1));
+    if (!order)
+        return layad_fail(err, 500, "%s: out of memory", file);
+    for (int i = 0; i < st->count; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)st->count, sizeof *order, cmp_begin, st->tensors);
+    int rc = -1;
+    const uint8_t *pos = data;
+    for (int i = 0; i < st->count; i++) {
+        const st_tensor *t = &st->tensors[order[i]];
+        if (t->data < pos) {
+            layad_fail(err, 500, "%s: tensor '%s' overlaps the previous tensor", file, t->name);
+            goto out;
+        }
+        if (t->data > pos) {
+            layad_fail(err, 500, "%s: tensor '%s' leaves a gap of %zu bytes before it", file, t->name,
+                       (size_t)(t->data - pos));
+            goto out;
+        }
+        pos = t->data + t->nbytes;
+    }
+    if (pos != data + data_size) {
+        layad_fail(err, 500, "%s: %zu trailing bytes after the last tensor", file, (size_t)(data + data_size - pos));
+        goto out;
+    }
+    rc = 0;
+out:
+    free(order);
+    return rc;
+}
+
+/* The header's tensors (all but __metadata__) into st->tensors, sorted by name. */
+static int parse_tensors(safetensors *st, json_t *root, const uint8_t *data, size_t data_size, const char *file,
+                         layad_error *err)
+{
+    size_t count = json_object_size(root) - (json_object_get(root, "__metadata__") ? 1 : 0);
+    st->tensors = calloc(count ? count : 1, sizeof *st->tensors);
+    if (!st->tensors)
+        return layad_fail(err, 500, "%s: out of memory", file);
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val) {
+        if (!strcmp(key, "__metadata__"))
+            continue;
+        st_tensor *t = &st->tensors[st->count++];
+        if (parse_tensor(t, key, val, data, data_size, file, err))
+            return -1;
+    }
+    qsort(st->tensors, (size_t)st->count, sizeof *st->tensors, cmp_name);
+    return 0;
+}
+
 static int parse_header(safetensors *st, const char *file, layad_error *err)
 {
     if (st->size < 8)
@@ -119,61 +176,13 @@ static int parse_header(safetensors *st, const char *file, layad_error *err)
     json_t *root = json_loadb((const char *)st->map + 8, (size_t)n, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return layad_fail(err, 500, "%s: header is not valid JSON (%s at byte %d)", file, je.text, je.position);
-    int rc = -1;
-    if (!json_is_object(root)) {
-        layad_fail(err, 500, "%s: header is not a JSON object", file);
-        goto out;
-    }
-    size_t count = json_object_size(root) - (json_object_get(root, "__metadata__") ? 1 : 0);
-    st->tensors = calloc(count ? count : 1, sizeof *st->tensors);
-    if (!st->tensors) {
-        layad_fail(err, 500, "%s: out of memory", file);
-        goto out;
-    }
     const uint8_t *data = st->map + 8 + n;
-    size_t data_size = st->size - 8 - (size_t)n;
-    const char *key;
-    json_t *val;
-    json_object_foreach(root, key, val) {
-        if (!strcmp(key, "__metadata__"))
-            continue;
-        st_tensor *t = &st->tensors[st->count++];
-        if (parse_tensor(t, key, val, data, data_size, file, err))
-            goto out;
-    }
-    qsort(st->tensors, (size_t)st->count, sizeof *st->tensors, cmp_name);
-    /* Contiguous, non-overlapping cover of the data area. */
-    int *order = malloc(sizeof(int) * (size_t)(st->count ? st->count : 1));
-    if (!order) {
-        layad_fail(err, 500, "%s: out of memory", file);
-        goto out;
-    }
-    for (int i = 0; i < st->count; i++)
-        order[i] = i;
-    qsort_r(order, (size_t)st->count, sizeof *order, cmp_begin, st->tensors);
-    const uint8_t *pos = data;
-    for (int i = 0; i < st->count; i++) {
-        const st_tensor *t = &st->tensors[order[i]];
-        if (t->data < pos) {
-            layad_fail(err, 500, "%s: tensor '%s' overlaps the previous tensor", file, t->name);
-            free(order);
-            goto out;
-        }
-        if (t->data > pos) {
-            layad_fail(err, 500, "%s: tensor '%s' leaves a gap of %zu bytes before it", file, t->name,
-                       (size_t)(t->data - pos));
-            free(order);
-            goto out;
-        }
-        pos = t->data + t->nbytes;
-    }
-    free(order);
-    if (pos != data + data_size) {
-        layad_fail(err, 500, "%s: %zu trailing bytes after the last tensor", file, (size_t)(data + data_size - pos));
-        goto out;
-    }
-    rc = 0;
-out:
+    const size_t data_size = st->size - 8 - (size_t)n;
+    int rc = -1;
+    if (!json_is_object(root))
+        layad_fail(err, 500, "%s: header is not a JSON object", file);
+    else if (!parse_tensors(st, root, data, data_size, file, err))
+        rc = check_cover(st, data, data_size, file, err);
     json_decref(root);
     return rc;
 }

@@ -147,6 +147,40 @@ void answers_format(pj_buf *b, const laya_config *cfg, const laya_question *q, i
     pj_buf_put(b, "}", 1);
 }
 
+/* A choice or score answer's own members, in the order of the wire format: strict (the
+ * seed's) puts the confidence first, laya-serve's last. */
+static void format_choice_score(pj_buf *b, const laya_question *q, const float *p, int k, int arg, int strict)
+{
+    const double conf = answers_entropy_confidence(p, k);
+    const int score = q->qtype == QTYPE_SCORE;
+    if (score) {
+        pj_buf_puts(b, "{\"type\": \"score\", \"score\": ");
+        pj_buf_float(b, answers_expected_score(p, k));
+    } else {
+        pj_buf_puts(b, "{\"type\": \"choice\", \"choice\": ");
+        pj_dump(b, q->labels[arg]);
+    }
+    if (strict) {
+        pj_buf_puts(b, ", \"confidence\": ");
+        num(b, conf);
+        pj_buf_puts(b, ", ");
+        probabilities(b, q, p, k);
+        if (score) {
+            pj_buf_puts(b, ", ");
+            legend(b, q);
+        }
+    } else {
+        if (score) {
+            pj_buf_puts(b, ", ");
+            legend(b, q);
+        }
+        pj_buf_puts(b, ", ");
+        probabilities(b, q, p, k);
+        pj_buf_puts(b, ", \"confidence\": ");
+        num(b, conf);
+    }
+}
+
 void answers_format_open(pj_buf *b, const laya_config *cfg, const laya_question *q, int k, const float *logits,
                          const float *act, int strict, int return_logits)
 {
@@ -159,40 +193,9 @@ void answers_format_open(pj_buf *b, const laya_config *cfg, const laya_question 
             arg = i;
     double top = (double)p[arg];
     double ans_conf = top < 0.0 ? 0.0 : top > 1.0 ? 1.0 : top; /* answer_confidence */
-    double conf = q->qtype == QTYPE_NOUL ? 0.0 : answers_entropy_confidence(p, k);
 
-    if (q->qtype == QTYPE_CHOICE) {
-        pj_buf_puts(b, "{\"type\": \"choice\", \"choice\": ");
-        pj_dump(b, q->labels[arg]);
-        if (strict) {
-            pj_buf_puts(b, ", \"confidence\": ");
-            num(b, conf);
-            pj_buf_puts(b, ", ");
-            probabilities(b, q, p, k);
-        } else {
-            pj_buf_puts(b, ", ");
-            probabilities(b, q, p, k);
-            pj_buf_puts(b, ", \"confidence\": ");
-            num(b, conf);
-        }
-    } else if (q->qtype == QTYPE_SCORE) {
-        pj_buf_puts(b, "{\"type\": \"score\", \"score\": ");
-        pj_buf_float(b, answers_expected_score(p, k));
-        if (strict) {
-            pj_buf_puts(b, ", \"confidence\": ");
-            num(b, conf);
-            pj_buf_puts(b, ", ");
-            probabilities(b, q, p, k);
-            pj_buf_puts(b, ", ");
-            legend(b, q);
-        } else {
-            pj_buf_puts(b, ", ");
-            legend(b, q);
-            pj_buf_puts(b, ", ");
-            probabilities(b, q, p, k);
-            pj_buf_puts(b, ", \"confidence\": ");
-            num(b, conf);
-        }
+    if (q->qtype != QTYPE_NOUL) {
+        format_choice_score(b, q, p, k, arg, strict);
     } else {
         double p1 = (double)p[1];
         pj_buf_puts(b, "{\"type\": \"noul\", \"noul\": ");

@@ -99,46 +99,36 @@ static int repr_4dp(double x, char out[32])
     return (int)(o - out);
 }
 
-int py_float_repr(double x, char out[32])
+/* The shortest decimal digits that read back to x (finite, nonzero), as C's "%.*e" gives them
+ * at the least precision that round-trips: digits[] without the point (NUL-terminated, at most
+ * 17), the sign in *neg, and the decimal point's place: x = 0.d1d2... * 10^return value. */
+static int shortest_digits(double x, char digits[24], int *nd, int *neg)
 {
-    if (isnan(x))
-        return snprintf(out, 32, "nan");
-    if (isinf(x))
-        return snprintf(out, 32, x > 0 ? "inf" : "-inf");
-    if (x == 0.0)
-        return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
-    const int n4 = repr_4dp(x, out);
-    if (n4 > 0)
-        return n4;
-
     char buf[40];
-    int p;
-    for (p = 0; p < 17; p++) {
+    for (int p = 0; p < 17; p++) {
         snprintf(buf, sizeof buf, "%.*e", p, x);
         if (strtod(buf, NULL) == x)
             break;
     }
     /* buf = [-]d[.ddd]e[+-]XX */
     const char *s = buf;
-    int neg = 0;
-    if (*s == '-') {
-        neg = 1;
-        s++;
-    }
-    char digits[24];
-    int nd = 0;
+    *neg = *s == '-';
+    s += *neg;
+    int n = 0;
     for (; *s && *s != 'e'; s++)
         if (*s != '.')
-            digits[nd++] = *s;
-    while (nd > 1 && digits[nd - 1] == '0') /* cannot happen at minimal p, kept for safety */
-        nd--;
-    digits[nd] = 0;
-    int exp10 = atoi(s + 1);
-    int decpt = exp10 + 1; /* x = 0.d1d2... * 10^decpt */
+            digits[n++] = *s;
+    while (n > 1 && digits[n - 1] == '0') /* cannot happen at minimal p, kept for safety */
+        n--;
+    digits[n] = 0;
+    *nd = n;
+    return atoi(s + 1) + 1;
+}
 
-    char *o = out;
-    if (neg)
-        *o++ = '-';
+/* Python's placement of nd digits with the point at decpt: exponent form outside
+ * [1e-4, 1e16), else positional with at least one decimal. Returns the end written. */
+static char *place_digits(char *o, const char *digits, int nd, int decpt)
+{
     if (decpt <= -4 || decpt > 16) {
         *o++ = digits[0];
         if (nd > 1) {
@@ -169,6 +159,27 @@ int py_float_repr(double x, char out[32])
         memcpy(o, digits + decpt, (size_t)(nd - decpt));
         o += nd - decpt;
     }
+    return o;
+}
+
+int py_float_repr(double x, char out[32])
+{
+    if (isnan(x))
+        return snprintf(out, 32, "nan");
+    if (isinf(x))
+        return snprintf(out, 32, x > 0 ? "inf" : "-inf");
+    if (x == 0.0)
+        return snprintf(out, 32, signbit(x) ? "-0.0" : "0.0");
+    const int n4 = repr_4dp(x, out);
+    if (n4 > 0)
+        return n4;
+    char digits[24];
+    int nd, neg;
+    const int decpt = shortest_digits(x, digits, &nd, &neg);
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    o = place_digits(o, digits, nd, decpt);
     *o = 0;
     return (int)(o - out);
 }

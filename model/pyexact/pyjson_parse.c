@@ -183,6 +183,52 @@ static const unsigned char *plain_run(const unsigned char *s, const unsigned cha
     return s;
 }
 
+/* A \uXXXX escape (p->s past the "\u"), joined with a following low surrogate escape when
+ * it is a high one, written as UTF-8 at scratch + *n. */
+static int parse_u_escape(parser *p, size_t *n)
+{
+    unsigned cp;
+    if (p->end - p->s < 4 || hex4(p->s, &cp))
+        return fail(p, "invalid \\u escape");
+    p->s += 4;
+    if (cp >= 0xD800 && cp <= 0xDBFF && p->end - p->s >= 6 && p->s[0] == '\\' && p->s[1] == 'u') {
+        unsigned lo;
+        if (!hex4(p->s + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p->s += 6;
+        }
+    }
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        return layad_fail(p->err, 400, "request body contains an unpaired surrogate escape; "
+                                       "those cannot be encoded as UTF-8");
+    *n += put_utf8(p->scratch + *n, cp);
+    return 0;
+}
+
+/* The escape at p->s (a backslash), its bytes written at scratch + *n (room for 8 reserved). */
+static int parse_escape(parser *p, size_t *n)
+{
+    if (p->end - p->s < 2)
+        return fail(p, "unterminated string");
+    unsigned e = p->s[1];
+    p->s += 2;
+    char c;
+    switch (e) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': return parse_u_escape(p, n);
+    default: return fail(p, "invalid escape");
+    }
+    p->scratch[(*n)++] = c;
+    return 0;
+}
+
 static int parse_string(parser *p, const char **out, size_t *outlen)
 {
     p->s++; /* opening quote */
@@ -210,40 +256,8 @@ static int parse_string(parser *p, const char **out, size_t *outlen)
         if (c < 0x20)
             return fail(p, "invalid control character in string");
         if (c == '\\') {
-            if (p->end - p->s < 2)
-                return fail(p, "unterminated string");
-            unsigned e = p->s[1];
-            p->s += 2;
-            switch (e) {
-            case '"': p->scratch[n++] = '"'; break;
-            case '\\': p->scratch[n++] = '\\'; break;
-            case '/': p->scratch[n++] = '/'; break;
-            case 'b': p->scratch[n++] = '\b'; break;
-            case 'f': p->scratch[n++] = '\f'; break;
-            case 'n': p->scratch[n++] = '\n'; break;
-            case 'r': p->scratch[n++] = '\r'; break;
-            case 't': p->scratch[n++] = '\t'; break;
-            case 'u': {
-                unsigned cp;
-                if (p->end - p->s < 4 || hex4(p->s, &cp))
-                    return fail(p, "invalid \\u escape");
-                p->s += 4;
-                if (cp >= 0xD800 && cp <= 0xDBFF && p->end - p->s >= 6 && p->s[0] == '\\' && p->s[1] == 'u') {
-                    unsigned lo;
-                    if (!hex4(p->s + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        p->s += 6;
-                    }
-                }
-                if (cp >= 0xD800 && cp <= 0xDFFF)
-                    return layad_fail(p->err, 400, "request body contains an unpaired surrogate escape; "
-                                                   "those cannot be encoded as UTF-8");
-                n += put_utf8(p->scratch + n, cp);
-                break;
-            }
-            default:
-                return fail(p, "invalid escape");
-            }
+            if (parse_escape(p, &n))
+                return -1;
             continue;
         }
         /* what plain_run stops at beyond ASCII is not valid UTF-8 */

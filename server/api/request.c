@@ -301,6 +301,96 @@ static int parse_failed(arena *a, size_t mark, layad_error *err)
                                 "on this server; send fewer or smaller states or questions", a->cap >> 20);
 }
 
+/* The per-request caps: the server's options where set, else the documented defaults;
+ * options and levels never beyond what a head can score. */
+typedef struct {
+    int q, o, l, s;
+} parse_caps;
+
+static parse_caps caps_of(const decide_opts *o)
+{
+    parse_caps c = {
+        .q = o->max_questions > 0 ? o->max_questions : LAYA_LIMIT_QUESTIONS,
+        .o = o->max_options > 0 ? o->max_options : LAYA_LIMIT_OPTIONS,
+        .l = o->max_levels > 0 ? o->max_levels : LAYA_LIMIT_LEVELS,
+        .s = o->max_states > 0 ? o->max_states : LAYA_LIMIT_STATES,
+    };
+    if (c.o > LAYA_MAX_OPTIONS_HARD)
+        c.o = LAYA_MAX_OPTIONS_HARD;
+    if (c.l > LAYA_MAX_OPTIONS_HARD)
+        c.l = LAYA_MAX_OPTIONS_HARD;
+    return c;
+}
+
+/* The body's shape: an object with `questions` (an object), and with `states` as well on the
+ * batch route. On success *questions is that member. */
+static int body_shape(const pj_value *root, int batch, const pj_value **questions, layad_error *err)
+{
+    *questions = pj_get(root, "questions");
+    if (batch && (root->type != PJ_OBJECT || !*questions || !pj_get(root, "states")))
+        return layad_fail(err, 400, "request body must be an object with 'states' and 'questions' fields");
+    if (root->type != PJ_OBJECT || !*questions)
+        return layad_fail(err, 400, "request body must be an object with a 'questions' field");
+    if ((*questions)->type != PJ_OBJECT)
+        return layad_fail_field(err, 400, "questions", "'questions' must be an object");
+    return 0;
+}
+
+/* `return_logits`: absent or null is false; true only where the server allows it. */
+static int parse_return_logits(const pj_value *root, const decide_opts *o, laya_request *r, layad_error *err)
+{
+    const pj_value *rl = pj_get(root, "return_logits");
+    if (!rl || rl->type == PJ_NULL)
+        return 0;
+    if (rl->type != PJ_TRUE && rl->type != PJ_FALSE)
+        return layad_fail_field(err, 422, "return_logits", "return_logits must be a boolean");
+    if (rl->type == PJ_TRUE && !o->return_logits_allowed)
+        return layad_fail_field(err, 422, "return_logits", "return_logits is disabled on this server");
+    r->return_logits = rl->type == PJ_TRUE;
+    return 0;
+}
+
+/* The model decides the checkpoint, hence the caps; an unknown one is reported after the
+ * body and limit checks, in laya-serve's order. Returns route_model's answer. */
+static int pick_model(laya_request *r, const pj_value *root, const laya_checkpoint *ck, const decide_opts *o,
+                      int *pinned, int *task_routed)
+{
+    const int routed = root->type == PJ_OBJECT ? route_model(root, o, pinned, task_routed) : 0;
+    r->model_index = routed > 0 ? routed : 0;
+    r->ck = ck;
+    if (o->models && o->models->n) {
+        r->ck = o->models->m[r->model_index].ck;
+        r->model = o->models->m[r->model_index].name;
+    }
+    return routed;
+}
+
+/* Every request-level field after the model, in laya-serve's order of checks; leaves the
+ * states in *states and the questions' member in *questions. */
+static int parse_fields(laya_request *r, const pj_value *root, const decide_opts *o, const pj_value *const **states,
+                        const pj_value **questions, layad_error *err)
+{
+    const char *names[MODELS_MAX + 1];
+    const parse_caps c = caps_of(o);
+    const int batch = o->systemone_batch;
+    int pinned = 0, task_routed = 0;
+    const int routed = pick_model(r, root, r->ck, o, &pinned, &task_routed);
+    const laya_config *cfg = &r->ck->cfg;
+    const int cap_len = o->max_len_cap > 0 ? o->max_len_cap : cfg->max_position;
+    const int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : cfg->max_position;
+    if (body_shape(root, batch, questions, err) ||
+        collect_states(root, o, c.s, (const pj_value ***)states, &r->n_states, &r->multi, r, err) ||
+        question_check_limits(*questions, c.q, c.o, c.l, err) || controls_refuse(root, batch, err) ||
+        check_model(root, routed, err) ||
+        budget_param(root, "max_len", cap_len, cfg->max_len, &r->max_len, err) ||
+        budget_param(root, "head_max_len", cap_head, cfg->head_max_len, &r->head_max_len, err) ||
+        parse_return_logits(root, o, r, err) || controls_check(root, batch, err) || gate_parse(root, &r->gate, err) ||
+        controls_task(root, served_names(o, names), pinned || task_routed, err))
+        return -1;
+    r->jev = (o->jev_confidence || batch) && !r->strict;
+    return 0;
+}
+
 int request_parse_in(arena *a, const laya_checkpoint *ck, const char *body, size_t len, const decide_opts *o,
                      laya_request **out, layad_error *err)
 {
@@ -312,73 +402,14 @@ int request_parse_in(arena *a, const laya_checkpoint *ck, const char *body, size
         return parse_failed(a, mark, err);
     }
     r->a = a;
-    const char *names[MODELS_MAX + 1];
+    r->ck = ck;
     r->model = o->response_model ? o->response_model : DEFAULT_RESPONSE_MODEL;
     r->strict = o->jev_strict;
-    int max_q = o->max_questions > 0 ? o->max_questions : LAYA_LIMIT_QUESTIONS;
-    int max_o = o->max_options > 0 ? o->max_options : LAYA_LIMIT_OPTIONS;
-    int max_l = o->max_levels > 0 ? o->max_levels : LAYA_LIMIT_LEVELS;
-    int max_s = o->max_states > 0 ? o->max_states : LAYA_LIMIT_STATES;
-    if (max_o > LAYA_MAX_OPTIONS_HARD)
-        max_o = LAYA_MAX_OPTIONS_HARD;
-    if (max_l > LAYA_MAX_OPTIONS_HARD)
-        max_l = LAYA_MAX_OPTIONS_HARD;
-
     pj_value *root;
-    int batch = o->systemone_batch, pinned = 0, task_routed = 0;
-    if (pj_parse(a, body, len, &root, err))
-        goto fail;
-    /* The model decides the checkpoint, hence the caps; an unknown one is
-     * reported after the body and limit checks, in laya-serve's order. */
-    const int routed = root->type == PJ_OBJECT ? route_model(root, o, &pinned, &task_routed) : 0;
-    r->model_index = routed > 0 ? routed : 0;
-    if (o->models && o->models->n) {
-        ck = o->models->m[r->model_index].ck;
-        r->model = o->models->m[r->model_index].name;
-    }
-    r->ck = ck;
-    int cap_len = o->max_len_cap > 0 ? o->max_len_cap : ck->cfg.max_position;
-    int cap_head = o->head_max_len_cap > 0 ? o->head_max_len_cap : ck->cfg.max_position;
-    const pj_value *questions = pj_get(root, "questions");
-    if (batch && (root->type != PJ_OBJECT || !questions || !pj_get(root, "states"))) {
-        layad_fail(err, 400, "request body must be an object with 'states' and 'questions' fields");
-        goto fail;
-    }
-    if (root->type != PJ_OBJECT || !questions) {
-        layad_fail(err, 400, "request body must be an object with a 'questions' field");
-        goto fail;
-    }
-    if (questions->type != PJ_OBJECT) {
-        layad_fail_field(err, 400, "questions", "'questions' must be an object");
-        goto fail;
-    }
+    const pj_value *questions;
     const pj_value *const *states = NULL;
-    if (collect_states(root, o, max_s, (const pj_value ***)&states, &r->n_states, &r->multi, r, err))
+    if (pj_parse(a, body, len, &root, err) || parse_fields(r, root, o, &states, &questions, err))
         goto fail;
-    if (question_check_limits(questions, max_q, max_o, max_l, err) || controls_refuse(root, batch, err))
-        goto fail;
-    if (check_model(root, routed, err))
-        goto fail;
-    if (budget_param(root, "max_len", cap_len, ck->cfg.max_len, &r->max_len, err) ||
-        budget_param(root, "head_max_len", cap_head, ck->cfg.head_max_len, &r->head_max_len, err))
-        goto fail;
-    const pj_value *rl = pj_get(root, "return_logits");
-    if (rl && rl->type != PJ_NULL) {
-        if (rl->type != PJ_TRUE && rl->type != PJ_FALSE) {
-            layad_fail_field(err, 422, "return_logits", "return_logits must be a boolean");
-            goto fail;
-        }
-        if (rl->type == PJ_TRUE && !o->return_logits_allowed) {
-            layad_fail_field(err, 422, "return_logits", "return_logits is disabled on this server");
-            goto fail;
-        }
-        r->return_logits = rl->type == PJ_TRUE;
-    }
-    if (controls_check(root, batch, err) || gate_parse(root, &r->gate, err) ||
-        controls_task(root, served_names(o, names), pinned || task_routed, err))
-        goto fail;
-    r->jev = (o->jev_confidence || batch) && !r->strict;
-
     r->n_q = (int)questions->u.obj.n;
     r->qs = alloc(r, (size_t)r->n_q * sizeof *r->qs, err);
     if (!r->qs)

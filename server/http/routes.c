@@ -372,6 +372,44 @@ static void overloaded(serve_app *app, http_reply *r, int endpoint, const char *
     r->retry_after = 1;
 }
 
+/* The reply to a job the scheduler refused (why in reason); the job is released. */
+static void refused(serve_app *app, int endpoint, serve_job *j, int reason, http_reply *r)
+{
+    long ntok = j->n_tokens;
+    int retry = j->retry_after;
+    job_unref(j);
+    if (reason == SCHED_REJ_TOO_LARGE) {
+        routes_error(r, 413, NULL,
+                     "the request has %ld input tokens, over the %ld-token limit per request "
+                     "(max_request_tokens); split it into smaller requests",
+                     ntok, app->cfg->max_request_tokens);
+        return;
+    }
+    if (reason < 0) {
+        routes_error(r, 500, NULL, "a row exceeds the scheduler's configured shape limits");
+        return;
+    }
+    metrics_reject(reason);
+    overloaded(app, r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the server is overloaded");
+    if (retry > 0)
+        r->retry_after = retry;
+}
+
+/* A request with no rows (no questions) is answered here, without the scheduler. */
+static void reply_empty(laya_request *req, http_reply *r)
+{
+    layad_error e;
+    layad_error_clear(&e);
+    size_t n = 0;
+    char *out = request_format(req, &n, &e);
+    if (!out) {
+        log_msg("error", "formatting an empty answer failed: %s", e.msg);
+        routes_error_from(r, &e);
+        return;
+    }
+    reply_fixed(r, 200, out, n, "application/json");
+}
+
 int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t len, int strict,
                         void (*done)(serve_job *), void *user, serve_job **job, http_reply *r)
 {
@@ -398,14 +436,7 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
         return 0;
     }
     if (request_n_rows(req) == 0) {
-        size_t n = 0;
-        char *out = request_format(req, &n, &e);
-        if (!out) {
-            log_msg("error", "formatting an empty answer failed: %s", e.msg);
-            routes_error_from(r, &e);
-            return 0;
-        }
-        reply_fixed(r, 200, out, n, "application/json");
+        reply_empty(req, r);
         return 0;
     }
     serve_job *j = job_create(r->a, req, done, user);
@@ -416,24 +447,7 @@ int routes_decide_begin(serve_app *app, int endpoint, const char *body, size_t l
     int reason = 0;
     j->gone = app->client_gone;
     if (scheduler_submit(app->sched, j, &reason)) {
-        long ntok = j->n_tokens;
-        int retry = j->retry_after;
-        job_unref(j);
-        if (reason == SCHED_REJ_TOO_LARGE) {
-            routes_error(r, 413, NULL,
-                         "the request has %ld input tokens, over the %ld-token limit per request "
-                         "(max_request_tokens); split it into smaller requests",
-                         ntok, app->cfg->max_request_tokens);
-            return 0;
-        }
-        if (reason < 0) {
-            routes_error(r, 500, NULL, "a row exceeds the scheduler's configured shape limits");
-            return 0;
-        }
-        metrics_reject(reason);
-        overloaded(app, r, endpoint, reason == REJ_DRAINING ? "the server is draining" : "the server is overloaded");
-        if (retry > 0)
-            r->retry_after = retry;
+        refused(app, endpoint, j, reason, r);
         return 0;
     }
     *job = j;
