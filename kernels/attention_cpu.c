@@ -107,6 +107,67 @@ static inline void scores_3x4(const float *const qr[3], const float *const kr[4]
     }
 }
 
+/* Scores of one key tile [j0, j0 + tk) for the item's tq queries into S, in 3 x 4 micro-tiles
+ * (partial micro-tiles read clamped rows and discard them). */
+ATT_CONTRACT ATT_CLONES static void tile_scores(const float *qbase, const float *kbase, size_t D3, const int *qi,
+                                                int tq, int j0, int tk, float S[ATT_TQ][ATT_TK])
+{
+    for (int t = 0; t < tq; t += 3) {
+        const float *qr[3];
+        for (int i = 0; i < 3; i++)
+            qr[i] = qbase + (size_t)qi[t + i < tq ? t + i : tq - 1] * D3;
+        for (int c = 0; c < tk; c += 4) {
+            const float *kr[4];
+            for (int j = 0; j < 4; j++)
+                kr[j] = kbase + (size_t)(j0 + (c + j < tk ? c + j : tk - 1)) * D3;
+            float o[3][4];
+            scores_3x4(qr, kr, o);
+            for (int i = 0; i < 3 && t + i < tq; i++)
+                for (int j = 0; j < 4 && c + j < tk; j++)
+                    S[t + i][c + j] = o[i][j];
+        }
+    }
+}
+
+/* One query's online softmax step over the visible keys [lo, hi) of a tile: st holds its
+ * scores indexed by key position (turned into probabilities in place); m, l and acc are
+ * its running max, sum and output row, updated. */
+ATT_CONTRACT ATT_CLONES static void query_step(float *st, const float *vbase, size_t D3, int lo, int hi, float *m,
+                                               float *l, float acc[KN_HEAD_DIM])
+{
+    float mt = -INFINITY;
+    for (int j = lo; j < hi; j++)
+        mt = st[j] > mt ? st[j] : mt;
+    const float mn = mt > *m ? mt : *m;
+    const float alpha = *m == -INFINITY ? 0.0f : expf(*m - mn);
+    float psum = 0.0f;
+    for (int j = lo; j < hi; j++) { /* scores -> probabilities, in place */
+        st[j] = expf(st[j] - mn);
+        psum += st[j];
+    }
+    v8f o[KN_HEAD_DIM / ATT_VL];
+#pragma GCC unroll 8
+    for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
+        LOAD8(o[c], acc + c * ATT_VL);
+        o[c] *= alpha;
+    }
+    for (int j = lo; j < hi; j++) {
+        const float p = st[j];
+        const float *v = vbase + (size_t)j * D3;
+#pragma GCC unroll 8
+        for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
+            v8f vv;
+            LOAD8(vv, v + c * ATT_VL);
+            o[c] += p * vv;
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++)
+        STORE8(acc + c * ATT_VL, o[c]);
+    *l = *l * alpha + psum;
+    *m = mn;
+}
+
 /* One work item (see att_item_q); positions are relative to the row start. */
 ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, const att_item_q *w)
 {
@@ -133,23 +194,7 @@ ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, const att_item_q
     }
     for (int j0 = (jlo / ATT_TK) * ATT_TK; j0 < jhi; j0 += ATT_TK) {
         const int j1 = j0 + ATT_TK < len ? j0 + ATT_TK : len;
-        const int tk = j1 - j0;
-        /* Scores of the whole tile (partial micro-tiles read clamped rows). */
-        for (int t = 0; t < tq; t += 3) {
-            const float *qr[3];
-            for (int i = 0; i < 3; i++)
-                qr[i] = qbase + (size_t)qi[t + i < tq ? t + i : tq - 1] * D3;
-            for (int c = 0; c < tk; c += 4) {
-                const float *kr[4];
-                for (int j = 0; j < 4; j++)
-                    kr[j] = kbase + (size_t)(j0 + (c + j < tk ? c + j : tk - 1)) * D3;
-                float o[3][4];
-                scores_3x4(qr, kr, o);
-                for (int i = 0; i < 3 && t + i < tq; i++)
-                    for (int j = 0; j < 4 && c + j < tk; j++)
-                        S[t + i][c + j] = o[i][j];
-            }
-        }
+        tile_scores(qbase, kbase, (size_t)D3, qi, tq, j0, j1 - j0, S);
         /* Per query: mask, online softmax update, P.V with the output row in registers. */
         for (int t = 0; t < tq; t++) {
             const int i = qi[t];
@@ -158,40 +203,8 @@ ATT_CONTRACT ATT_CLONES static void att_item(const att_args *a, const att_item_q
                 lo = i - a->window > lo ? i - a->window : lo;
                 hi = i + a->window + 1 < hi ? i + a->window + 1 : hi;
             }
-            if (lo >= hi)
-                continue; /* nothing visible in this tile for query i */
-            float *st = S[t] - j0;
-            float mt = -INFINITY;
-            for (int j = lo; j < hi; j++)
-                mt = st[j] > mt ? st[j] : mt;
-            const float mn = mt > m[t] ? mt : m[t];
-            const float alpha = m[t] == -INFINITY ? 0.0f : expf(m[t] - mn);
-            float psum = 0.0f;
-            for (int j = lo; j < hi; j++) { /* scores -> probabilities, in place */
-                st[j] = expf(st[j] - mn);
-                psum += st[j];
-            }
-            v8f o[KN_HEAD_DIM / ATT_VL];
-#pragma GCC unroll 8
-            for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
-                LOAD8(o[c], acc[t] + c * ATT_VL);
-                o[c] *= alpha;
-            }
-            for (int j = lo; j < hi; j++) {
-                const float p = st[j];
-                const float *v = vbase + (size_t)j * D3;
-#pragma GCC unroll 8
-                for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++) {
-                    v8f vv;
-                    LOAD8(vv, v + c * ATT_VL);
-                    o[c] += p * vv;
-                }
-            }
-#pragma GCC unroll 8
-            for (int c = 0; c < KN_HEAD_DIM / ATT_VL; c++)
-                STORE8(acc[t] + c * ATT_VL, o[c]);
-            l[t] = l[t] * alpha + psum;
-            m[t] = mn;
+            if (lo < hi) /* else nothing visible in this tile for query i */
+                query_step(S[t] - j0, vbase, (size_t)D3, lo, hi, &m[t], &l[t], acc[t]);
         }
     }
     for (int t = 0; t < tq; t++) {
