@@ -144,74 +144,88 @@ static char *make_state(const tokenizer *t, size_t tokens, size_t *len_out)
     return s;
 }
 
-int main(int argc, char **argv)
-{
-    const char *out_path = argc > 1 ? argv[1] : NULL;
-    char path[512];
-    snprintf(path, sizeof path, "%s/data/modernbert-tokenizer.json", tu_shared());
-    FILE *probe = fopen(path, "r");
-    bool real = probe != NULL;
-    if (probe)
-        fclose(probe);
-    else
-        snprintf(path, sizeof path, "config/tiny-tokenizer.json");
+enum { LOADS = 21, ENCODES = 4001, LONG_REPS = 9 };
 
-    /* load */
-    enum { LOADS = 21, ENCODES = 4001, LONG_REPS = 9 };
-    double load_us[LOADS], load_cpu[LOADS];
+/* Everything the report holds. */
+typedef struct {
+    char path[512];
+    bool real;
+    size_t vocab, n_tokens, big_len, big_tokens, gemma_tokens;
+    stats load, loadc, enc, encc, warm, lng;
+    double gemma_med;
+} bench;
+
+/* LOADS loads of b->path; the last one's tokenizer in *t. */
+static int bench_load(bench *b, tokenizer **t)
+{
+    static double load_us[LOADS], load_cpu[LOADS];
     layad_error err;
-    tokenizer *t = NULL;
     for (int i = 0; i < LOADS; i++) {
         double t0 = now_us(), c0 = cpu_us();
-        tokenizer *x = tokenizer_load(path, &err);
+        tokenizer *x = tokenizer_load(b->path, &err);
         load_cpu[i] = cpu_us() - c0;
         load_us[i] = now_us() - t0;
         if (!x) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
-        if (t)
-            tokenizer_free(t);
-        t = x;
+        if (*t)
+            tokenizer_free(*t);
+        *t = x;
     }
-    stats load = summarize(load_us, LOADS), loadc = summarize(load_cpu, LOADS);
+    b->load = summarize(load_us, LOADS);
+    b->loadc = summarize(load_cpu, LOADS);
+    b->vocab = tokenizer_vocab_size(*t);
+    return 0;
+}
 
-    /* encode a ~512-token state; the first call warms this thread's scratch */
-    size_t len;
-    char *state = make_state(t, 512, &len);
-    if (!state)
-        return 1;
-    tok_ids ids = { 0 };
-    if (tokenizer_encode(t, state, len, &ids, &err) != 0) {
+/* ENCODES encodes of the state, each with the word cache emptied first (cold, or a state
+ * with no word seen before on this thread), CPU time in cpu[] and wall time in wall[] when
+ * given; the token count in *n (the same every time). */
+static int encode_runs(const tokenizer *t, const char *state, size_t len, tok_ids *ids, bool cold, double *wall,
+                       double *cpu, size_t *n)
+{
+    layad_error err;
+    for (int i = 0; i < ENCODES; i++) {
+        ids->n = 0;
+        if (cold)
+            tokenizer_thread_cache_clear();
+        double t0 = now_us(), c0 = cpu_us();
+        int rc = tokenizer_encode(t, state, len, ids, &err);
+        cpu[i] = cpu_us() - c0;
+        if (wall)
+            wall[i] = now_us() - t0;
+        if (rc != 0 || (i && ids->n != *n))
+            return 1;
+        *n = ids->n;
+    }
+    return 0;
+}
+
+/* The ~512-token state cold (wall and CPU) and warm (the same state again, every word
+ * cached); the first call warms this thread's scratch. */
+static int bench_encode(bench *b, const tokenizer *t, const char *state, size_t len, tok_ids *ids)
+{
+    static double enc_us[ENCODES], enc_cpu[ENCODES], warm_cpu[ENCODES];
+    layad_error err;
+    if (tokenizer_encode(t, state, len, ids, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    size_t n_tokens = ids.n;
-    /* cold: the word cache emptied before every encode (a state with no word seen
-     * before on this thread); warm: the same state again (every word cached) */
-    static double enc_us[ENCODES], enc_cpu[ENCODES], warm_cpu[ENCODES];
-    for (int i = 0; i < ENCODES; i++) {
-        ids.n = 0;
-        tokenizer_thread_cache_clear();
-        double t0 = now_us(), c0 = cpu_us();
-        int rc = tokenizer_encode(t, state, len, &ids, &err);
-        enc_cpu[i] = cpu_us() - c0;
-        enc_us[i] = now_us() - t0;
-        if (rc != 0 || ids.n != n_tokens)
-            return 1;
-    }
-    for (int i = 0; i < ENCODES; i++) {
-        ids.n = 0;
-        double c0 = cpu_us();
-        int rc = tokenizer_encode(t, state, len, &ids, &err);
-        warm_cpu[i] = cpu_us() - c0;
-        if (rc != 0 || ids.n != n_tokens)
-            return 1;
-    }
-    stats enc = summarize(enc_us, ENCODES), encc = summarize(enc_cpu, ENCODES),
-          warm = summarize(warm_cpu, ENCODES);
+    b->n_tokens = ids->n;
+    size_t n = b->n_tokens;
+    if (encode_runs(t, state, len, ids, true, enc_us, enc_cpu, &n) || n != b->n_tokens ||
+        encode_runs(t, state, len, ids, false, NULL, warm_cpu, &n) || n != b->n_tokens)
+        return 1;
+    b->enc = summarize(enc_us, ENCODES);
+    b->encc = summarize(enc_cpu, ENCODES);
+    b->warm = summarize(warm_cpu, ENCODES);
+    return 0;
+}
 
-    /* 100 KB of mixed text (the state repeated): throughput for long inputs */
+/* 100 KB of mixed text (the state repeated): throughput for long inputs. */
+static int bench_long(bench *b, const tokenizer *t, const char *state, size_t len, tok_ids *ids)
+{
     size_t big_len = 100 * 1024;
     char *big = malloc(big_len);
     if (!big)
@@ -223,45 +237,47 @@ int main(int argc, char **argv)
     if (big_len > 0 && (unsigned char)big[big_len - 1] >= 0xC0)
         big_len--;
     double long_us[LONG_REPS];
-    size_t big_tokens = 0;
-    for (int i = 0; i < LONG_REPS; i++) {
-        ids.n = 0;
+    layad_error err;
+    int rc = 0;
+    for (int i = 0; i < LONG_REPS && !rc; i++) {
+        ids->n = 0;
         tokenizer_thread_cache_clear();
         double t0 = now_us();
-        int rc = tokenizer_encode(t, big, big_len, &ids, &err);
+        rc = tokenizer_encode(t, big, big_len, ids, &err);
         long_us[i] = now_us() - t0;
-        if (rc != 0)
-            return 1;
-        big_tokens = ids.n;
+        b->big_tokens = ids->n;
     }
-    stats lng = summarize(long_us, LONG_REPS);
+    free(big);
+    b->big_len = big_len;
+    b->lng = summarize(long_us, LONG_REPS);
+    return rc != 0;
+}
 
-    /* the same text through the Gemma-like (Metaspace, byte fallback) fixture */
-    double gemma_med = -1;
-    size_t gemma_tokens = 0;
+/* The same state through the Gemma-like (Metaspace, byte fallback) fixture, cold; -1 when
+ * the fixture does not load. */
+static int bench_gemma(bench *b, const char *state, size_t len, tok_ids *ids)
+{
+    static double g_us[ENCODES];
+    layad_error err;
+    b->gemma_med = -1;
     tokenizer *g = tokenizer_load("tests/fixtures/tokenizer/gemma-like.json", &err);
-    if (g) {
-        static double g_us[ENCODES];
-        for (int i = 0; i < ENCODES; i++) {
-            ids.n = 0;
-            tokenizer_thread_cache_clear();
-            double c0 = cpu_us();
-            int rc = tokenizer_encode(g, state, len, &ids, &err);
-            g_us[i] = cpu_us() - c0;
-            if (rc != 0)
-                return 1;
-            gemma_tokens = ids.n;
-        }
-        gemma_med = summarize(g_us, ENCODES).median;
-        tokenizer_free(g);
-    }
+    if (!g)
+        return 0;
+    int rc = encode_runs(g, state, len, ids, true, NULL, g_us, &b->gemma_tokens);
+    b->gemma_med = summarize(g_us, ENCODES).median;
+    tokenizer_free(g);
+    return rc;
+}
 
+/* The report (JSON) into json[cap]: the numbers with the commit, machine and inputs' hashes. */
+static void report(const bench *b, const char *state, size_t len, char *json, size_t cap)
+{
     char commit[128], cpu[256], host[256], file_sha[128], cmd[1024], loadavg[128];
     run_line("cut -d' ' -f1-3 /proc/loadavg", loadavg, sizeof loadavg);
     run_line("git rev-parse HEAD 2>/dev/null", commit, sizeof commit);
     run_line("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", cpu, sizeof cpu);
     run_line("uname -srm", host, sizeof host);
-    snprintf(cmd, sizeof cmd, "sha256sum '%s' | cut -d' ' -f1", path);
+    snprintf(cmd, sizeof cmd, "sha256sum '%s' | cut -d' ' -f1", b->path);
     run_line(cmd, file_sha, sizeof file_sha);
     char state_sha[128] = "unknown";
     FILE *tmp = fopen("build/bench_tokenizer_state.txt", "w");
@@ -270,9 +286,7 @@ int main(int argc, char **argv)
         fclose(tmp);
         run_line("sha256sum build/bench_tokenizer_state.txt | cut -d' ' -f1", state_sha, sizeof state_sha);
     }
-
-    char json[4096];
-    snprintf(json, sizeof json,
+    snprintf(json, cap,
              "{\n"
              "  \"benchmark\": \"tokenizer-cpu\",\n"
              "  \"command\": \"make bench-tokenizer (build/tests/bench_tokenizer)\",\n"
@@ -290,24 +304,48 @@ int main(int argc, char **argv)
              "  \"encode_100kb\": {\"bytes\": %zu, \"tokens\": %zu, \"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"runs\": %d},\n"
              "  \"encode_state_gemma_like\": {\"file\": \"tests/fixtures/tokenizer/gemma-like.json\", \"tokens\": %zu, \"cpu_median_us\": %.2f, \"cache\": \"cold\"}\n"
              "}\n",
-             commit, cpu, host, sysconf(_SC_NPROCESSORS_ONLN), loadavg, path, file_sha,
-             real ? "true" : "false", tokenizer_vocab_size(t), load.median / 1e3, load.min / 1e3,
-             load.p90 / 1e3, load.max / 1e3, load.n, loadc.median / 1e3, loadc.min / 1e3, loadc.p90 / 1e3,
-             n_tokens, len, state_sha, enc.median, enc.min, enc.p90, enc.max, enc.n, encc.median, encc.min,
-             encc.p90, warm.median, warm.min, warm.p90, warm.n, big_len, big_tokens, lng.median / 1e3,
-             lng.min / 1e3, lng.max / 1e3, lng.n, gemma_tokens, gemma_med);
+             commit, cpu, host, sysconf(_SC_NPROCESSORS_ONLN), loadavg, b->path, file_sha,
+             b->real ? "true" : "false", b->vocab, b->load.median / 1e3, b->load.min / 1e3, b->load.p90 / 1e3,
+             b->load.max / 1e3, b->load.n, b->loadc.median / 1e3, b->loadc.min / 1e3, b->loadc.p90 / 1e3,
+             b->n_tokens, len, state_sha, b->enc.median, b->enc.min, b->enc.p90, b->enc.max, b->enc.n,
+             b->encc.median, b->encc.min, b->encc.p90, b->warm.median, b->warm.min, b->warm.p90, b->warm.n,
+             b->big_len, b->big_tokens, b->lng.median / 1e3, b->lng.min / 1e3, b->lng.max / 1e3, b->lng.n,
+             b->gemma_tokens, b->gemma_med);
+}
+
+int main(int argc, char **argv)
+{
+    const char *out_path = argc > 1 ? argv[1] : NULL;
+    static bench b;
+    snprintf(b.path, sizeof b.path, "%s/data/modernbert-tokenizer.json", tu_shared());
+    FILE *probe = fopen(b.path, "r");
+    b.real = probe != NULL;
+    if (probe)
+        fclose(probe);
+    else
+        snprintf(b.path, sizeof b.path, "config/tiny-tokenizer.json");
+    tokenizer *t = NULL;
+    size_t len;
+    char *state = NULL;
+    tok_ids ids = {0};
+    int rc = 1;
+    if (bench_load(&b, &t) || !(state = make_state(t, 512, &len)) || bench_encode(&b, t, state, len, &ids) ||
+        bench_long(&b, t, state, len, &ids) || bench_gemma(&b, state, len, &ids))
+        goto out;
+    char json[4096];
+    report(&b, state, len, json, sizeof json);
     fputs(json, stdout);
-    if (out_path) {
-        FILE *f = fopen(out_path, "w");
-        if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "%s: cannot write\n", out_path);
-            return 1;
-        }
+    FILE *f = out_path ? fopen(out_path, "w") : NULL;
+    if (out_path && (!f || fputs(json, f) < 0 || fclose(f) != 0)) {
+        fprintf(stderr, "%s: cannot write\n", out_path);
+        goto out;
     }
+    rc = 0;
+out:
     free(ids.ids);
-    free(big);
     free(state);
-    tokenizer_free(t);
+    if (t)
+        tokenizer_free(t);
     tokenizer_thread_cleanup();
-    return 0;
+    return rc;
 }

@@ -419,11 +419,15 @@ static int text_index(const char *name)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* The command line; 2 on a bad one (usage printed), else 0. */
+typedef struct {
+    const char *levels, *label, *out;
+    json_t *meta;
+    double duration, warmup;
+} lg_args;
+
+static int parse_args(int argc, char **argv, lg_args *o)
 {
-    const char *levels = "1,8,64", *label = "", *out = NULL;
-    json_t *meta = json_object();
-    double duration = 10, warmup = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--port") && v)
@@ -431,19 +435,19 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--host") && v)
             g_host = v, i++;
         else if (!strcmp(a, "--concurrency") && v)
-            levels = v, i++;
+            o->levels = v, i++;
         else if (!strcmp(a, "--duration") && v)
-            duration = atof(v), i++;
+            o->duration = atof(v), i++;
         else if (!strcmp(a, "--warmup") && v)
-            warmup = atof(v), i++;
+            o->warmup = atof(v), i++;
         else if (!strcmp(a, "--label") && v)
-            label = v, i++;
+            o->label = v, i++;
         else if (!strcmp(a, "--out") && v)
-            out = v, i++;
+            o->out = v, i++;
         else if (!strcmp(a, "--meta") && v && strchr(v, '=')) {
             char k[128];
             snprintf(k, sizeof k, "%.*s", (int)(strchr(v, '=') - v), v);
-            json_object_set_new(meta, k, json_string(strchr(v, '=') + 1));
+            json_object_set_new(o->meta, k, json_string(strchr(v, '=') + 1));
             i++;
         } else if (!strcmp(a, "--key") && v)
             snprintf(g_auth, sizeof g_auth, "Authorization: Bearer %.256s\r\n", v), i++;
@@ -456,62 +460,93 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    calibrate();
+    return 0;
+}
+
+/* This machine's CPU model name (/proc/cpuinfo), "unknown" when not found. */
+static void cpu_model(char cpu[256])
+{
+    snprintf(cpu, 256, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            snprintf(cpu, 256, "%.200s", c ? c + 2 : line);
+            cpu[strcspn(cpu, "\n")] = 0;
+            break;
+        }
+    fclose(f);
+}
+
+/* The report: the run's inputs, machine and server, then the levels' results. */
+static json_t *report(const lg_args *o, json_t *res)
+{
     json_t *mix = json_array();
     for (int t = 0; t < N_TYPES; t++)
         json_array_append_new(mix, json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", type_name[t], "questions",
                                              type_questions[t], "target_input_tokens", type_target[t],
                                              "input_tokens", body_tokens[t], "state_words", body_words[t]));
+    struct utsname u;
+    uname(&u);
+    char cpu[256];
+    cpu_model(cpu);
+    return json_pack("{s:s,s:O,s:{s:s,s:s,s:s,s:i},s:o,s:s,s:s,s:o,s:{s:f,s:f,s:s},s:o,s:o}", "label", o->label,
+                     "meta", o->meta, "machine", "hostname", u.nodename, "kernel", u.release, "cpu", cpu, "cpus",
+                     (int)sysconf(_SC_NPROCESSORS_ONLN), "server", get_json("/health"), "inputs_sha256",
+                     sha256_hex(), "text", text_name[g_text], "mix", mix, "method", "warmup_s", o->warmup,
+                     "duration_s", o->duration, "loop",
+                     "closed loop, one keep-alive connection per client, mix round-robin per client; "
+                     "requests completed inside the window after the warm-up",
+                     "levels", res, "server_metrics_note",
+                     json_string("latency = client-side, request sent to response read, loopback"));
+}
+
+/* The report to out, or to stdout when out is NULL. */
+static int write_report(json_t *doc, const char *out)
+{
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = 0;
+    FILE *o = out ? fopen(out, "w") : stdout;
+    if (!s || !o || fprintf(o, "%s\n", s) < 0)
+        rc = 1;
+    if (!o)
+        perror(out);
+    if (o && o != stdout && fclose(o))
+        rc = 1;
+    free(s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    lg_args o = {.levels = "1,8,64", .label = "", .meta = json_object(), .duration = 10, .warmup = 2};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        goto out;
+    calibrate();
     json_t *res = json_array();
-    for (const char *p = levels; *p;) {
+    for (const char *p = o.levels; *p;) {
         int c = atoi(p);
         if (c < 1 || c > MAX_CLIENTS) {
-            fprintf(stderr, "loadgen: bad concurrency in '%s'\n", levels);
-            return 2;
+            fprintf(stderr, "loadgen: bad concurrency in '%s'\n", o.levels);
+            json_decref(res);
+            rc = 2;
+            goto out;
         }
-        json_array_append_new(res, run_level(c, warmup, duration));
+        json_array_append_new(res, run_level(c, o.warmup, o.duration));
         p += strcspn(p, ",");
         if (*p == ',')
             p++;
     }
-    struct utsname u;
-    uname(&u);
-    char cpu[256] = "unknown";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            snprintf(cpu, sizeof cpu, "%.200s", c ? c + 2 : line);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    if (f)
-        fclose(f);
-    json_t *doc = json_pack("{s:s,s:o,s:{s:s,s:s,s:s,s:i},s:o,s:s,s:s,s:o,s:{s:f,s:f,s:s},s:o,s:o}", "label", label,
-                            "meta", meta, "machine",
-                            "hostname", u.nodename, "kernel", u.release, "cpu", cpu, "cpus",
-                            (int)sysconf(_SC_NPROCESSORS_ONLN), "server", get_json("/health"), "inputs_sha256",
-                            sha256_hex(), "text", text_name[g_text], "mix", mix, "method", "warmup_s", warmup, "duration_s", duration, "loop",
-                            "closed loop, one keep-alive connection per client, mix round-robin per client; "
-                            "requests completed inside the window after the warm-up",
-                            "levels", res, "server_metrics_note",
-                            json_string("latency = client-side, request sent to response read, loopback"));
-    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (out) {
-        FILE *o = fopen(out, "w");
-        if (!o) {
-            perror(out);
-            return 1;
-        }
-        fprintf(o, "%s\n", s);
-        fclose(o);
-    } else {
-        printf("%s\n", s);
-    }
-    free(s);
+    json_t *doc = report(&o, res);
+    rc = write_report(doc, o.out);
     json_decref(doc);
+out:
+    json_decref(o.meta);
     for (int t = 0; t < N_TYPES; t++)
         free(body[t]);
-    return 0;
+    return rc;
 }
