@@ -172,7 +172,95 @@ static void print_stats(const char *what, const delta_stats st[3], const delta_s
     }
 }
 
-/* One dtype: eager, graph (captures), graph again (replays); returns 1 pass, 0 fail, -1 error.
+/* One backend's four forwards of the sweep: eager, graph (captures), graph again (replays),
+ * and each row alone in a one-row bucket (the daemon's common case: the batched passes run
+ * buckets of 64 rows, so they never reach the small-bucket paths). */
+typedef struct {
+    fwd_out eager, graph, replay, single;
+} four_runs;
+
+static int run_four(laya_backend *b, const synth_set *s, int K, four_runs *f, layad_error *err)
+{
+    if (fwd_out_alloc(&f->eager, s->n, K, err) || fwd_out_alloc(&f->graph, s->n, K, err) ||
+        fwd_out_alloc(&f->replay, s->n, K, err) || fwd_out_alloc(&f->single, s->n, K, err))
+        return -1;
+    if (cuda_backend_forward_mode(b, s->rows, s->n, K, f->eager.logits, f->eager.act, 0, err) ||
+        cuda_backend_forward_mode(b, s->rows, s->n, K, f->graph.logits, f->graph.act, 1, err) ||
+        cuda_backend_forward_mode(b, s->rows, s->n, K, f->replay.logits, f->replay.act, 1, err))
+        return -1;
+    for (int i = 0; i < s->n; i++)
+        if (cuda_backend_forward_mode(b, &s->rows[i], 1, K, f->single.logits + (size_t)i * K,
+                                      f->single.act + (size_t)i * LAYA_N_ACT, 1, err))
+            return -1;
+    return 0;
+}
+
+static void four_free(four_runs *f)
+{
+    fwd_out_free(&f->eager);
+    fwd_out_free(&f->graph);
+    fwd_out_free(&f->replay);
+    fwd_out_free(&f->single);
+}
+
+/* A dtype's comparisons and gates. */
+typedef struct {
+    delta_stats st[3], all, ge[3], geall, s1[3], s1all;
+    int capture_identical, replay_identical, vs_peer, need, argmax_ok, dp_ok, pass;
+    double dp_gate;
+} verdict;
+
+static void judge(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref, const four_runs *f,
+                  const delta_stats *peer, int dtype, verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    delta_accum(v->st, &v->all, &ck->cfg, s->rows, ref, &f->graph, MARGIN);
+    delta_accum(v->ge, &v->geall, &ck->cfg, s->rows, &f->eager, &f->graph, MARGIN);
+    delta_accum(v->s1, &v->s1all, &ck->cfg, s->rows, ref, &f->single, MARGIN);
+    v->capture_identical = fwd_out_identical(&f->eager, &f->graph);
+    v->replay_identical = fwd_out_identical(&f->eager, &f->replay);
+    /* bf16 against the official bf16 path on the same rows when its forward was given */
+    v->vs_peer = dtype == CUDA_DT_BF16 && peer && peer->n > 0;
+    v->dp_gate = v->vs_peer ? peer->max_dp : dtype == CUDA_DT_BF16 ? 2e-2 : 5e-3;
+    v->need = v->vs_peer ? peer->n_gated_agree : v->all.n_gated;
+    v->argmax_ok = v->all.n_gated_agree >= v->need && v->s1all.n_gated_agree >= v->need;
+    v->dp_ok = v->all.max_dp <= v->dp_gate && v->s1all.max_dp <= v->dp_gate; /* false for NaN */
+    v->pass = v->argmax_ok && v->dp_ok && v->capture_identical && v->replay_identical;
+}
+
+static void print_verdict(const verdict *v, int dtype, const cuda_backend_stats *cs)
+{
+    printf("%s: graphs captured %lld, replayed %lld\n", cuda_dtype_name(dtype), cs->graph_misses,
+           cs->graph_hits);
+    print_stats("gpu graph vs cpu fp32", v->st, &v->all);
+    print_stats("gpu graph vs eager", v->ge, &v->geall);
+    print_stats("one row per forward", v->s1, &v->s1all);
+    printf("  gates%s: argmax (margin > %.0e) %d/%d + %d/%d >= %d %s; max|dp| %.3e / %.3e <= %.3e %s; "
+           "graph == eager bitwise: first run %s, replay %s => %s\n",
+           v->vs_peer ? " (no worse than the official bf16 path on the same rows)" : "", MARGIN,
+           v->all.n_gated_agree, v->all.n_gated, v->s1all.n_gated_agree, v->s1all.n_gated, v->need,
+           v->argmax_ok ? "ok" : "FAIL", v->all.max_dp, v->s1all.max_dp, v->dp_gate,
+           v->dp_ok ? "ok" : "FAIL", v->capture_identical ? "yes" : "NO", v->replay_identical ? "yes" : "NO",
+           v->pass ? "PASS" : "FAIL");
+}
+
+static json_t *verdict_json(const verdict *v, const cuda_backend_stats *cs, const cuda_backend_opts *o)
+{
+    json_t *d = json_pack(
+        "{s:o, s:o, s:b, s:b, s:{s:f, s:s, s:i, s:b, s:b, s:b, s:b}, s:{s:I, s:I}}", "gpu_graph_vs_cpu_fp32",
+        delta_json(v->st, &v->all), "gpu_graph_vs_gpu_eager", delta_json(v->ge, &v->geall),
+        "graph_bit_identical_to_eager", v->capture_identical, "replay_bit_identical_to_eager",
+        v->replay_identical, "gates", "max_dp_limit", v->dp_gate, "limits_from",
+        v->vs_peer ? "the official bf16 path on the same rows (external, dtype bf16)" : "absolute",
+        "gated_argmax_needed", v->need, "max_dp_ok", v->dp_ok, "argmax_ok",
+        v->argmax_ok, "graph_identical_ok", v->capture_identical && v->replay_identical, "pass", v->pass,
+        "graphs", "captured", (json_int_t)cs->graph_misses, "replayed", (json_int_t)cs->graph_hits);
+    json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(v->s1, &v->s1all));
+    json_object_set_new(d, "backend", json_pack("{s:b, s:b}", "gemm_tune", o->gemm_tune, "branch16", o->branch16));
+    return d;
+}
+
+/* One dtype: the four forwards against the CPU fp32 reference; returns 1 pass, 0 fail, -1 error.
  * ref_rw (bf16 only, may be NULL): the CPU fp32 forward with bf16-rounded weights, which
  * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
@@ -188,75 +276,26 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
     laya_backend *b = cuda_backend_create(ck, &o, err);
     if (!b)
         return -1;
-    fwd_out eager = {0}, graph = {0}, replay = {0}, single = {0};
+    four_runs f = {0};
     int rc = -1;
-    const int K = ref->K;
-    if (fwd_out_alloc(&eager, s->n, K, err) || fwd_out_alloc(&graph, s->n, K, err) ||
-        fwd_out_alloc(&replay, s->n, K, err) || fwd_out_alloc(&single, s->n, K, err))
+    if (run_four(b, s, ref->K, &f, err))
         goto out;
-    if (cuda_backend_forward_mode(b, s->rows, s->n, K, eager.logits, eager.act, 0, err) ||
-        cuda_backend_forward_mode(b, s->rows, s->n, K, graph.logits, graph.act, 1, err) ||
-        cuda_backend_forward_mode(b, s->rows, s->n, K, replay.logits, replay.act, 1, err))
-        goto out;
-    /* The daemon's common case: each question alone in a one-row bucket (the batched
-     * pass above runs buckets of 64 rows, so it never reaches the small-bucket paths). */
-    for (int i = 0; i < s->n; i++)
-        if (cuda_backend_forward_mode(b, &s->rows[i], 1, K, single.logits + (size_t)i * K,
-                                      single.act + (size_t)i * LAYA_N_ACT, 1, err))
-            goto out;
     cuda_backend_stats cs;
     cuda_backend_stats_get(b, &cs);
-    delta_stats st[3] = {0}, all = {0}, ge[3] = {0}, geall = {0};
-    delta_accum(st, &all, &ck->cfg, s->rows, ref, &graph, MARGIN);
-    delta_accum(ge, &geall, &ck->cfg, s->rows, &eager, &graph, MARGIN);
-    delta_stats s1[3] = {0}, s1all = {0};
-    delta_accum(s1, &s1all, &ck->cfg, s->rows, ref, &single, MARGIN);
-    const int capture_identical = fwd_out_identical(&eager, &graph);
-    const int replay_identical = fwd_out_identical(&eager, &replay);
-    /* bf16 against the official bf16 path on the same rows when its forward was given */
-    const int vs_peer = dtype == CUDA_DT_BF16 && peer && peer->n > 0;
-    const double dp_gate = vs_peer ? peer->max_dp : dtype == CUDA_DT_BF16 ? 2e-2 : 5e-3;
-    const int need = vs_peer ? peer->n_gated_agree : all.n_gated;
-    const int argmax_ok = all.n_gated_agree >= need && s1all.n_gated_agree >= need;
-    const int dp_ok = all.max_dp <= dp_gate && s1all.max_dp <= dp_gate; /* false for NaN */
-    const int pass = argmax_ok && dp_ok && capture_identical && replay_identical;
-    printf("%s: graphs captured %lld, replayed %lld\n", cuda_dtype_name(dtype), cs.graph_misses,
-           cs.graph_hits);
-    print_stats("gpu graph vs cpu fp32", st, &all);
-    print_stats("gpu graph vs eager", ge, &geall);
-    print_stats("one row per forward", s1, &s1all);
-    printf("  gates%s: argmax (margin > %.0e) %d/%d + %d/%d >= %d %s; max|dp| %.3e / %.3e <= %.3e %s; "
-           "graph == eager bitwise: first run %s, replay %s => %s\n",
-           vs_peer ? " (no worse than the official bf16 path on the same rows)" : "", MARGIN,
-           all.n_gated_agree, all.n_gated, s1all.n_gated_agree, s1all.n_gated, need,
-           argmax_ok ? "ok" : "FAIL", all.max_dp, s1all.max_dp, dp_gate,
-           dp_ok ? "ok" : "FAIL", capture_identical ? "yes" : "NO", replay_identical ? "yes" : "NO",
-           pass ? "PASS" : "FAIL");
-    json_t *d = json_pack(
-        "{s:o, s:o, s:b, s:b, s:{s:f, s:s, s:i, s:b, s:b, s:b, s:b}, s:{s:I, s:I}}", "gpu_graph_vs_cpu_fp32",
-        delta_json(st, &all), "gpu_graph_vs_gpu_eager", delta_json(ge, &geall),
-        "graph_bit_identical_to_eager", capture_identical, "replay_bit_identical_to_eager",
-        replay_identical, "gates", "max_dp_limit", dp_gate, "limits_from",
-        vs_peer ? "the official bf16 path on the same rows (external, dtype bf16)" : "absolute",
-        "gated_argmax_needed", need, "max_dp_ok", dp_ok, "argmax_ok",
-        argmax_ok, "graph_identical_ok", capture_identical && replay_identical, "pass", pass,
-        "graphs", "captured", (json_int_t)cs.graph_misses, "replayed", (json_int_t)cs.graph_hits);
-    json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(s1, &s1all));
-    json_object_set_new(d, "backend", json_pack("{s:b, s:b}", "gemm_tune", o.gemm_tune, "branch16", o.branch16));
+    verdict v;
+    judge(ck, s, ref, &f, peer, dtype, &v);
+    print_verdict(&v, dtype, &cs);
+    json_t *d = verdict_json(&v, &cs, &o);
     if (ref_rw) {
         delta_stats rw[3] = {0}, rwall = {0};
-        delta_accum(rw, &rwall, &ck->cfg, s->rows, ref_rw, &graph, MARGIN);
+        delta_accum(rw, &rwall, &ck->cfg, s->rows, ref_rw, &f.graph, MARGIN);
         print_stats("gpu graph vs cpu fp32 on bf16-rounded weights", rw, &rwall);
-        json_object_set_new(d, "gpu_graph_vs_cpu_fp32_bf16_rounded_weights",
-                            delta_json(rw, &rwall));
+        json_object_set_new(d, "gpu_graph_vs_cpu_fp32_bf16_rounded_weights", delta_json(rw, &rwall));
     }
     json_object_set_new(json_object_get(rep, "dtypes"), cuda_dtype_name(dtype), d);
-    rc = pass;
+    rc = v.pass;
 out:
-    fwd_out_free(&eager);
-    fwd_out_free(&graph);
-    fwd_out_free(&replay);
-    fwd_out_free(&single);
+    four_free(&f);
     b->ops->destroy(b);
     return rc;
 }
