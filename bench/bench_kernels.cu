@@ -585,25 +585,156 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
     CK(cudaFree(dtiles));
 }
 
+static std::string g_only; /* ",fam,fam," from --only=, empty for every family */
+
+static bool want(const char *k)
+{
+    return g_only.empty() || g_only.find(std::string(",") + k + ",") != std::string::npos;
+}
+
+/* --quick and --only=; false (usage printed) on anything else. */
+static bool parse_args(int argc, char **argv, bool *quick)
+{
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            *quick = true;
+        else if (!strncmp(argv[i], "--only=", 7))
+            g_only = std::string(",") + (argv[i] + 7) + ",";
+        else {
+            fprintf(stderr, "unknown argument %s\n", argv[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The report's head: the device, the same run's ceilings and the method. */
+static void write_header(const cudaDeviceProp &prop)
+{
+    fprintf(g_json, "{\n  \"device\": \"%s\", \"sm\": \"%d%d\", \"sms\": %d, \"l2_bytes\": %d,\n", prop.name,
+            prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize);
+    fprintf(g_json,
+            "  \"ceilings\": {\"copy_tbps\": %.4f, \"copy_eager_tbps\": %.4f, \"copy_graph_tbps\": %.4f, "
+            "\"copy_note\": \"1 GiB cudaMemcpyAsync D2D, bytes read + written, same run; copy_tbps is the faster "
+            "of the eager copy and the graph memcpy node\", \"gemm_bf16_tflops\": %.2f},\n",
+            g_copy_tbps, g_copy_eager_tbps, g_copy_graph_tbps, g_gemm_tflops);
+    fprintf(g_json, "  \"method\": \"CUDA events around batches of ~2 ms, median of 9 batches after warm-up, "
+                    "inputs rotated over >= 256 MB so L2 does not serve them, random data\",\n");
+    fprintf(g_json, "  \"results\": [");
+}
+
+/* The small-pack families, fp16 only: the launch floor, the split and fused products, and
+ * the LayerNorm over split parts. */
+static void bench_small_packs(kn_dtype dt)
+{
+    if (dt != KN_F16)
+        return;
+    if (want("launch_floor"))
+        bench_launch_floor();
+    if (want("gemm_split"))
+        bench_gemm_splits(dt);
+    if (want("proj_small"))
+        bench_projs(dt);
+    if (want("layernorm_parts"))
+        for (int m : {48, 96, 128}) {
+            bench_layernorm(dt, m, 1024);
+            bench_layernorm(dt, m, 1024, 4);
+        }
+}
+
+/* The encoder's GEMMs at the issue's sizes (and from L2 at small M). */
+static void bench_encoder_gemms(kn_gemm_ctx *ctx, kn_dtype dt)
+{
+    if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
+        for (int m : {16, 96, 128})
+            for (auto &p : g_english)
+                for (bool hot : {false, true})
+                    bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false, false, -1, -1, hot);
+    if (!want("gemm"))
+        return;
+    for (int m : {83, 512, 4096, 32768}) {
+        for (auto &p : g_english)
+            bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
+        if (dt == KN_BF16)
+            for (auto &p : g_mmbert)
+                bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
+    }
+}
+
+/* The head's erf-GELU layers as the GPU forward runs them (fp32 X: own kernels), the same
+ * shapes with 16-bit X (cuBLASLt + GELU pass) and plain cuBLASLt (the reference for "own >=
+ * 90% of cuBLAS"): scorer.1 at 1, 8 and 64 questions x (CLS + 8 markers) rows, act_head.0
+ * (K = d + 4 = 1028) and act_head.2. */
+static void bench_head_gemms(kn_gemm_ctx *ctx, kn_dtype dt)
+{
+    if (!want("gemm") && !want("gemm_head"))
+        return;
+    for (int m : {9, 16, 72, 576}) {
+        bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
+        bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, dt, KN_F32);
+        bench_gemm(ctx, "head.scorer1.plain", dt, m, 1024, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
+    }
+    for (int m : {8, 64}) {
+        bench_gemm(ctx, "head.act0.gelu", dt, m, 256, 1028, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
+        bench_gemm(ctx, "head.act0.plain", dt, m, 256, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
+    }
+    bench_gemm(ctx, "head.act2", dt, 8, 2, 256, KN_EPI_NONE, true, false, false, KN_F32, KN_F32);
+}
+
+/* The own tiled kernel at encoder and head shapes, for the record (cuBLASLt serves those). */
+static void bench_own_gemms(kn_gemm_ctx *ctx, kn_dtype dt)
+{
+    if (!want("gemm"))
+        return;
+    for (int m : {83, 4096}) {
+        bench_gemm(ctx, "en.attn.Wo", dt, m, 1024, 1024, KN_EPI_NONE, false, true);
+        bench_gemm(ctx, "en.Wqkv", dt, m, 3072, 1024, KN_EPI_NONE, false, true);
+    }
+    bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, true);
+    bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, false);
+    bench_gemm(ctx, "head.in_proj", dt, 83, 3072, 1024, KN_EPI_NONE, true, false, true);
+}
+
+/* GeGLU, LayerNorm and RoPE at the issue's sizes, and mmBERT's widths. */
+static void bench_elementwise(kn_dtype dt)
+{
+    for (int m : {83, 512, 4096, 32768}) {
+        if (want("geglu"))
+            bench_geglu(dt, m, 2624);
+        if (want("layernorm"))
+            bench_layernorm(dt, m, 1024);
+        if (want("rope"))
+            bench_rope(dt, m, 1024, 8192);
+    }
+    if (want("geglu"))
+        bench_geglu(dt, 4096, 1152);
+    if (want("layernorm"))
+        bench_layernorm(dt, 4096, 768);
+}
+
+/* The attention at the issue's shapes, global and sliding, then a mixed-length pack and
+ * mmBERT's width. */
+static void bench_attentions(kn_dtype dt)
+{
+    if (!want("attention"))
+        return;
+    struct { int B, L; } at[] = {{1, 83}, {1, 512}, {8, 512}, {64, 512}};
+    for (auto &a : at)
+        for (int w : {-1, 64})
+            bench_attention(dt, a.B, a.L, 1024, w, false);
+    for (int w : {-1, 64}) {
+        bench_attention(dt, 8, 512, 1024, w, true);
+        bench_attention(dt, 1, 1024, 768, w, false);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    bool quick = false;
+    if (argc < 2 || !parse_args(argc, argv, &quick)) {
         fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
-    bool quick = false;
-    std::string only;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
-            quick = true;
-        else if (!strncmp(argv[i], "--only=", 7))
-            only = std::string(",") + (argv[i] + 7) + ",";
-        else {
-            fprintf(stderr, "unknown argument %s\n", argv[i]);
-            return 2;
-        }
-    }
-    auto want = [&](const char *k) { return only.empty() || only.find(std::string(",") + k + ",") != std::string::npos; };
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("SKIP: bench_kernels: no CUDA device\n");
@@ -622,94 +753,15 @@ int main(int argc, char **argv)
     if (!ctx)
         return 1;
     ceilings(ctx);
-    fprintf(g_json, "{\n  \"device\": \"%s\", \"sm\": \"%d%d\", \"sms\": %d, \"l2_bytes\": %d,\n", prop.name,
-            prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize);
-    fprintf(g_json,
-            "  \"ceilings\": {\"copy_tbps\": %.4f, \"copy_eager_tbps\": %.4f, \"copy_graph_tbps\": %.4f, "
-            "\"copy_note\": \"1 GiB cudaMemcpyAsync D2D, bytes read + written, same run; copy_tbps is the faster "
-            "of the eager copy and the graph memcpy node\", \"gemm_bf16_tflops\": %.2f},\n",
-            g_copy_tbps, g_copy_eager_tbps, g_copy_graph_tbps, g_gemm_tflops);
-    fprintf(g_json, "  \"method\": \"CUDA events around batches of ~2 ms, median of 9 batches after warm-up, "
-                    "inputs rotated over >= 256 MB so L2 does not serve them, random data\",\n");
-    fprintf(g_json, "  \"results\": [");
-
-    const int Ms[] = {83, 512, 4096, 32768};
+    write_header(prop);
     const kn_dtype dts[2] = {KN_BF16, KN_F16};
     for (int d = 0; d < (quick ? 1 : 2); d++) {
-        const kn_dtype dt = dts[d];
-        if (want("launch_floor") && dt == KN_F16)
-            bench_launch_floor();
-        if (want("gemm_split") && dt == KN_F16)
-            bench_gemm_splits(dt);
-        if (want("proj_small") && dt == KN_F16)
-            bench_projs(dt);
-        if (want("layernorm_parts") && dt == KN_F16)
-            for (int m : {48, 96, 128}) {
-                bench_layernorm(dt, m, 1024);
-                bench_layernorm(dt, m, 1024, 4);
-            }
-        if (want("gemm_l2")) /* the encoder's GEMMs at small M with weights from DRAM and from L2 */
-            for (int m : {16, 96, 128})
-                for (auto &p : g_english)
-                    for (bool hot : {false, true})
-                        bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false, false, -1, -1, hot);
-        if (want("gemm")) {
-            for (int m : Ms) {
-                for (auto &p : g_english)
-                    bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
-                if (dt == KN_BF16)
-                    for (auto &p : g_mmbert)
-                        bench_gemm(ctx, p.op, dt, m, p.N, p.K, KN_EPI_NONE, false, false);
-            }
-        }
-        if (want("gemm") || want("gemm_head")) {
-            /* The head's erf-GELU layers as the GPU forward runs them (fp32 X: own kernels), the
-             * same shapes with 16-bit X (cuBLASLt + GELU pass) and plain cuBLASLt (the reference
-             * for "own >= 90% of cuBLAS"): scorer.1 at 1, 8 and 64 questions x (CLS + 8 markers)
-             * rows, act_head.0 (K = d + 4 = 1028) and act_head.2. The own tiled kernel at encoder
-             * shapes follows, for the record (cuBLASLt serves those). */
-            for (int m : {9, 16, 72, 576}) {
-                bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
-                bench_gemm(ctx, "head.scorer1.gelu", dt, m, 1024, 1024, KN_EPI_GELU, true, false, false, dt, KN_F32);
-                bench_gemm(ctx, "head.scorer1.plain", dt, m, 1024, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
-            }
-            for (int m : {8, 64}) {
-                bench_gemm(ctx, "head.act0.gelu", dt, m, 256, 1028, KN_EPI_GELU, true, false, false, KN_F32, KN_F32);
-                bench_gemm(ctx, "head.act0.plain", dt, m, 256, 1024, KN_EPI_NONE, false, false, false, dt, KN_F32);
-            }
-            bench_gemm(ctx, "head.act2", dt, 8, 2, 256, KN_EPI_NONE, true, false, false, KN_F32, KN_F32);
-        }
-        if (want("gemm")) {
-            for (int m : {83, 4096}) {
-                bench_gemm(ctx, "en.attn.Wo", dt, m, 1024, 1024, KN_EPI_NONE, false, true);
-                bench_gemm(ctx, "en.Wqkv", dt, m, 3072, 1024, KN_EPI_NONE, false, true);
-            }
-            bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, true);
-            bench_gemm(ctx, "head.linear1.relu", dt, 4096, 4096, 1024, KN_EPI_RELU, true, false, false);
-            bench_gemm(ctx, "head.in_proj", dt, 83, 3072, 1024, KN_EPI_NONE, true, false, true);
-        }
-        for (int m : Ms) {
-            if (want("geglu"))
-                bench_geglu(dt, m, 2624);
-            if (want("layernorm"))
-                bench_layernorm(dt, m, 1024);
-            if (want("rope"))
-                bench_rope(dt, m, 1024, 8192);
-        }
-        if (want("geglu"))
-            bench_geglu(dt, 4096, 1152);
-        if (want("layernorm"))
-            bench_layernorm(dt, 4096, 768);
-        if (want("attention")) {
-            struct { int B, L; } at[] = {{1, 83}, {1, 512}, {8, 512}, {64, 512}};
-            for (auto &a : at)
-                for (int w : {-1, 64})
-                    bench_attention(dt, a.B, a.L, 1024, w, false);
-            for (int w : {-1, 64}) {
-                bench_attention(dt, 8, 512, 1024, w, true);
-                bench_attention(dt, 1, 1024, 768, w, false);
-            }
-        }
+        bench_small_packs(dts[d]);
+        bench_encoder_gemms(ctx, dts[d]);
+        bench_head_gemms(ctx, dts[d]);
+        bench_own_gemms(ctx, dts[d]);
+        bench_elementwise(dts[d]);
+        bench_attentions(dts[d]);
     }
     fprintf(g_json, "\n  ]\n}\n");
     fclose(g_json);
