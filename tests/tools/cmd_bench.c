@@ -53,13 +53,15 @@ static void usage(FILE *f)
             "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
+            "  --tuning-cache FILE tuned GEMM algorithms read from FILE (and written after warm-up), so a\n"
+            "                      second run times nothing at warm-up (e.g. under a profiler)\n"
             "  --device N          CUDA device (default 0)\n"
             "  --out FILE          JSON report (default bench.json)\n");
 }
 
 /* The tool's own options (the common ones are in tool). */
 typedef struct bench_opts {
-    const char *shapes, *label, *commit;
+    const char *shapes, *label, *commit, *tuning_cache;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
     int fused_proj_tokens, path_tune_tokens;
 } bench_opts;
@@ -82,6 +84,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'O': b->small_gemm_tokens = atoi(arg); return 0;
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     case 'Q': b->path_tune_tokens = atoi(arg); return 0;
+    case 'U': b->tuning_cache = arg; return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -126,6 +129,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.small_gemm_tokens = bo->small_gemm_tokens;
     o.fused_proj_tokens = bo->fused_proj_tokens;
     o.path_tune_tokens = bo->path_tune_tokens;
+    o.tuning_cache = bo->tuning_cache;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -241,6 +245,9 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     const laya_config *cfg = &t->ck->cfg;
     printf("bench: %s on %s, %s, hidden %d x %d layers\n", t->ck->dir, info.name,
            cuda_dtype_name(t->dtype), cfg->hidden, cfg->n_layers);
+    if (bo->tuning_cache)
+        printf("  tuning cache %s: %d algorithms read%s%s\n", bo->tuning_cache, info.tuning_loaded,
+               info.tuning_warning[0] ? "; " : "", info.tuning_warning);
     for (int i = 0; i < info.n_warm; i++) /* the buckets that timed their paths */
         if (info.warm_path_ms[i][info.warm_path[i]] > 0)
             printf("  paths of %d tokens, ms: cublaslt %.4f, small-split %.4f, fused-proj %.4f, both %.4f "
@@ -256,7 +263,10 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
             return -1;
     cuda_backend_stats st;
     cuda_backend_stats_get(t->gpu, &st);
-    json_object_set_new(t->rep, "run", run_json(t, bo, &info, argc, argv));
+    json_t *run = run_json(t, bo, &info, argc, argv);
+    if (bo->tuning_cache) /* the algorithms read from it: 0 means warm-up timed them all */
+        json_object_set_new(run, "tuning_cache_loaded", json_integer(info.tuning_loaded));
+    json_object_set_new(t->rep, "run", run);
     json_object_set_new(t->rep, "geometry",
                         json_pack("{s:i, s:i, s:i, s:i}", "hidden", cfg->hidden, "layers",
                                   cfg->n_layers, "intermediate", cfg->intermediate, "vocab",
@@ -284,13 +294,14 @@ int cmd_bench(int argc, char **argv)
         {"small-gemm-tokens", required_argument, 0, 'O'},
         {"fused-proj-tokens", required_argument, 0, 'P'},
         {"path-tune-tokens", required_argument, 0, 'Q'},
+        {"tuning-cache", required_argument, 0, 'U'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
     cuda_backend_opts d; /* the backend's defaults, which the flags turn off or change */
     cuda_backend_opts_default(&d);
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), 5, 30, d.branch16, d.gemm_tune, d.pdl,
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune, d.pdl,
                      d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
                      d.fused_proj_tokens, d.path_tune_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);

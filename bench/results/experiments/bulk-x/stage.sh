@@ -7,7 +7,8 @@
 #   2 (ran at e0e120d): the tree's, -nt24 (PS_ROPE_NT 24) and -start (35b31ac's layad-dev)
 #   3 (not yet run): the tree's, -spread, -cp32, -wi-only, -step8, -step4 and -wi-pairs-by-f (the patches here);
 #     the tree's also time path_tune_tokens, and bench_kernels the fused projections (proj_small);
-#     and -halves (../attention-halves/attention-halves.patch) for call4.sh, that folder's call.sh
+#     and -halves (../attention-halves/attention-halves.patch) for call4.sh, that folder's call.sh;
+#     call5.sh is ../profile-gemms/call.sh (the tree's binaries only)
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 1|2|3" >&2; exit 2; }
 repo=$(git rev-parse --show-toplevel)
@@ -58,3 +59,4 @@ git rev-parse --short HEAD > .carry/commit
 rm -f .carry/call*.sh
 cp "$here/call$1.sh" ".carry/call$1.sh"
 [ "$1" != 3 ] || cp bench/results/experiments/attention-halves/call.sh .carry/call4.sh
+[ "$1" != 3 ] || cp bench/results/experiments/profile-gemms/call.sh .carry/call5.sh
