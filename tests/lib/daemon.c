@@ -61,18 +61,12 @@ int td_alive(daemon_proc *d)
     return 1;
 }
 
-int td_start(daemon_proc *d, const char *const *args, const char *const *env, int wait_ready)
+/* The daemon's command line into argv[96] (NULL-terminated): `serve` on the tiny model unless
+ * args name one, on the test device, loopback, d's port and log file, one CPU thread, then
+ * args and LAYAD_TEST_SERVE_ARGS's words (split in extra[256], which argv points into). */
+static void daemon_argv(const daemon_proc *d, const char *const *args, const char *port, const char **argv,
+                        char extra[256])
 {
-    static int seq;
-    memset(d, 0, sizeof *d);
-    d->port = td_free_port();
-    if (d->port <= 0)
-        return -1;
-    snprintf(d->log_path, sizeof d->log_path, "/tmp/layad-test-%d-%d.log", (int)getpid(), ++seq);
-    unlink(d->log_path);
-    char port[16];
-    snprintf(port, sizeof port, "%d", d->port);
-    const char *argv[96];
     int n = 0;
     argv[n++] = tu_bin();
     argv[n++] = "serve";
@@ -98,11 +92,45 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
     argv[n++] = "1";
     for (int i = 0; args && args[i] && n < 94; i++)
         argv[n++] = args[i];
-    char extra[256];
-    snprintf(extra, sizeof extra, "%s", getenv("LAYAD_TEST_SERVE_ARGS") ? getenv("LAYAD_TEST_SERVE_ARGS") : "");
+    snprintf(extra, 256, "%s", getenv("LAYAD_TEST_SERVE_ARGS") ? getenv("LAYAD_TEST_SERVE_ARGS") : "");
     for (char *save = NULL, *w = strtok_r(extra, " ", &save); w && n < 95; w = strtok_r(NULL, " ", &save))
         argv[n++] = w;
     argv[n] = NULL;
+}
+
+/* Polls /readyz for up to 60 s; 0 once it answers 200, -1 if the daemon exits or never does. */
+static int wait_ready(daemon_proc *d)
+{
+    double end = td_now() + 60;
+    while (td_now() < end) {
+        if (!td_alive(d))
+            return -1;
+        td_resp r;
+        g_quiet = 1;
+        int rc = td_request(d->port, "GET", "/readyz", NULL, NULL, 0, &r);
+        g_quiet = 0;
+        const int ok = rc == 0 && r.status == 200;
+        td_resp_free(&r);
+        if (ok)
+            return 0;
+        usleep(20000);
+    }
+    return -1;
+}
+
+int td_start(daemon_proc *d, const char *const *args, const char *const *env, int ready)
+{
+    static int seq;
+    memset(d, 0, sizeof *d);
+    d->port = td_free_port();
+    if (d->port <= 0)
+        return -1;
+    snprintf(d->log_path, sizeof d->log_path, "/tmp/layad-test-%d-%d.log", (int)getpid(), ++seq);
+    unlink(d->log_path);
+    char port[16], extra[256];
+    snprintf(port, sizeof port, "%d", d->port);
+    const char *argv[96];
+    daemon_argv(d, args, port, argv, extra);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -118,24 +146,7 @@ int td_start(daemon_proc *d, const char *const *args, const char *const *env, in
         _exit(127);
     }
     d->pid = pid;
-    if (!wait_ready)
-        return 0;
-    double end = td_now() + 60;
-    while (td_now() < end) {
-        if (!td_alive(d))
-            return -1;
-        td_resp r;
-        g_quiet = 1;
-        int rc = td_request(d->port, "GET", "/readyz", NULL, NULL, 0, &r);
-        g_quiet = 0;
-        if (rc == 0 && r.status == 200) {
-            td_resp_free(&r);
-            return 0;
-        }
-        td_resp_free(&r);
-        usleep(20000);
-    }
-    return -1;
+    return ready ? wait_ready(d) : 0;
 }
 
 int td_stop(daemon_proc *d, int sig, double timeout_s)
@@ -228,70 +239,86 @@ const char *td_header(const td_resp *r, const char *name, char *buf, size_t cap)
     return NULL;
 }
 
-int td_read_response(int fd, td_resp *r)
+/* A raw response read from fd: until the peer closes, or the head's Content-Length (*want,
+ * -1 when absent) is in. *b (NUL-terminated, caller frees), *n bytes, *head_end just past the
+ * blank line (0 when none came). -1 only when out of memory at the start. */
+typedef struct {
+    char *b;
+    size_t n, head_end;
+    long want;
+} raw_resp;
+
+static int read_raw(int fd, raw_resp *w)
 {
-    memset(r, 0, sizeof *r);
-    size_t cap = 65536, n = 0;
-    char *b = malloc(cap + 1);
-    if (!b)
+    size_t cap = 65536;
+    w->b = malloc(cap + 1);
+    w->n = w->head_end = 0;
+    w->want = -1;
+    if (!w->b)
         return -1;
-    long want = -1;
-    size_t head_end = 0;
     for (;;) {
-        if (head_end && want >= 0 && n >= head_end + (size_t)want)
+        if (w->head_end && w->want >= 0 && w->n >= w->head_end + (size_t)w->want)
             break;
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(b, cap + 1);
+        if (w->n == cap) {
+            char *nb = realloc(w->b, 2 * cap + 1);
             if (!nb)
                 break;
-            b = nb;
+            w->b = nb;
+            cap *= 2;
         }
-        ssize_t k = recv(fd, b + n, cap - n, 0);
+        ssize_t k = recv(fd, w->b + w->n, cap - w->n, 0);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
             break;
-        n += (size_t)k;
-        b[n] = 0;
-        if (!head_end) {
-            char *e = strstr(b, "\r\n\r\n");
-            if (e) {
-                head_end = (size_t)(e - b) + 4;
-                char tmp = b[head_end];
-                b[head_end] = 0;
-                td_resp hr = {.head = b};
-                char v[32];
-                if (td_header(&hr, "Content-Length", v, sizeof v))
-                    want = atol(v);
-                b[head_end] = tmp;
-            }
+        w->n += (size_t)k;
+        w->b[w->n] = 0;
+        char *e = w->head_end ? NULL : strstr(w->b, "\r\n\r\n");
+        if (e) {
+            w->head_end = (size_t)(e - w->b) + 4;
+            char tmp = w->b[w->head_end];
+            w->b[w->head_end] = 0;
+            td_resp hr = {.head = w->b};
+            char v[32];
+            if (td_header(&hr, "Content-Length", v, sizeof v))
+                w->want = atol(v);
+            w->b[w->head_end] = tmp;
         }
     }
-    b[n] = 0;
-    if (!head_end || (want >= 0 && n < head_end + (size_t)want) || strncmp(b, "HTTP/1.", 7)) {
+    w->b[w->n] = 0;
+    return 0;
+}
+
+int td_read_response(int fd, td_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    raw_resp w;
+    if (read_raw(fd, &w))
+        return -1;
+    const char *b = w.b;
+    if (!w.head_end || (w.want >= 0 && w.n < w.head_end + (size_t)w.want) || strncmp(b, "HTTP/1.", 7)) {
         int e = errno;
         if (!g_quiet)
-            fprintf(stderr, "td_read_response: incomplete response (%zu bytes, errno %d %s): %.120s\n", n, e,
-                strerror(e), b);
-        free(b);
+            fprintf(stderr, "td_read_response: incomplete response (%zu bytes, errno %d %s): %.120s\n", w.n, e,
+                    strerror(e), b);
+        free(w.b);
         return -1;
     }
-    size_t blen = want >= 0 ? (size_t)want : n - head_end;
-    r->head = malloc(head_end + 1);
+    size_t blen = w.want >= 0 ? (size_t)w.want : w.n - w.head_end;
+    r->head = malloc(w.head_end + 1);
     r->body = malloc(blen + 1);
     if (!r->head || !r->body) {
-        free(b);
+        free(w.b);
         td_resp_free(r);
         return -1;
     }
-    memcpy(r->head, b, head_end);
-    r->head[head_end] = 0;
-    memcpy(r->body, b + head_end, blen);
+    memcpy(r->head, b, w.head_end);
+    r->head[w.head_end] = 0;
+    memcpy(r->body, b + w.head_end, blen);
     r->body[blen] = 0;
     r->body_len = blen;
     r->status = atoi(b + 9);
-    free(b);
+    free(w.b);
     return 0;
 }
 

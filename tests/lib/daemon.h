@@ -26,9 +26,9 @@ int td_free_port(void);
 /* Starts `layad serve --model tiny --device cpu --bind 127.0.0.1 --port P
  * --log-file L --cpu-threads 1` plus extra args (later flags win; args with --model replace
  * the tiny one, since models add up) (NULL-terminated), with extra environment
- * entries "K=V" (NULL-terminated; may be NULL). If wait_ready, waits until
- * /readyz answers 200 (30 s). Returns 0 or -1. */
-int td_start(daemon_proc *d, const char *const *args, const char *const *env, int wait_ready);
+ * entries "K=V" (NULL-terminated; may be NULL). If ready, waits until
+ * /readyz answers 200 (60 s). Returns 0 or -1. */
+int td_start(daemon_proc *d, const char *const *args, const char *const *env, int ready);
 
 /* Sends sig (0: none) and waits up to timeout_s for exit; returns the exit status
  * (0..255), 128+signal when killed by a signal, or -1 on timeout (then the
