@@ -39,27 +39,80 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
     });
 }
 
+/* Block (x, s) with GeGLU in its X load: both halves' slices of U's rows (gate columns s Ks..,
+ * value columns K + s Ks..) by the TMA engine onto the W tile's barrier, X's slice formed from
+ * them in place (so_geglu_slice), then the same k-steps and parts as split_small_kernel. */
 template <typename T, int MT>
+__global__ void __launch_bounds__(32 * SO_WARPS, 1)
+split_small_geglu_kernel(const T *__restrict__ U, const T *__restrict__ W, float *__restrict__ P, int M, int K)
+{
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int Ks = K / gridDim.y, n0 = blockIdx.x * SO_NT, s = blockIdx.y, rb = so_row_bytes(Ks);
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
+    unsigned char *ws = sm + 128, *xs = ws + SO_NT * rb, *vs = xs + 16 * MT * rb;
+    so_prologue<T, MT>(W, ws, xs, bar, M, K, Ks, so_rows{n0}, s, 2 * M);
+    kn_pdl_wait();
+    for (int m = threadIdx.x; m < M; m += blockDim.x) {
+        const T *u = U + (size_t)m * 2 * K + (size_t)s * Ks;
+        bulk_load(xs + m * rb, u, Ks * 2, bar);
+        bulk_load(vs + m * rb, u + K, Ks * 2, bar);
+    }
+    kn_pdl_trigger();
+    mbar_wait(bar, 0);
+    so_geglu_slice<T>(xs, vs, M, Ks);
+    float acc[MT][4][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++)
+            acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
+    so_mma<T, MT>(ws, xs, rb, Ks, acc);
+    __syncthreads(); /* the slices' room now holds the warps' tiles */
+    so_store<MT>(reinterpret_cast<float *>(xs), acc, P, M, gridDim.x * SO_NT, n0, s);
+}
+
+/* Either kernel (GG: the GeGLU form, X then U) over N / 32 x S blocks. */
+template <typename T, int MT, bool GG>
 static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
-    const size_t smem = so_smem(MT, K / S);
-    KN_CUDA(cudaFuncSetAttribute(split_small_kernel<T, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const auto kern = GG ? split_small_geglu_kernel<T, MT> : split_small_kernel<T, MT>;
+    const size_t smem = so_smem(MT, K / S, SO_NT, GG ? 2 : 1);
+    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute at[2];
     const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
                                              ks.s, 1, ks.s && ks.pdl);
-    KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
+    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, (const T *)X, (const T *)W, Y, M, K));
     return 0;
 }
 
-extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K,
-                                      int S)
+/* The arguments both kernels take (xn: X's slices a block holds, 2 for the GeGLU form). */
+static int so_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K, int S, int xn)
 {
     kn_dev d;
     if (!kn_is16(wdt) || M < 1 || M > KN_GEMM_SMALL_MAXM || N < 1 || N % SO_NT != 0 || S < 1 ||
         S > KN_GEMM_SPLIT_MAX || K < 1 || K % (16 * S) != 0 || !kn_aligned16(X) || !kn_aligned16(W) ||
         !kn_aligned16(Y) || !X || !W || !Y || kn_dev_info(&d))
         return 0;
-    return d.major == 9 && so_smem((M + 15) / 16, K / S) <= (size_t)d.smem_optin;
+    return d.major == 9 && so_smem((M + 15) / 16, K / S, SO_NT, xn) <= (size_t)d.smem_optin;
+}
+
+template <bool GG>
+static int so_run(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K, int S)
+{
+    int rc;
+    KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {
+        return so_launch<T, decltype(mt)::value, GG>(ks, X, W, Y, M, N, K, S);
+    }));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
+}
+
+extern "C" int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K,
+                                      int S)
+{
+    return so_ok(wdt, X, W, Y, M, N, K, S, 1);
 }
 
 extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N,
@@ -68,12 +121,19 @@ extern "C" int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, k
     KN_REQUIRE(kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S),
                "small split product: needs a compute capability 9 device, 16-bit W, 1 <= M <= 128, N % 32 == 0, "
                "K % (16 S) == 0, 16-byte aligned operands and the shared memory");
-    int rc;
-    KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {
-        return so_launch<T, decltype(mt)::value>(ks, X, W, Y, M, N, K, S);
-    }));
-    if (rc)
-        return -1;
-    KN_LAUNCHED();
-    return 0;
+    return so_run<false>(ks, X, W, wdt, Y, M, N, K, S);
+}
+
+extern "C" int kn_gemm_split_small_geglu_ok(kn_dtype wdt, const void *U, const void *W, const void *Y, int M, int N,
+                                            int K, int S)
+{
+    return so_ok(wdt, U, W, Y, M, N, K, S, 2);
+}
+
+extern "C" int kn_gemm_split_small_geglu(kn_stream ks, const void *U, const void *W, kn_dtype wdt, float *Y, int M,
+                                         int N, int K, int S)
+{
+    KN_REQUIRE(kn_gemm_split_small_geglu_ok(wdt, U, W, Y, M, N, K, S),
+               "small split product with GeGLU: as the small split product, with room for both halves' slices");
+    return so_run<true>(ks, U, W, wdt, Y, M, N, K, S);
 }

@@ -151,11 +151,11 @@ __device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int k
     }
 }
 
-/* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
- * warps' tiles reuse once every warp is past its last MMA. */
-static inline size_t so_smem(int MT, int Ks, int NT = SO_NT)
+/* One barrier, the W tile, then room for xn slices of 16 MT rows (X's, or the two halves
+ * GeGLU forms X from), which the warps' tiles reuse once every warp is past its last MMA. */
+static inline size_t so_smem(int MT, int Ks, int NT = SO_NT, int xn = 1)
 {
-    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * so_red(NT) * 4;
+    const size_t x = (size_t)xn * 16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * so_red(NT) * 4;
     return 128 + (size_t)NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
@@ -175,6 +175,21 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
     __syncthreads();
     if (threadIdx.x < 32)
         so_load_w<T, RowOf, NT>(W, ws, bar, K, Ks, row_of, s, x_rows);
+}
+
+/* X's slice formed in place from GeGLU's halves: rows [0, M) of xs (gate columns) become
+ * gelu_erf(xs) * vs (value columns), 8 columns a thread at a time, as kn_geglu forms them;
+ * then a block barrier. */
+template <typename T>
+__device__ __forceinline__ void so_geglu_slice(unsigned char *xs, const unsigned char *vs, int M, int Ks)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 8-column chunks a row */
+    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+        const int m = i / cpr, c = i % cpr;
+        T *x = reinterpret_cast<T *>(xs + m * rb + 16 * c);
+        kn_geglu8(x, reinterpret_cast<const T *>(vs + m * rb + 16 * c), x);
+    }
+    __syncthreads();
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
