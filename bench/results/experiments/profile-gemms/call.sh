@@ -1,5 +1,8 @@
 # run from the repository root on the lent GPU machine, carrying .carry as staged by
 # `bench/results/experiments/bulk-x/stage.sh 3` (as .carry/call5.sh): `bash .carry/call5.sh`.
+# First, GeGLU in the small split MLP-out product's X load (split_geglu_tokens 48: one launch fewer a
+# layer in buckets of 17-48 tokens) against kn_geglu first, A/B/A/B; at 16 tokens against the fused
+# projections; its kernel records (bench_kernels --only=split_geglu). Then:
 # Why cuBLASLt's encoder GEMMs stream the weights at only 0.4-1.3 TB/s at 83 tokens (and where the
 # 512-token ones stand): Nsight Compute's full section set on one layer's four GEMMs (Wqkv, attention
 # out, Wi, MLP out) of the last forward, at 1x83 and 1x512, with the algorithms the production warm-up
@@ -13,6 +16,19 @@ t0=$SECONDS
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [ -f "$W/english/model.safetensors" ] || $BIN/layad-dev mkmodel --preset english-large \
   --tokenizer .carry/shared/modernbert-tokenizer.json --out "$W/english" > /dev/null
+left() { [ $((SECONDS - t0 + $1)) -lt 570 ]; }
+for v in off on off2 on2; do
+  n=0; case $v in on*) n=48 ;; esac
+  timeout 60 $BIN/layad-dev bench --model $W/english --shapes 1x16,1x30,1x40 --split-geglu-tokens $n \
+    --commit "$LAYAD_COMMIT (split-geglu $v)" --out $OUT/forward-sgeglu-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+for v in fused gx fused2 gx2; do # 16 tokens: Wi + GeGLU fused (the default) or Wi on cuBLASLt, GeGLU in Wo2's X
+  a="--fused-proj-tokens 16"; case $v in gx*) a="--fused-proj-tokens 0 --split-geglu-tokens 48" ;; esac
+  timeout 60 $BIN/layad-dev bench --model $W/english --shapes 1x16 $a --commit "$LAYAD_COMMIT ($v)" \
+    --out $OUT/forward-sgeglu16-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
+timeout 90 $BIN/bench_kernels $OUT/kernels-split-geglu.json --only=split_geglu > $OUT/kernels-split-geglu.log 2>&1
+echo "bench_kernels split_geglu exit $? $((SECONDS-t0)) s"; grep -E "^split_geglu" $OUT/kernels-split-geglu.log
 # a forward's cuBLASLt launches: 4 a layer, then the head's (read off the count, not assumed)
 for s in 1x83 1x512; do
   cache=$W/tune-$s.cache; rm -f $cache
