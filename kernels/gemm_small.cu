@@ -26,6 +26,12 @@
  * rows (1x83 +7%; bench/results/experiments/bulk-x/). 64-feature blocks over 8 parts, and the
  * same kernel for Wqkv and Wi in fp32 parts summed by the next kernel, were
  * slower and are not built.
+ *
+ * kn_gemm_split_small_geglu is the same product of X = GeGLU(U) taking U: each
+ * block copies both halves' slices and forms its X slice in shared memory by
+ * kn_geglu's formula (kn_geglu8), so the parts are the two launches' bit for
+ * bit with one launch fewer; but the 32 column blocks of a slice each form it
+ * again (32x kn_geglu's arithmetic), which its call must show it pays for.
  */
 #include "kernels/gemm_small.cuh"
 

@@ -95,7 +95,10 @@ typedef struct cuda_backend_opts {
                               MLP-out product runs on the own split kernel and whose Wi is not
                               fused, that kernel forms its X = GeGLU(u) from u's two halves
                               (kn_gemm_split_small_geglu) and kn_geglu is not launched: the same
-                              bits, one launch fewer a layer. Not yet timed on a GPU. */
+                              bits, one launch fewer a layer, but each of a K slice's 32 column
+                              blocks forms that slice's GeGLU again (~1.7-5 us a layer at 16-48
+                              rows by instruction count, against ~2.6 for the launch). Not yet
+                              timed on a GPU. */
     int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
                               paths by timing at warm-up: each combination of the own-kernel
                               paths above that applies there (CUDA_PATH_*) is captured and timed,
