@@ -27,6 +27,14 @@ for v in fused gx fused2 gx2; do # 16 tokens: Wi + GeGLU fused (the default) or 
   timeout 60 $BIN/layad-dev bench --model $W/english --shapes 1x16 $a --commit "$LAYAD_COMMIT ($v)" \
     --out $OUT/forward-sgeglu16-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
 done
+# mmBERT (F = 1152: 24 column blocks a slice, a cheaper GeGLU a block), when call3 made its checkpoint on this
+# machine
+[ -f $W/mmbert/model.safetensors ] && for v in mmoff mmon mmoff2 mmon2; do
+  left 60 || { echo "skipped: split-geglu $v (time)"; continue; }
+  n=0; case $v in mmon*) n=48 ;; esac
+  timeout 60 $BIN/layad-dev bench --model $W/mmbert --shapes 1x16,1x30,1x40 --split-geglu-tokens $n \
+    --commit "$LAYAD_COMMIT (split-geglu $v)" --out $OUT/forward-sgeglu-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+done
 timeout 90 $BIN/bench_kernels $OUT/kernels-split-geglu.json --only=split_geglu > $OUT/kernels-split-geglu.log 2>&1
 echo "bench_kernels split_geglu exit $? $((SECONDS-t0)) s"; grep -E "^split_geglu" $OUT/kernels-split-geglu.log
 # a forward's cuBLASLt launches: 4 a layer, then the head's (read off the count, not assumed)
