@@ -337,10 +337,12 @@ static void bench_gemm_splits(kn_dtype dt)
 }
 
 /* The MLP-out product of the smallest packs from Wi's output U [M, 2F]: GeGLU in the small split
- * kernel's X load (kn_gemm_split_small_geglu, one launch) or, fused false, as the forward runs
- * it without (kn_geglu, then kn_gemm_split_small), 4 parts. Bytes are the weights'. */
-static void bench_split_geglu(kn_dtype dt, int M, int D, int F, bool fused)
+ * kernel's X load (kn_gemm_split_small_geglu, one launch; cl > 0: its blocks in clusters of cl
+ * sharing each slice's GeGLU) or, cl 0, as the forward runs it without (kn_geglu, then
+ * kn_gemm_split_small), 4 parts. Bytes are the weights'. */
+static void bench_split_geglu(kn_dtype dt, int M, int D, int F, int cl)
 {
+    const bool fused = cl > 0;
     const size_t us = (size_t)M * 2 * F, gs = (size_t)M * F, wsz = (size_t)D * F, ps = (size_t)4 * M * D;
     const int sets = nsets(us * 2 + gs * 2 + wsz * 2 + ps * 4);
     std::vector<void *> U(sets), G(sets), W(sets), P(sets);
@@ -353,7 +355,7 @@ static void bench_split_geglu(kn_dtype dt, int M, int D, int F, bool fused)
     timing t = time_it([&](int j) {
         const int k = j % sets;
         if (fused) {
-            KOK(kn_gemm_split_small_geglu(g_ks, U[k], W[k], dt, (float *)P[k], M, D, F, 4));
+            KOK(kn_gemm_split_small_geglu(g_ks, U[k], W[k], dt, (float *)P[k], M, D, F, 4, cl));
         } else {
             KOK(kn_geglu(g_ks, dt, U[k], G[k], M, F));
             KOK(kn_gemm_split_small(g_ks, G[k], W[k], dt, (float *)P[k], M, D, F, 4));
@@ -362,7 +364,8 @@ static void bench_split_geglu(kn_dtype dt, int M, int D, int F, bool fused)
     char shape[96];
     snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, D, F);
     record(fused ? "split_geglu" : "split_geglu_chain", D == 1024 ? "en.mlp.Wo" : "mm.mlp.Wo", dt, shape, t,
-           2.0 * M * D * (double)F, (double)wsz * 2, ", \"split\": 4, \"ydt\": \"fp32 partials\"");
+           2.0 * M * D * (double)F, (double)wsz * 2,
+           ", \"split\": 4, \"ydt\": \"fp32 partials\", \"cluster\": " + std::to_string(cl));
     free_sets({&U, &G, &W, &P});
 }
 
@@ -667,9 +670,9 @@ static void bench_small_packs(kn_dtype dt)
         bench_projs(dt);
     if (want("split_geglu"))
         for (int m : {16, 24, 32, 40, 48})
-            for (int g : {0, 1}) {
-                bench_split_geglu(dt, m, 1024, 2624, g);
-                bench_split_geglu(dt, m, 768, 1152, g);
+            for (int cl : {0, 1, 4, 8}) {
+                bench_split_geglu(dt, m, 1024, 2624, cl);
+                bench_split_geglu(dt, m, 768, 1152, cl);
             }
     if (want("layernorm_parts"))
         for (int m : {48, 96, 128}) {

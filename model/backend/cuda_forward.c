@@ -219,6 +219,10 @@ static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, cons
     return 0;
 }
 
+/* The split GeGLU product's blocks forming each slice's GeGLU together (clusters along N; 1:
+ * each its own). Not yet timed on a GPU: bench_kernels --only=split_geglu compares 1, 4 and 8. */
+#define GEGLU_CL 1
+
 /* Whether the MLP-out product of a T-slot bucket whose paths ask for it would form its X =
  * GeGLU(u) itself: its split parts are the LayerNorm's, and the kernel takes the shapes. */
 int cuda_geglu_ok(const cuda_backend *b, int T)
@@ -226,7 +230,7 @@ int cuda_geglu_ok(const cuda_backend *b, int T)
     const dev_acts *a = &b->a;
     const dev_layer *L = &b->w.enc[0];
     return branch_parts(b, a->g, L->wo2, T, b->F) == BRANCH_PARTS &&
-           kn_gemm_split_small_geglu_ok(b->dt, a->u, L->wo2, a->o, T, b->D, b->F, BRANCH_PARTS);
+           kn_gemm_split_small_geglu_ok(b->dt, a->u, L->wo2, a->o, T, b->D, b->F, BRANCH_PARTS, GEGLU_CL);
 }
 
 /* Whether the bucket being enqueued forms GeGLU in the MLP-out product's X load (its paths:
@@ -261,7 +265,8 @@ static int mlp_out(cuda_backend *b, const dev_layer *L, int T, int gx, pending_b
         return branch(b, a->g, L->wo2, NULL, a->o, a->res, T, b->F, pending, err);
     *pending = (pending_branch){.o = a->o, .parts = BRANCH_PARTS, .bias = NULL};
     if (!b->prepare_only)
-        KN(kn_gemm_split_small_geglu(b->ks, a->u, L->wo2, b->dt, (float *)a->o, T, b->D, b->F, BRANCH_PARTS));
+        KN(kn_gemm_split_small_geglu(b->ks, a->u, L->wo2, b->dt, (float *)a->o, T, b->D, b->F, BRANCH_PARTS,
+                                     GEGLU_CL));
     return 0;
 }
 
