@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,split_geglu,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -336,39 +336,6 @@ static void bench_gemm_splits(kn_dtype dt)
     kn_gemm_ctx_destroy(tctx);
 }
 
-/* The MLP-out product of the smallest packs from Wi's output U [M, 2F]: GeGLU in the small split
- * kernel's X load (kn_gemm_split_small_geglu, one launch; cl > 0: its blocks in clusters of cl
- * sharing each slice's GeGLU) or, cl 0, as the forward runs it without (kn_geglu, then
- * kn_gemm_split_small), 4 parts. Bytes are the weights'. */
-static void bench_split_geglu(kn_dtype dt, int M, int D, int F, int cl)
-{
-    const bool fused = cl > 0;
-    const size_t us = (size_t)M * 2 * F, gs = (size_t)M * F, wsz = (size_t)D * F, ps = (size_t)4 * M * D;
-    const int sets = nsets(us * 2 + gs * 2 + wsz * 2 + ps * 4);
-    std::vector<void *> U(sets), G(sets), W(sets), P(sets);
-    for (int i = 0; i < sets; i++) {
-        U[i] = rand_buf(us, dt, -3, 3);
-        G[i] = rand_buf(gs, dt);
-        W[i] = rand_buf(wsz, dt, -0.05f, 0.05f);
-        P[i] = rand_buf(ps, KN_F32);
-    }
-    timing t = time_it([&](int j) {
-        const int k = j % sets;
-        if (fused) {
-            KOK(kn_gemm_split_small_geglu(g_ks, U[k], W[k], dt, (float *)P[k], M, D, F, 4, cl));
-        } else {
-            KOK(kn_geglu(g_ks, dt, U[k], G[k], M, F));
-            KOK(kn_gemm_split_small(g_ks, G[k], W[k], dt, (float *)P[k], M, D, F, 4));
-        }
-    });
-    char shape[96];
-    snprintf(shape, sizeof shape, "{\"M\": %d, \"N\": %d, \"K\": %d}", M, D, F);
-    record(fused ? "split_geglu" : "split_geglu_chain", D == 1024 ? "en.mlp.Wo" : "mm.mlp.Wo", dt, shape, t,
-           2.0 * M * D * (double)F, (double)wsz * 2,
-           ", \"split\": 4, \"ydt\": \"fp32 partials\", \"cluster\": " + std::to_string(cl));
-    free_sets({&U, &G, &W, &P});
-}
-
 /* ---- the fused projections of the smallest packs ---------------------------------------- */
 
 /* Wqkv + RoPE (rope) or Wi + GeGLU at M rows of geometry (D, F): on the own fused kernel
@@ -656,8 +623,8 @@ static void write_header(const cudaDeviceProp &prop)
     fprintf(g_json, "  \"results\": [");
 }
 
-/* The small-pack families, fp16 only: the launch floor, the split and fused products, GeGLU in
- * the split product's X load, and the LayerNorm over split parts. */
+/* The small-pack families, fp16 only: the launch floor, the split and fused products, and
+ * the LayerNorm over split parts. */
 static void bench_small_packs(kn_dtype dt)
 {
     if (dt != KN_F16)
@@ -668,12 +635,6 @@ static void bench_small_packs(kn_dtype dt)
         bench_gemm_splits(dt);
     if (want("proj_small"))
         bench_projs(dt);
-    if (want("split_geglu"))
-        for (int m : {16, 24, 32, 40, 48})
-            for (int cl : {0, 1, 4, 8}) {
-                bench_split_geglu(dt, m, 1024, 2624, cl);
-                bench_split_geglu(dt, m, 768, 1152, cl);
-            }
     if (want("layernorm_parts"))
         for (int m : {48, 96, 128}) {
             bench_layernorm(dt, m, 1024);
@@ -771,7 +732,7 @@ int main(int argc, char **argv)
 {
     bool quick = false;
     if (argc < 2 || !parse_args(argc, argv, &quick)) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,split_geglu,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
         return 2;
     }
     int ndev = 0;

@@ -220,19 +220,6 @@ int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const voi
 int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,
                         int S);
 
-/* kn_gemm_split_small of X = kn_geglu(U) (U [M, 2K]: gate columns, then value columns)
- * without X: each block forms its slice of X in shared memory from both halves' slices by
- * kn_geglu's formula, so the parts equal kn_geglu then kn_gemm_split_small's bit for bit,
- * and the MLP's GeGLU needs no launch of its own. cl 1: every block forms its whole slice;
- * cl 4 or 8: the blocks of a cluster of cl along N form a share of the rows each and copy
- * the rest from each other (distributed shared memory; cl must divide N / 32). Needs what
- * kn_gemm_split_small needs, with room for both halves' slices
- * (kn_gemm_split_small_geglu_ok). Returns -1 when refused. */
-int kn_gemm_split_small_geglu_ok(kn_dtype wdt, const void *U, const void *W, const void *Y, int M, int N, int K,
-                                 int S, int cl);
-int kn_gemm_split_small_geglu(kn_stream ks, const void *U, const void *W, kn_dtype wdt, float *Y, int M, int N,
-                              int K, int S, int cl);
-
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
 int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,
                           const void *W, const void *Y, int N, int K, int epi);

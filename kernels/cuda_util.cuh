@@ -126,20 +126,6 @@ __device__ __forceinline__ float kn_gelu_erf(float x)
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
 }
 
-/* out[0..8) = gelu_erf(a[0..8)) * g[0..8), math in fp32, one rounding: the GeGLU of 8 columns,
- * the one formula of kn_geglu and of the split product that forms its X this way (so both give
- * the same bits). All three 16-byte aligned; out may be a. */
-template <typename T> __device__ __forceinline__ void kn_geglu8(const T *a, const T *g, T *out)
-{
-    float x[8], y[8], r[8];
-    kn_load8(a, x);
-    kn_load8(g, y);
-#pragma unroll
-    for (int e = 0; e < 8; e++)
-        r[e] = kn_gelu_erf(x[e]) * y[e];
-    kn_store8(out, r);
-}
-
 /* What launch shapes depend on, for the current device (kn_sms: the SM count
  * alone). */
 typedef struct kn_dev {

@@ -44,8 +44,15 @@ geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row,
 #pragma unroll
     for (int k = 0; k < UNR; k++) {
         const unsigned i = i0 + k * GG_THREADS;
-        if (i < n)
-            kn_geglu8(reinterpret_cast<const T *>(&a[k]), reinterpret_cast<const T *>(&g[k]), out + 8 * (size_t)i);
+        if (i < n) {
+            float x[8], y[8], r[8];
+            kn_load8(reinterpret_cast<const T *>(&a[k]), x);
+            kn_load8(reinterpret_cast<const T *>(&g[k]), y);
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                r[e] = kn_gelu_erf(x[e]) * y[e];
+            kn_store8(out + 8 * (size_t)i, r);
+        }
     }
 }
 

@@ -151,11 +151,11 @@ __device__ __forceinline__ void so_load_b(const unsigned char *ws, int rb, int k
     }
 }
 
-/* One barrier, the W tile, then room for xn slices of 16 MT rows (X's, or the two halves
- * GeGLU forms X from), which the warps' tiles reuse once every warp is past its last MMA. */
-static inline size_t so_smem(int MT, int Ks, int NT = SO_NT, int xn = 1)
+/* One barrier, the W tile, then room for 16 MT rows of the X slice, which the
+ * warps' tiles reuse once every warp is past its last MMA. */
+static inline size_t so_smem(int MT, int Ks, int NT = SO_NT)
 {
-    const size_t x = (size_t)xn * 16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * so_red(NT) * 4;
+    const size_t x = (size_t)16 * MT * so_row_bytes(Ks), red = (size_t)SO_WARPS * 16 * MT * so_red(NT) * 4;
     return 128 + (size_t)NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
@@ -175,35 +175,6 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
     __syncthreads();
     if (threadIdx.x < 32)
         so_load_w<T, RowOf, NT>(W, ws, bar, K, Ks, row_of, s, x_rows);
-}
-
-/* How many of rows r, r + CL, ... are below M: block rank r's share of a slice's rows among CL. */
-template <int CL> __device__ __forceinline__ int so_rank_rows(int r, int M)
-{
-    return M > r ? (M - r + CL - 1) / CL : 0;
-}
-
-/* X's slice formed in place from GeGLU's halves: rows r, r + CL, ... < M of xs (gate columns)
- * become gelu_erf(xs) * vs (value columns), 8 columns a thread at a time, as kn_geglu forms
- * them. */
-template <typename T, int CL>
-__device__ __forceinline__ void so_geglu_rows(unsigned char *xs, const unsigned char *vs, int r, int M, int Ks)
-{
-    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 8-column chunks a row */
-    const int n = so_rank_rows<CL>(r, M) * cpr;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int m = r + CL * (i / cpr), c = i % cpr;
-        T *x = reinterpret_cast<T *>(xs + m * rb + 16 * c);
-        kn_geglu8(x, reinterpret_cast<const T *>(vs + m * rb + 16 * c), x);
-    }
-}
-
-/* Every row [0, M) of the slice formed (so_geglu_rows with one rank), then a block barrier. */
-template <typename T>
-__device__ __forceinline__ void so_geglu_slice(unsigned char *xs, const unsigned char *vs, int M, int Ks)
-{
-    so_geglu_rows<T, 1>(xs, vs, 0, M, Ks);
-    __syncthreads();
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */

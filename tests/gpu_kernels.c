@@ -554,64 +554,6 @@ static void check_small_rows(kn_dtype dt, int M, int m, int D, int K, int S, rng
     free(X), free(W), free(g), free(h);
 }
 
-/* kn_gemm_split_small_geglu's parts equal kn_geglu then kn_gemm_split_small's bit for bit
- * (one formula, kn_geglu8, in both), with each block forming its slice and in clusters of 4
- * and 8 sharing it where they divide N / 32, gates from -4 to 4 (erf's tails and its middle),
- * twice into poisoned parts. */
-static void run_split_geglu_case(kn_dtype dt, int M, int D, int F, int S, rng *r)
-{
-    static const int cls[3] = {1, 4, 8};
-    const size_t n = (size_t)S * M * D;
-    float *U = hrand(r, (size_t)M * 2 * F, -4, 4), *W = hrand(r, (size_t)D * F, -1, 1);
-    void *dU = upload(U, (size_t)M * 2 * F, dt), *dW = upload(W, (size_t)D * F, dt), *dG = dout((size_t)M * F, dt);
-    float *dP = dout(n, KN_F32), *dQ = dout(n, KN_F32);
-    OK(kn_geglu(KS0, dt, dU, dG, M, F));
-    OK(kn_gemm_split_small(KS0, dG, dW, dt, dP, M, D, F, S));
-    float *want = download(dP, n, KN_F32);
-    char what[96];
-    for (int k = 0; k < 3; k++)
-        for (int run = 0; run < 2 && kn_gemm_split_small_geglu_ok(dt, dU, dW, dQ, M, D, F, S, cls[k]); run++) {
-            poison(dQ, n, KN_F32);
-            OK(kn_gemm_split_small_geglu(KS0, dU, dW, dt, dQ, M, D, F, S, cls[k]));
-            float *got = download(dQ, n, KN_F32);
-            snprintf(what, sizeof what, "gemm_split_small_geglu %s M%d N%d F%d S%d cl%d run %d", kn_dtype_name(dt), M,
-                     D, F, S, cls[k], run);
-            expect_equal(what, got, want, n);
-            free(got);
-        }
-    free(U), free(W), free(want);
-}
-
-START_TEST(test_gemm_small_geglu)
-{
-    const kn_dtype dt = DTS[_i];
-    void *p = (void *)256;
-    if (!kn_gemm_split_small_geglu_ok(dt, p, p, p, 16, 1024, 2624, 4, 1)) {
-        fprintf(stderr, "test_gemm_small_geglu: skipped (needs a compute capability 9 GPU)\n");
-        return;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        rng r = {seed_of(pass)};
-        run_split_geglu_case(dt, 1, 1024, 2624, 4, &r);
-        run_split_geglu_case(dt, 16, 1024, 2624, 4, &r); /* English MLP out */
-        run_split_geglu_case(dt, 17, 1024, 2624, 4, &r);
-        run_split_geglu_case(dt, 48, 1024, 2624, 4, &r);
-        run_split_geglu_case(dt, 33, 768, 1152, 4, &r); /* mmBERT */
-        run_split_geglu_case(dt, 5, 128, 192, 4, &r);   /* the tiny model */
-        run_split_geglu_case(dt, 21, 96, 640, 2, &r);
-        dfree_all();
-    }
-    /* refused: both halves' slices do not fit at 128 rows, misaligned U, K not a multiple of 16 S,
-     * clusters not dividing N / 32 or of another size */
-    float *f = (float *)256;
-    ck_assert_int_eq(kn_gemm_split_small_geglu(KS0, p, p, dt, f, 128, 1024, 2624, 4, 1), -1);
-    ck_assert_int_eq(kn_gemm_split_small_geglu(KS0, (char *)p + 2, p, dt, f, 4, 1024, 2624, 4, 1), -1);
-    ck_assert_int_eq(kn_gemm_split_small_geglu(KS0, p, p, dt, f, 4, 1024, 1000, 4, 1), -1);
-    ck_assert_int_eq(kn_gemm_split_small_geglu(KS0, p, p, dt, f, 4, 128, 192, 4, 8), -1);
-    ck_assert_int_eq(kn_gemm_split_small_geglu(KS0, p, p, dt, f, 4, 1024, 2624, 4, 2), -1);
-}
-END_TEST
-
 START_TEST(test_gemm_small)
 {
     const kn_dtype dt = DTS[_i];
@@ -1701,7 +1643,6 @@ int main(void)
     tcase_add_checked_fixture(ts, NULL, dfree_all);
     tcase_add_loop_test(ts, test_split_branch, 0, 2);
     tcase_add_loop_test(ts, test_gemm_small, 0, 2);
-    tcase_add_loop_test(ts, test_gemm_small_geglu, 0, 2);
     tcase_add_loop_test(ts, test_proj_small, 0, 2);
     suite_add_tcase(s, ts);
     SRunner *sr = srunner_create(s);

@@ -70,16 +70,10 @@ START_TEST(path_choice)
     ck_assert_int_eq(cuda_path_fixed(&o, 32), CUDA_PATH_SMALL);
     ck_assert_int_eq(cuda_path_fixed(&o, 48), CUDA_PATH_SMALL);
     ck_assert_int_eq(cuda_path_fixed(&o, 64), 0);
-    ck_assert_int_eq(o.split_geglu_tokens, 0); /* off until timed on a GPU */
-    o.split_geglu_tokens = 40;
-    ck_assert_int_eq(cuda_path_fixed(&o, 32), CUDA_PATH_SMALL | CUDA_PATH_GEGLU);
-    ck_assert_int_eq(cuda_path_fixed(&o, 48), CUDA_PATH_SMALL);
     o.small_gemm_tokens = 0;
-    ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_FUSED | CUDA_PATH_GEGLU);
+    ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_FUSED);
     ck_assert_str_eq(cuda_path_name(0), "cublaslt");
     ck_assert_str_eq(cuda_path_name(CUDA_PATH_SMALL | CUDA_PATH_FUSED), "small-split+fused-proj");
-    ck_assert_str_eq(cuda_path_name(CUDA_PATH_SMALL | CUDA_PATH_GEGLU), "small-split+split-geglu");
-    ck_assert_str_eq(cuda_path_name(CUDA_PATHS - 1), "small-split+fused-proj+split-geglu");
     ck_assert_str_eq(cuda_path_name(CUDA_PATHS), "?");
     const int path[4] = {0, 1, 2, 3};
     const double ms[4] = {1.000, 0.995, 0.986, 0.990};

@@ -50,10 +50,8 @@ typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens,
 
 /* The encoder's own-kernel paths in a bucket, as bits: the split residual-branch products on
  * kn_gemm_split_small (small_gemm_tokens), Wqkv and Wi with RoPE / GeGLU in their epilogue
- * (fused_proj_tokens), the MLP's GeGLU formed in its second product's X load
- * (split_geglu_tokens; only with the first and without the second); 0 is cuBLASLt plus the
- * separate kernels. */
-enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATH_GEGLU = 4, CUDA_PATHS = 8 };
+ * (fused_proj_tokens); 0 is cuBLASLt plus the separate kernels. */
+enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATHS = 4 };
 
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
@@ -91,16 +89,8 @@ typedef struct cuda_backend_opts {
                               the H200 the forward -3.5% at 1x16 (before Wi's blocks in one
                               wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
                               (bench/results/experiments/bulk-x/) */
-    int split_geglu_tokens; /* in buckets of at most this many tokens (default 0: never) whose
-                              MLP-out product runs on the own split kernel and whose Wi is not
-                              fused, that kernel forms its X = GeGLU(u) from u's two halves
-                              (kn_gemm_split_small_geglu) and kn_geglu is not launched: the same
-                              bits, one launch fewer a layer, but each of a K slice's 32 column
-                              blocks forms that slice's GeGLU again (~1.7-5 us a layer at 16-48
-                              rows by instruction count, against ~2.6 for the launch). Not yet
-                              timed on a GPU. */
     int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
-                              paths by timing at warm-up: each combination of the own-kernel
+                              paths by timing at warm-up: each combination of the two own-kernel
                               paths above that applies there (CUDA_PATH_*) is captured and timed,
                               and the fastest is kept; the thresholds' choice stays unless
                               another is more than 1% faster. Answers may then differ in their

@@ -219,31 +219,9 @@ static int qkv_rope(cuda_backend *b, const dev_layer *L, int T, int global, cons
     return 0;
 }
 
-/* The split GeGLU product's blocks forming each slice's GeGLU together (clusters along N; 1:
- * each its own). Not yet timed on a GPU: bench_kernels --only=split_geglu compares 1, 4 and 8. */
-#define GEGLU_CL 1
-
-/* Whether the MLP-out product of a T-slot bucket whose paths ask for it would form its X =
- * GeGLU(u) itself: its split parts are the LayerNorm's, and the kernel takes the shapes. */
-int cuda_geglu_ok(const cuda_backend *b, int T)
-{
-    const dev_acts *a = &b->a;
-    const dev_layer *L = &b->w.enc[0];
-    return branch_parts(b, a->g, L->wo2, T, b->F) == BRANCH_PARTS &&
-           kn_gemm_split_small_geglu_ok(b->dt, a->u, L->wo2, a->o, T, b->D, b->F, BRANCH_PARTS, GEGLU_CL);
-}
-
-/* Whether the bucket being enqueued forms GeGLU in the MLP-out product's X load (its paths:
- * o.split_geglu_tokens, or timed at warm-up): only on the small split kernel and with Wi
- * unfused (fused, as fused_bucket says). */
-static int geglu_bucket(const cuda_backend *b, int fused)
-{
-    return (b->path_now & CUDA_PATH_GEGLU) && small_bucket(b) && !fused && cuda_geglu_ok(b, b->bucket);
-}
-
 /* g = GeGLU(Wi xn): in one launch when fused (fused_bucket), else the GEMM
- * into u then kn_geglu, or (gx: geglu_bucket) u alone, for the MLP-out product. */
-static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, int gx, layad_error *err)
+ * into u then kn_geglu. */
+static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad_error *err)
 {
     dev_acts *a = &b->a;
     if (fused) {
@@ -251,34 +229,19 @@ static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, int g
         return 0;
     }
     GEMM(a->xn, b->dt, L->wi, b->dt, NULL, b->dt, a->u, b->dt, T, 2 * b->F, b->D, KN_EPI_NONE);
-    if (!gx)
-        LAUNCH(kn_geglu(b->ks, b->dt, a->u, a->g, T, b->F));
-    return 0;
-}
-
-/* The MLP-out branch: g W2^T as branch() runs it, or (gx) its split parts with GeGLU(u)
- * formed in the small kernel's X load; *pending as branch() sets it. */
-static int mlp_out(cuda_backend *b, const dev_layer *L, int T, int gx, pending_branch *pending, layad_error *err)
-{
-    dev_acts *a = &b->a;
-    if (!gx)
-        return branch(b, a->g, L->wo2, NULL, a->o, a->res, T, b->F, pending, err);
-    *pending = (pending_branch){.o = a->o, .parts = BRANCH_PARTS, .bias = NULL};
-    if (!b->prepare_only)
-        KN(kn_gemm_split_small_geglu(b->ks, a->u, L->wo2, b->dt, (float *)a->o, T, b->D, b->F, BRANCH_PARTS,
-                                     GEGLU_CL));
+    LAUNCH(kn_geglu(b->ks, b->dt, a->u, a->g, T, b->F));
     return 0;
 }
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
+    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
-    const int fused = fused_bucket(b), gx = geglu_bucket(b, fused); /* asked once: they query the device */
+    const int fused = fused_bucket(b); /* asked once: it queries the device */
 
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
@@ -293,7 +256,9 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        if (wi_geglu(b, L, T, fused, gx, err) || mlp_out(b, L, T, gx, &o, err))
+        if (wi_geglu(b, L, T, fused, err))
+            return -1;
+        if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;

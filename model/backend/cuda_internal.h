@@ -142,7 +142,6 @@ int cuda_stage(cuda_backend *b, int cap, int gcap, const laya_row *rows, int n, 
                layad_error *err);
 int cuda_small_ok(const cuda_backend *b, int cap); /* the own split kernel would run there */
 int cuda_fused_ok(const cuda_backend *b, int cap); /* the fused projections take its shapes */
-int cuda_geglu_ok(const cuda_backend *b, int cap); /* the split product with GeGLU in its X would run there */
 int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
                   int use_graph, layad_error *err);
 

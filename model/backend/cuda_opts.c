@@ -25,15 +25,12 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
 
 int cuda_path_fixed(const cuda_backend_opts *o, int T)
 {
-    return (T <= o->small_gemm_tokens ? CUDA_PATH_SMALL : 0) | (T <= o->fused_proj_tokens ? CUDA_PATH_FUSED : 0) |
-           (T <= o->split_geglu_tokens ? CUDA_PATH_GEGLU : 0);
+    return (T <= o->small_gemm_tokens ? CUDA_PATH_SMALL : 0) | (T <= o->fused_proj_tokens ? CUDA_PATH_FUSED : 0);
 }
 
 const char *cuda_path_name(int path)
 {
-    static const char *const names[CUDA_PATHS] = {
-        "cublaslt", "small-split", "fused-proj", "small-split+fused-proj", "split-geglu",
-        "small-split+split-geglu", "fused-proj+split-geglu", "small-split+fused-proj+split-geglu"};
+    static const char *const names[CUDA_PATHS] = {"cublaslt", "small-split", "fused-proj", "small-split+fused-proj"};
     return path >= 0 && path < CUDA_PATHS ? names[path] : "?";
 }
 

@@ -2,23 +2,21 @@
  * cuda_paths.c - which kernels a small bucket's encoder runs, chosen by timing
  * at warm-up (cuda_backend_opts.path_tune_tokens).
  *
- * Three paths of the encoder are our own kernels where cuBLASLt plus a separate
+ * Two paths of the encoder are our own kernels where cuBLASLt plus a separate
  * kernel is the alternative: the split residual-branch products
- * (CUDA_PATH_SMALL), Wqkv + RoPE / Wi + GeGLU in one launch each
- * (CUDA_PATH_FUSED), and the MLP's GeGLU formed in its second product's X load
- * (CUDA_PATH_GEGLU, on the small split kernel only). Which combination is
- * fastest depends on the bucket, the geometry (mmBERT's F makes other block
- * counts than English's) and the card, and the fixed thresholds were measured
- * on one of each. So a bucket up to path_tune_tokens captures one graph per
- * combination that applies there (bits that would not change its launches are
- * dropped, so no two candidates run the same graph), times them in interleaved
- * rounds on the bucket's own all-padding pack, and keeps the fastest; the
- * thresholds' choice stays unless another beats it by more than PATH_MARGIN, so
- * timing noise between close paths does not move answers' last bits from one
- * start to the next. The candidates' graphs are freed; warm-up then captures
- * the bucket's graphs with the kept paths. Timing on padding is fair here: the
- * paths differ only in GEMMs and elementwise kernels whose time does not depend
- * on the values.
+ * (CUDA_PATH_SMALL) and Wqkv + RoPE / Wi + GeGLU in one launch each
+ * (CUDA_PATH_FUSED). Which combination is fastest depends on the bucket, the
+ * geometry (mmBERT's F makes other block counts than English's) and the card,
+ * and the fixed thresholds were measured on one of each. So a bucket up to
+ * path_tune_tokens captures one graph per combination that applies there
+ * (bits that would not change its launches are dropped, so no two candidates
+ * run the same graph), times them in interleaved rounds on the bucket's own
+ * all-padding pack, and keeps the fastest; the thresholds' choice stays unless
+ * another beats it by more than PATH_MARGIN, so timing noise between close
+ * paths does not move answers' last bits from one start to the next. The
+ * candidates' graphs are freed; warm-up then captures the bucket's graphs with
+ * the kept paths. Timing on padding is fair here: the paths differ only in
+ * GEMMs and elementwise kernels whose time does not depend on the values.
  */
 #include "model/backend/cuda_internal.h"
 
@@ -32,8 +30,6 @@ int cuda_path_effective(const cuda_backend *b, int T, int p)
         p &= ~CUDA_PATH_SMALL;
     if (!cuda_fused_ok(b, T))
         p &= ~CUDA_PATH_FUSED;
-    if (!(p & CUDA_PATH_SMALL) || (p & CUDA_PATH_FUSED) || !cuda_geglu_ok(b, T))
-        p &= ~CUDA_PATH_GEGLU; /* it is the small split kernel's, and the fused Wi has no u */
     return p;
 }
 

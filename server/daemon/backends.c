@@ -86,15 +86,11 @@ static void log_warm_summary(int dev, const char *model, const cuda_backend_info
         log_msg("warn", "cuda:%d: GEMM tuning cache: %s", dev, info->tuning_warning);
     for (int i = 0; i < info->n_warm; i++) { /* the buckets that timed their kernel paths */
         const double *ms = info->warm_path_ms[i];
-        if (!(ms[info->warm_path[i]] > 0))
-            continue;
-        char timed[512] = "";
-        for (int p = 0, n = 0; p < CUDA_PATHS && n < (int)sizeof timed; p++)
-            if (ms[p] > 0)
-                n += snprintf(timed + n, sizeof timed - (size_t)n, "%s%s %.4f", n ? ", " : "", cuda_path_name(p),
-                              ms[p]);
-        log_msg("info", "cuda:%d: %s: bucket of %d tokens runs %s (timed, ms: %s)", dev, model, info->warm_tokens[i],
-                cuda_path_name(info->warm_path[i]), timed);
+        if (ms[info->warm_path[i]] > 0)
+            log_msg("info", "cuda:%d: %s: bucket of %d tokens runs %s (timed, ms: cublaslt %.4f, small-split "
+                    "%.4f, fused-proj %.4f, both %.4f; 0: not applicable)", dev, model, info->warm_tokens[i],
+                    cuda_path_name(info->warm_path[i]), ms[0], ms[CUDA_PATH_SMALL], ms[CUDA_PATH_FUSED],
+                    ms[CUDA_PATH_SMALL | CUDA_PATH_FUSED]);
     }
 }
 

@@ -50,7 +50,6 @@ static void usage(FILE *f)
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 48; 0 never)\n"
             "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each to N tokens (default 16; 0 never)\n"
-            "  --split-geglu-tokens N  GeGLU formed in the small split MLP-out product's X to N tokens (default 0)\n"
             "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
@@ -64,7 +63,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit, *tuning_cache;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
-    int fused_proj_tokens, path_tune_tokens, split_geglu_tokens;
+    int fused_proj_tokens, path_tune_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -86,7 +85,6 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     case 'Q': b->path_tune_tokens = atoi(arg); return 0;
     case 'U': b->tuning_cache = arg; return 0;
-    case 'X': b->split_geglu_tokens = atoi(arg); return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -132,7 +130,6 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.fused_proj_tokens = bo->fused_proj_tokens;
     o.path_tune_tokens = bo->path_tune_tokens;
     o.tuning_cache = bo->tuning_cache;
-    o.split_geglu_tokens = bo->split_geglu_tokens;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
@@ -251,15 +248,12 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     if (bo->tuning_cache)
         printf("  tuning cache %s: %d algorithms read%s%s\n", bo->tuning_cache, info.tuning_loaded,
                info.tuning_warning[0] ? "; " : "", info.tuning_warning);
-    for (int i = 0; i < info.n_warm; i++) { /* the buckets that timed their paths */
-        if (!(info.warm_path_ms[i][info.warm_path[i]] > 0))
-            continue;
-        printf("  paths of %d tokens, ms:", info.warm_tokens[i]);
-        for (int p = 0; p < CUDA_PATHS; p++)
-            if (info.warm_path_ms[i][p] > 0)
-                printf(" %s %.4f", cuda_path_name(p), info.warm_path_ms[i][p]);
-        printf(": kept %s\n", cuda_path_name(info.warm_path[i]));
-    }
+    for (int i = 0; i < info.n_warm; i++) /* the buckets that timed their paths */
+        if (info.warm_path_ms[i][info.warm_path[i]] > 0)
+            printf("  paths of %d tokens, ms: cublaslt %.4f, small-split %.4f, fused-proj %.4f, both %.4f "
+                   "(0: n/a): kept %s\n", info.warm_tokens[i], info.warm_path_ms[i][0],
+                   info.warm_path_ms[i][CUDA_PATH_SMALL], info.warm_path_ms[i][CUDA_PATH_FUSED],
+                   info.warm_path_ms[i][CUDA_PATH_SMALL | CUDA_PATH_FUSED], cuda_path_name(info.warm_path[i]));
     printf("  %-9s %10s %10s %10s %9s %12s %9s\n", "shape", "median ms", "min", "max", "floor ms",
            "tokens/s", "x floor");
     json_t *arr = json_array();
@@ -270,7 +264,6 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
     cuda_backend_stats st;
     cuda_backend_stats_get(t->gpu, &st);
     json_t *run = run_json(t, bo, &info, argc, argv);
-    json_object_set_new(run, "split_geglu_tokens", json_integer(bo->split_geglu_tokens));
     if (bo->tuning_cache) /* the algorithms read from it: 0 means warm-up timed them all */
         json_object_set_new(run, "tuning_cache_loaded", json_integer(info.tuning_loaded));
     json_object_set_new(t->rep, "run", run);
@@ -302,22 +295,20 @@ int cmd_bench(int argc, char **argv)
         {"fused-proj-tokens", required_argument, 0, 'P'},
         {"path-tune-tokens", required_argument, 0, 'Q'},
         {"tuning-cache", required_argument, 0, 'U'},
-        {"split-geglu-tokens", required_argument, 0, 'X'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "bench", usage);
     t.out = "bench.json";
     cuda_backend_opts d; /* the backend's defaults, which the flags turn off or change */
     cuda_backend_opts_default(&d);
-    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune,
-                     d.pdl, d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
-                     d.fused_proj_tokens, d.path_tune_tokens, d.split_geglu_tokens};
+    bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune, d.pdl,
+                     d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
+                     d.fused_proj_tokens, d.path_tune_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 ||
-        bo.split_geglu_tokens < 0)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;
