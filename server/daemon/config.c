@@ -44,7 +44,7 @@ static const opt_def opts[] = {
     {"cpu_workers", I(cpu_workers), "1", 1, 16, "CPU backend workers, each with its own weights copy and cpu_threads/cpu_workers threads"},
     {"warm", S(warm), "all", 0, 0, "GPU buckets tuned and captured before ready: all, or only those of these shapes (rows x tokens, comma list; others then run eagerly once and are captured between batches)"},
     {"gemm_tune", B(gemm_tune), "true", 0, 1, "time up to 8 cuBLASLt algorithms per GEMM shape at warm-up and keep the fastest (false: the heuristic's, the same in every process)"},
-    {"path_tune_tokens", I(path_tune_tokens), "0", 0, 4096, "GPU buckets of at most this many tokens time their own-kernel paths (split branch products, fused projections, GeGLU in the split MLP-out product) against cuBLASLt at warm-up and keep the fastest (0: the built-in thresholds)"},
+    {"path_tune_tokens", I(path_tune_tokens), "64", 0, 4096, "GPU buckets of at most this many tokens time their own-kernel paths (split branch products, fused projections) against cuBLASLt at warm-up and keep the fastest (0: the built-in thresholds)"},
     {"state_dir", S(state_dir), "", 0, 0, "directory for state kept across restarts (the GEMM tuning cache); empty: $STATE_DIRECTORY from systemd, else none"},
     {"model_name", S(model_name), "", 0, 0, "served name of a model given without name= (empty: laya-rl-agent, what the official package answers)"},
     {"model_aliases", LST(model_aliases), "", 0, 0, "other names a request's \"model\" may give: [name=]alias,alias (without name=: the first model; repeatable). The official router's names are built in (server/api/README.md)"},
