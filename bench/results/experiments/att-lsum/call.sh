@@ -17,68 +17,32 @@ B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W; t0=$SECONDS
 [ -f "$W/english/model.safetensors" ] || $B/layad-dev mkmodel --preset english-large \
   --tokenizer .carry/shared/modernbert-tokenizer.json --out "$W/english" > /dev/null
 left() { [ $((SECONDS - t0)) -lt $1 ] || { echo "skipped (time): $2"; return 1; }; }
-case ${1:-} in
-short)
-CK_RUN_CASE=attention timeout 60 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
-echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|differ" $OUT/gpu_kernels-attention.log | head -5
-timeout 120 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
-for v in main tree; do
-  b=$B/layad-dev; case $v in main*) b=$B/layad-dev-main ;; esac
-  left 200 "forward $v" && timeout 60 $b bench --model $W/english --shapes 1x83,1x150,1x512,2x512,8x512 --groups 3 \
-    --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
-done
-for v in "" main; do
-  d=${v:+-$v}
-  left 250 "parity english $v" && { timeout 40 $B/layad-dev$d parity-fast --model $W/english --label english$d \
-    --ref .carry/ref/english.ref --dtype fp16 --out $OUT/parity-english-fp16$d.json > $OUT/parity-english-fp16$d.log 2>&1
-    echo "parity english fp16$d exit $? $((SECONDS-t0)) s"; grep -E "max" $OUT/parity-english-fp16$d.log | head -2; }
-done
-left 270 "forward off" && timeout 50 $B/layad-dev bench --model $W/english --shapes 1x150,1x512,2x512 --groups 3 \
-  --att-pack-tokens 0 --commit "$LAYAD_COMMIT (off)" --out $OUT/forward-off.json | grep -E "^ +[0-9]+x" | sed "s/^/off /"
-;;
-all)
-CK_RUN_CASE=attention timeout 100 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
-echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|differ" $OUT/gpu_kernels-attention.log | head -5
-timeout 150 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
-for v in main tree off; do
-  b=$B/layad-dev; a=""; case $v in main*) b=$B/layad-dev-main ;; off*) a="--att-pack-tokens 0" ;; esac
-  left 200 "forward $v" && timeout 90 $b bench --model $W/english --shapes 1x83,1x150,1x256,1x512,2x512,8x512 $a \
-    --groups 3 --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
-done
-for v in "" main lsum; do
-  d=${v:+-$v}
-  left 270 "parity $v" && { timeout 40 $B/layad-dev$d parity-fast --model build/tiny --label tiny$d --dtype fp16 \
-    --out $OUT/parity-tiny$d.json > $OUT/parity-tiny$d.log 2>&1; echo "parity tiny$d exit $?"; }
-  left 280 "parity english $v" && { timeout 60 $B/layad-dev$d parity-fast --model $W/english --label english$d \
-    --ref .carry/ref/english.ref --dtype fp16 --out $OUT/parity-english-fp16$d.json > $OUT/parity-english-fp16$d.log 2>&1
-    echo "parity english fp16$d exit $? $((SECONDS-t0)) s"; }
-done
-left 320 "kernels" && { timeout 60 $B/bench_kernels $OUT/kernels-attention.json --only=attention_form > $OUT/kernels.log 2>&1
-  echo "bench_kernels exit $? $((SECONDS-t0)) s"; grep -E "^attention" $OUT/kernels.log; }
-for v in main2 tree2; do
-  b=$B/layad-dev; case $v in main*) b=$B/layad-dev-main ;; esac
-  left 340 "forward $v" && timeout 60 $b bench --model $W/english --shapes 1x150,1x256,1x512,2x512 --groups 3 \
-    --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
-done
-;;
-tests)
-CK_RUN_CASE=attention timeout 100 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
-echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|differ" $OUT/gpu_kernels-attention.log | head -5
-timeout 200 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
-for v in "" main lsum; do
-  d=${v:+-$v}
-  timeout 60 $B/layad-dev$d parity-fast --model build/tiny --label tiny$d --dtype fp16 --out $OUT/parity-tiny$d.json \
-    > $OUT/parity-tiny$d.log 2>&1; echo "parity tiny$d exit $?"
-  for dt in fp16 bf16; do
-    timeout 90 $B/layad-dev$d parity-fast --model $W/english --label english$d --ref .carry/ref/english.ref --dtype $dt \
-      --out $OUT/parity-english-$dt$d.json > $OUT/parity-english-$dt$d.log 2>&1
-    echo "parity english $dt$d exit $? $((SECONDS-t0)) s"
-  done
-done
-python3 - "$OUT" <<'PY'
+# suites LIMIT: the attention cases, then the whole backend suite (its parity lines, the two attention forms)
+suites() {
+  CK_RUN_CASE=attention timeout 100 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
+  echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"
+  grep -E "Checks|F:|differ" $OUT/gpu_kernels-attention.log | head -5
+  timeout $1 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
+  echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"
+  grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
+}
+# forward NAME SHAPES [ARGS]: layad-dev bench of main (NAME main*), or of the patched tree
+forward() {
+  local b=$B/layad-dev
+  case $1 in main*) b=$B/layad-dev-main ;; esac
+  timeout 90 $b bench --model $W/english --shapes $2 ${3:-} --groups 3 --commit "$LAYAD_COMMIT ($1)" \
+    --out $OUT/forward-$1.json | grep -E "^ +[0-9]+x" | sed "s/^/$1 /"
+}
+# parity MODEL SUFFIX DTYPE: parity-fast of layad-dev SUFFIX (tiny: its own reference; English: the cached one)
+parity() {
+  local ref="" name=$1$2-$3
+  [ $1 = english ] && ref="--ref .carry/ref/english.ref"
+  timeout 60 $B/layad-dev$2 parity-fast --model $( [ $1 = tiny ] && echo build/tiny || echo $W/english ) $ref \
+    --label $name --dtype $3 --out $OUT/parity-$name.json > $OUT/parity-$name.log 2>&1
+  echo "parity $name exit $? $((SECONDS-t0)) s"
+}
+summary() {
+  python3 - "$OUT" <<'PY'
 import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], 'parity-*.json'))):
     d = json.load(open(f))
@@ -87,6 +51,40 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], 'parity-*.json'))):
         print(os.path.basename(f), dt, 'max|dp| %.3e mean %.3e max|dlogit| %.3e' % (
             a.get('max_abs_dp', -1), a.get('mean_row_max_abs_dp', -1), a.get('max_abs_dlogit', -1)))
 PY
+}
+kernels() {
+  timeout 60 $B/bench_kernels $OUT/kernels-attention.json --only=attention_form > $OUT/kernels.log 2>&1
+  echo "bench_kernels exit $? $((SECONDS-t0)) s"; grep -E "^attention" $OUT/kernels.log
+}
+S=1x83,1x150,1x256,1x512,2x512,8x512
+case ${1:-} in
+short)
+suites 120
+for v in main tree; do left 200 "forward $v" && forward $v 1x83,1x150,1x512,2x512,8x512; done
+for d in "" -main; do left 250 "parity $d" && parity english "$d" fp16; done
+left 270 "forward off" && forward off 1x150,1x512,2x512 "--att-pack-tokens 0"
+summary
+;;
+all)
+suites 150
+for v in main tree off; do
+  left 200 "forward $v" && forward $v $S "$( [ $v = off ] && echo --att-pack-tokens 0 )"
+done
+for d in "" -main -lsum; do
+  left 270 "parity $d" && parity tiny "$d" fp16
+  left 280 "parity english $d" && parity english "$d" fp16
+done
+summary
+left 320 "kernels" && kernels
+for v in main2 tree2; do left 340 "forward $v" && forward $v 1x150,1x256,1x512,2x512; done
+;;
+tests)
+suites 200
+for d in "" -main -lsum; do
+  parity tiny "$d" fp16
+  for dt in fp16 bf16; do parity english "$d" $dt; done
+done
+summary
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 rem=$((560 - (SECONDS - t0)))
 if [ -n "$cs" ] && [ $rem -gt 40 ]; then
@@ -97,15 +95,9 @@ else echo "skipped: memcheck"; fi
 ;;
 perf)
 for v in main off tree main2 off2 tree2; do
-  b=$B/layad-dev; a=""; case $v in main*) b=$B/layad-dev-main ;; off*) a="--att-pack-tokens 0" ;; esac
-  [ $((SECONDS - t0)) -lt 420 ] || { echo "skipped $v"; continue; }
-  timeout 120 $b bench --model $W/english --shapes 1x83,1x150,1x256,1x512,2x512,8x512,64x512 $a \
-    --commit "$LAYAD_COMMIT ($v)" --out $OUT/forward-$v.json | grep -E "^ +[0-9]+x" | sed "s/^/$v /"
+  forward $v $S,64x512 "$( case $v in off*) echo --att-pack-tokens 0 ;; esac )"
 done
-timeout 100 $B/bench_kernels $OUT/kernels-attention.json --only=attention_form,attention > $OUT/kernels.log 2>&1
-echo "bench_kernels exit $? $((SECONDS-t0)) s"; grep -E "^attention" $OUT/kernels.log
-timeout 60 $B/bench_kernels-main $OUT/kernels-attention-main.json --only=attention > $OUT/kernels-main.log 2>&1
-echo "bench_kernels-main exit $? $((SECONDS-t0)) s"; grep -E "^attention" $OUT/kernels-main.log
+kernels
 ;;
 *) echo "usage: $0 short|all|tests|perf" >&2; exit 2 ;;
 esac
