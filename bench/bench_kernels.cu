@@ -4,7 +4,7 @@
  * then bench/bench_torch_kernels.py times the PyTorch equivalents of the same records
  * and writes the merged JSON.
  *
- *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]
+ *   build/bench/bench_kernels OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention,attention_form]
  *
  * --quick: bf16 only; --only: just the named kernel families (the ceilings always run).
  *
@@ -543,7 +543,7 @@ static void bench_rope(kn_dtype dt, int M, int D, int max_pos)
 /* B rows of L tokens (mixed: lengths between L/4 and L) packed back to back, T = the sum of the
  * lengths, over the host-built query-tile list. The record keeps the padded shape's fields (B,
  * L, lens) for the PyTorch comparison, which runs SDPA on [B, L] with the same masks. */
-static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool mixed)
+static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool mixed, int groups = 0)
 {
     std::vector<int32_t> cu(B + 1, 0);
     std::string lj = "[";
@@ -572,14 +572,16 @@ static void bench_attention(kn_dtype dt, int B, int L, int D, int window, bool m
     CK(cudaMemcpy(dcu, cu.data(), sizeof(int32_t) * (B + 1), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dtiles, tiles.data(), sizeof(int32_t) * tiles.size(), cudaMemcpyHostToDevice));
     timing t = time_it([&](int i) {
-        KOK(kn_attention(g_ks, dt, Q[i % S], O[i % S], T, D, dcu, dtiles, cap, window));
+        KOK(kn_attention_grouped(g_ks, dt, Q[i % S], O[i % S], T, D, dcu, dtiles, cap, window, groups));
     });
     std::string shape = "{\"B\": " + std::to_string(B) + ", \"L\": " + std::to_string(L) + ", \"D\": " +
                         std::to_string(D) + ", \"window\": " + std::to_string(window) + ", \"lens\": " + lj +
                         ", \"T\": " + std::to_string(T) + "}";
     const double flops = 4.0 * B * (D / 64) * (double)L * L * 64; /* dense L x L, what SDPA computes */
-    record("attention", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
-           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\", \"layout\": \"packed\"");
+    /* a forced launch form is its own kernel name: the PyTorch merge times only "attention" */
+    record(groups ? "attention_form" : "attention", window < 0 ? "global" : "sliding", dt, shape, t, flops, 0,
+           ", \"flop_note\": \"dense-equivalent 4*B*H*L*L*64\", \"layout\": \"packed\", \"groups\": " +
+               std::to_string(groups));
     free_sets({&Q, &O});
     CK(cudaFree(dcu));
     CK(cudaFree(dtiles));
@@ -716,6 +718,11 @@ static void bench_elementwise(kn_dtype dt)
  * mmBERT's width. */
 static void bench_attentions(kn_dtype dt)
 {
+    if (want("attention_form") && dt == KN_F16) /* both launch forms where the choice is close */
+        for (int bl : {83, 512, 2 * 512, 4 * 512, 8 * 512}) /* 1x83, then 1-8 rows of 512 */
+            for (int w : {-1, 64})
+                for (int g : {1, 2})
+                    bench_attention(dt, bl < 512 ? 1 : bl / 512, bl < 512 ? bl : 512, 1024, w, false, g);
     if (!want("attention"))
         return;
     struct { int B, L; } at[] = {{1, 83}, {1, 512}, {8, 512}, {64, 512}};
@@ -732,7 +739,7 @@ int main(int argc, char **argv)
 {
     bool quick = false;
     if (argc < 2 || !parse_args(argc, argv, &quick)) {
-        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json [--quick] [--only=gemm,gemm_head,gemm_l2,gemm_split,proj_small,layernorm_parts,launch_floor,geglu,layernorm,rope,attention,attention_form]\n", argv[0]);
         return 2;
     }
     int ndev = 0;

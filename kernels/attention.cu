@@ -30,17 +30,39 @@
  *     fp32 with the scale 1/8 folded with log2 e into the exponent: m' =
  *     max(m, max_j s), alpha = 2^((m - m') c) (exactly 1 when m did not move, 0
  *     while m = -inf), p = 2^(s c - m' c) (one FMA and ex2.approx), l = l alpha +
- *     sum p, O = O alpha + P V. P is rounded to the 16-bit dtype for the P V
- *     product (the accumulator stays fp32), the usual flash-attention trade.
+ *     sum P, O = O alpha + P V. P is rounded to the 16-bit dtype for the P V
+ *     product (the accumulator stays fp32), the usual flash-attention trade,
+ *     and l sums those rounded weights (one more mma with a B of ones, which
+ *     also sums across the lanes), not the fp32 p: O / l is then an exact
+ *     weighted mean of V under weights off by their roundings, whose error
+ *     scales with V's spread about its mean rather than with V itself.
  *     A key tile with no visible key for a query leaves its state bit for bit,
  *     so a query's result does not depend on which other queries share its tile.
+ *   - The key tiles are walked in two interleaved halves (the row's even
+ *     tiles and its odd ones, by index in the row, so that a query's visible
+ *     tiles fall in the same halves whatever span its block walks: a
+ *     selection's tile and the full tile of its slot), each its own online
+ *     softmax from the empty state; the two states are then combined (each
+ *     rescaled to the larger maximum, explicit roundings). A small pack has
+ *     too few blocks to fill the SMs and each block walks its key tiles one
+ *     after another, so there a block of two groups of four warps walks the
+ *     halves side by side, sharing the Q tile (the chain of a 512-token global
+ *     row: 4 tiles, not 8); a large pack's blocks of one group walk them in
+ *     turn, three blocks an SM. Both forms run the same arithmetic per half
+ *     and the same combination, so they give the same bits (kn_attention_grouped
+ *     forces either). A walk of one key tile is that tile's half alone: the
+ *     combination multiplies it by exactly 1 and adds zeros (or adds it,
+ *     times 1, to zeros). (The CPU sibling
+ *     walks the tiles in one sequence: its results differ from these by
+ *     roundings of P, within the kernel tests' tolerance.)
  *   - At the end O / l, or zeros where l == 0 (a query that saw no key): all
  *     outputs finite.
  * Alignment: qkv and out 16-byte aligned; a slot's row is 3D (or D) elements
  * with D % 64 == 0, so every token row, and every head's 64 columns in it, stay
  * 16-byte aligned wherever a row starts (cp.async 16-byte loads, 4-byte stores).
  * K fragments come from shared memory through ldmatrix, V fragments through
- * ldmatrix.trans, on rows padded to 72 elements (conflict-free). 168 registers
+ * ldmatrix.trans, on rows padded to 72 elements (conflict-free). Shared memory
+ * is dynamic (64 KB a one-group block, 100 KB a two-group one). 168 registers
  * at most, so 3 blocks (12 warps) share an SM: capped at 128 for 4 blocks the
  * kernel spilled 12-28 bytes, and without the spills the forward is 1-3%
  * faster from 1x83 to 1x512 on the H200 (the kernel alone: 8x512 global +3%,
@@ -66,6 +88,8 @@
 #define ATT_LD (KN_HEAD_DIM + 8)  /* padded shared row (elements) */
 #define ATT_THREADS 128
 #define ATT_SSEG 8                /* selection: blocks sharing one tile of 64 selected queries */
+#define ATT_ST 38                 /* floats of one att_state */
+#define ATT_SL2 (0.125f * 1.4426950408889634f) /* the scale 1/8, in base 2 */
 
 static_assert(ATT_TQ == KN_ATT_TQ, "the host's query tiles (kernels/cpu.h) must match the kernel's");
 
@@ -88,16 +112,16 @@ __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_c
 
 /* Stages keys [j0, j0 + 64) of one head's K and V columns (ksrc = the row's
  * first slot at the head's K column; V is D columns further) into ks and vs;
- * keys >= len (past the row) are zero-filled and not read. Thread x copies 16
- * bytes at column 8 (x % 8) of keys x / 8 + 16 k, k < 4 (unrolled), from one
- * running pointer (few registers: the kernel is capped at 168 for 3 blocks per
- * SM). */
+ * keys >= len (past the row) are zero-filled and not read. Thread tid of the
+ * group copies 16 bytes at column 8 (tid % 8) of keys tid / 8 + 16 k, k < 4
+ * (unrolled), from one running pointer (few registers: the kernel is capped at
+ * 168 for 3 blocks per SM). */
 template <typename T>
 __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], const T *ksrc, int D, int D3,
-                                          int j0, int len)
+                                          int j0, int len, int tid)
 {
     constexpr int RSTEP = ATT_THREADS / 8;
-    const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 8;
+    const int r = tid / 8, c = (tid % 8) * 8;
     const T *p = ksrc + (size_t)(j0 + r) * D3 + c;
 #pragma unroll
     for (int k = 0; k < ATT_TK / RSTEP; k++) {
@@ -109,26 +133,266 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
     }
 }
 
-/* A block's shared memory: the Q tile, two K and V stages, and the tile rows'
- * queries (qpos: position in the row, -1 none) and output rows (orow: -1 none). */
-template <typename T> struct att_smem {
+/* A block's shared memory, G groups of four warps: the Q tile, two K and V
+ * stages a group, one half's softmax state a group thread (ATT_ST floats; see
+ * att_tile), and the tile rows' queries (qpos: position in the row, -1 none)
+ * and output rows (orow: -1 none). Dynamic: 64 KB for one group, 100 KB for two. */
+template <typename T, int G> struct att_smem {
     __align__(16) T qs[ATT_TQ][ATT_LD];
-    __align__(16) T ks[2][ATT_TK][ATT_LD];
-    __align__(16) T vs[2][ATT_TK][ATT_LD];
+    __align__(16) T ks[G][2][ATT_TK][ATT_LD];
+    __align__(16) T vs[G][2][ATT_TK][ATT_LD];
+    float st[ATT_ST][ATT_THREADS]; /* by field, then thread: conflict-free */
     int qpos[ATT_TQ];
     int orow[ATT_TQ];
 };
 
+/* This thread's share of the online softmax of its two query rows over some key
+ * tiles: the running maxima m (unscaled), the partial sums l of its columns, and
+ * its fragments of the unnormalized output O. */
+struct att_state {
+    float m0, m1;
+    float l[4]; /* the rows' sums of P: l[0] (= l[1]) row 0, l[2] (= l[3]) row 1 */
+    float o[8][4];
+};
+static_assert(sizeof(att_state) == ATT_ST * sizeof(float), "att_smem.st holds one att_state a thread");
+
+/* A thread's state to and from its column of att_smem.st. */
+__device__ __forceinline__ void att_save(const att_state &s, float (*st)[ATT_THREADS], int tid)
+{
+    const float *v = reinterpret_cast<const float *>(&s);
+#pragma unroll
+    for (int i = 0; i < ATT_ST; i++)
+        st[i][tid] = v[i];
+}
+__device__ __forceinline__ void att_load(att_state &s, const float (*st)[ATT_THREADS], int tid)
+{
+    float *v = reinterpret_cast<float *>(&s);
+#pragma unroll
+    for (int i = 0; i < ATT_ST; i++)
+        v[i] = st[i][tid];
+}
+
+__device__ __forceinline__ void att_reset(att_state &s)
+{
+    s.m0 = s.m1 = -INFINITY;
+    s.l[0] = s.l[1] = s.l[2] = s.l[3] = 0.0f;
+#pragma unroll
+    for (int n = 0; n < 8; n++)
+        s.o[n][0] = s.o[n][1] = s.o[n][2] = s.o[n][3] = 0.0f;
+}
+
+/* Barrier of group g: the whole block when it is one group, else the group's
+ * 128 threads on named barrier 1 + g (0 is __syncthreads'). */
+template <int G> __device__ __forceinline__ void att_bar(int g)
+{
+    if (G == 1)
+        __syncthreads();
+    else if (g) /* immediate ids: ptxas reserves every named barrier for a register id */
+        asm volatile("bar.sync 2, %0;" ::"n"(ATT_THREADS) : "memory");
+    else
+        asm volatile("bar.sync 1, %0;" ::"n"(ATT_THREADS) : "memory");
+}
+
+/* One key tile (keys [j0, j0 + 64), staged in ks / vs) into s, for this
+ * thread's rows at positions i0 and i1 (-1: no query) of a tile whose queries
+ * span [qmin, qmax]; qa holds the warp's Q fragments. */
+template <typename T>
+__device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4], const T (*ks)[ATT_LD],
+                                         const T (*vs)[ATT_LD], int j0, int len, int window, int qmin, int qmax,
+                                         int i0, int i1)
+{
+    const int lane = threadIdx.x % 32, c4 = lane % 4;
+    const float sl2 = ATT_SL2;
+    /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
+     * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
+     * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
+    float sc[8][4];
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+#pragma unroll
+        for (int sp = 0; sp < 2; sp++) {
+            uint32_t kb[4];
+            ldmatrix_x4(kb, &ks[8 * n + (lane % 8)][32 * sp + 8 * (lane / 8)]);
+            mma16816<T>(sc[n], qa[2 * sp], kb);
+            mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
+        }
+    }
+    /* Mask (only where the tile is not wholly visible to the block); scores stay
+     * unscaled, the scale is applied inside the exponent below. */
+    const bool full = j0 + ATT_TK <= len && (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
+    if (!full) {
+        /* The keys each of the two rows sees, [lo, hi) (empty for no query): two compares
+         * a score, the same set as j < len && |i - j| <= window (keys j >= 0); formed
+         * here, not kept across the loop (kept, they made 512-token global rows 18%
+         * slower). */
+        const int lo0 = i0 < 0 || window < 0 ? 0 : max(i0 - window, 0);
+        const int lo1 = i1 < 0 || window < 0 ? 0 : max(i1 - window, 0);
+        const int hi0 = i0 < 0 ? 0 : window < 0 ? len : min(i0 + window + 1, len);
+        const int hi1 = i1 < 0 ? 0 : window < 0 ? len : min(i1 + window + 1, len);
+#pragma unroll
+        for (int n = 0; n < 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int j = j0 + 8 * n + 2 * c4 + (e & 1);
+                const bool vis = e < 2 ? j >= lo0 && j < hi0 : j >= lo1 && j < hi1;
+                sc[n][e] = vis ? sc[n][e] : -INFINITY;
+            }
+    }
+    float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        tm0 = fmaxf(tm0, fmaxf(sc[n][0], sc[n][1]));
+        tm1 = fmaxf(tm1, fmaxf(sc[n][2], sc[n][3]));
+    }
+#pragma unroll
+    for (int x = 1; x < 4; x <<= 1) {
+        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
+        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
+    }
+    /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
+     * move (a tile with nothing visible for the row leaves its state bit for bit) and
+     * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
+    const float mn0 = fmaxf(s.m0, tm0), mn1 = fmaxf(s.m1, tm1);
+    const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
+    const float a0 = s.m0 == mn0 ? 1.0f : ex2((s.m0 - mu0) * sl2);
+    const float a1 = s.m1 == mn1 ? 1.0f : ex2((s.m1 - mu1) * sl2);
+    const float nb0 = -mu0 * sl2, nb1 = -mu1 * sl2;
+    s.m0 = mn0, s.m1 = mn1;
+    uint32_t pa[4][4];
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
+        const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
+        pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
+        pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+    }
+    s.l[0] *= a0, s.l[1] *= a0;
+    s.l[2] *= a1, s.l[3] *= a1;
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        s.o[n][0] *= a0, s.o[n][1] *= a0;
+        s.o[n][2] *= a1, s.o[n][3] *= a1;
+    }
+    /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each);
+     * l += P 1, the sums of the very P that weighs V (see the header). */
+    const uint32_t ones[2] = {pack2<T>(1.0f, 1.0f), pack2<T>(1.0f, 1.0f)};
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+#pragma unroll
+        for (int n = 0; n < 8; n += 2) {
+            if (n == 0)
+                mma16816<T>(s.l, pa[k], ones);
+            uint32_t vb[4];
+            const int key = 16 * k + ((lane / 8) & 1) * 8 + (lane % 8);
+            const int d = 8 * (n + (lane / 16));
+            ldmatrix_x4_trans(vb, &vs[key][d]);
+            mma16816<T>(s.o[n], pa[k], vb);
+            mma16816<T>(s.o[n + 1], pa[k], vb + 2);
+        }
+}
+
+/* x := the softmax state over both halves' keys, from x over the first half's
+ * tiles and y over the second's: each rescaled to the larger maximum (exactly 1
+ * for the half that holds it, 0 for a half that saw no key) and summed, by
+ * explicit roundings, so that every launch form computes the same bits. */
+__device__ __forceinline__ void att_combine(att_state &x, const att_state &y)
+{
+    const float sl2 = ATT_SL2;
+    const float m0 = fmaxf(x.m0, y.m0), m1 = fmaxf(x.m1, y.m1);
+    const float u0 = m0 == -INFINITY ? 0.0f : m0, u1 = m1 == -INFINITY ? 0.0f : m1;
+    const float ax0 = x.m0 == m0 ? 1.0f : ex2((x.m0 - u0) * sl2), ay0 = y.m0 == m0 ? 1.0f : ex2((y.m0 - u0) * sl2);
+    const float ax1 = x.m1 == m1 ? 1.0f : ex2((x.m1 - u1) * sl2), ay1 = y.m1 == m1 ? 1.0f : ex2((y.m1 - u1) * sl2);
+    x.m0 = m0, x.m1 = m1;
+    x.l[0] = __fmaf_rn(x.l[0], ax0, __fmul_rn(y.l[0], ay0));
+    x.l[2] = __fmaf_rn(x.l[2], ax1, __fmul_rn(y.l[2], ay1));
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        x.o[n][0] = __fmaf_rn(x.o[n][0], ax0, __fmul_rn(y.o[n][0], ay0));
+        x.o[n][1] = __fmaf_rn(x.o[n][1], ax0, __fmul_rn(y.o[n][1], ay0));
+        x.o[n][2] = __fmaf_rn(x.o[n][2], ax1, __fmul_rn(y.o[n][2], ay1));
+        x.o[n][3] = __fmaf_rn(x.o[n][3], ax1, __fmul_rn(y.o[n][3], ay1));
+    }
+}
+
+/* The halves of key tiles [tfirst, tend): the even tiles (half 0) and the odd
+ * ones (half 1), by the tile's index in its row, not by its place in the walk, so
+ * a query's visible tiles fall in the same halves whichever span its tile walks
+ * (a selection's tile spans other queries than the full tile of its slot).
+ * first[h] is half h's first tile, n[h] its count. */
+__device__ __forceinline__ void att_halves(int tfirst, int tend, int (&first)[2], int (&n)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        first[h] = tfirst + ((tfirst + h) & 1);
+        n[h] = tend > first[h] ? (tend - first[h] + 1) / 2 : 0;
+    }
+}
+
+/* Key tiles [tfirst, tend) in their two halves (att_halves): with two groups,
+ * group g walks half g; with one, the group walks both, half 0 then half 1, and
+ * leaves half 0's state in sm.st. s ends as the walked (last) half's state. The
+ * caller staged the walk's first tile (att_first) in buffer 0 of the group
+ * (committed). */
+template <typename T, int G>
+__device__ __forceinline__ void att_walk(att_smem<T, G> &sm, att_state &s, const uint32_t (&qa)[4][4],
+                                         const T *ksrc, int D, int len, int window, int qmin, int qmax, int i0,
+                                         int i1, int tfirst, int tend)
+{
+    const int tid = threadIdx.x % ATT_THREADS, g = G == 1 ? 0 : threadIdx.x / ATT_THREADS;
+    int first[2], nh[2];
+    att_halves(tfirst, tend, first, nh);
+    const int n0 = nh[0], n1 = nh[1], n = G == 1 ? n0 + n1 : nh[g];
+    auto tile = [&](int k) {
+        return G == 1 ? (k < n0 ? first[0] + 2 * k : first[1] + 2 * (k - n0)) : first[g] + 2 * k;
+    };
+    att_reset(s);
+    for (int k = 0; k < n; k++) {
+        const int buf = k & 1;
+        if (k + 1 < n)
+            att_stage<T>(sm.ks[g][buf ^ 1], sm.vs[g][buf ^ 1], ksrc, D, 3 * D, tile(k + 1) * ATT_TK, len, tid);
+        cp_async_commit();
+        cp_async_wait<1>();
+        att_bar<G>(g);
+        if (G == 1 && k == n0) { /* half 0 done: its state waits in sm.st */
+            att_save(s, sm.st, tid);
+            att_reset(s);
+        }
+        att_step<T>(s, qa, sm.ks[g][buf], sm.vs[g][buf], tile(k) * ATT_TK, len, window, qmin, qmax, i0, i1);
+        att_bar<G>(g); /* the buffer is refilled next iteration */
+    }
+    cp_async_wait<0>();
+    if (G == 1 && n1 == 0) { /* no second half: half 0 to sm.st, s the empty half 1 */
+        att_save(s, sm.st, tid);
+        att_reset(s);
+    }
+}
+
+/* The first key tile group g of G walks (att_walk), or -1 when it walks none. */
+template <int G> __device__ __forceinline__ int att_first(int tfirst, int tend, int g)
+{
+    int first[2], n[2];
+    att_halves(tfirst, tend, first, n);
+    if (G == 2)
+        return n[g] ? first[g] : -1;
+    return n[0] ? first[0] : n[1] ? first[1] : -1;
+}
+
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
- * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. Returns
- * with shared memory still being read by other warps: sync before refilling. */
-template <typename T>
-__device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out, int D, int len, int window,
+ * attention, or zeros when qpos[t] < 0 (no query) or it saw no key. The key
+ * tiles are walked in two interleaved halves whose states are combined at the
+ * end (att_walk, att_combine): by two groups side by side (G = 2, for small
+ * packs, whose few blocks leave SMs idle) or by one group in turn (G = 1), to
+ * the same bits. Returns with shared memory still being read by other warps:
+ * sync before refilling. */
+template <typename T, int G>
+__device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *out, int D, int len, int window,
                                          int h)
 {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c4 = lane % 4;
+    const int tid = threadIdx.x % ATT_THREADS, g = G == 1 ? 0 : threadIdx.x / ATT_THREADS;
+    const int warp = tid / 32, lane = threadIdx.x % 32, gr = lane / 4, c4 = lane % 4;
     const int D3 = 3 * D;
     /* The tile's query span, by every warp at once: two entries a lane and a warp
      * reduction (a loop over all 64 in every thread: the prologue around it drew a
@@ -144,7 +408,7 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
     qmin = __reduce_min_sync(0xffffffffu, qmin);
     qmax = __reduce_max_sync(0xffffffffu, qmax);
     /* Q tile (rows with no query are zero). */
-    for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += ATT_THREADS) {
+    for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += G * ATT_THREADS) {
         const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
         const int i = sm.qpos[r];
         const T *src = i >= 0 ? row0 + (size_t)i * D3 + h * KN_HEAD_DIM + c : row0;
@@ -162,15 +426,14 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
     const int tfirst = jlo / ATT_TK;
     const T *ksrc = row0 + D + h * KN_HEAD_DIM;
     const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
-
-    if (tfirst < tend) {
-        att_stage<T>(sm.ks[0], sm.vs[0], ksrc, D, D3, tfirst * ATT_TK, len);
-    }
+    const int t0 = att_first<G>(tfirst, tend, g);
+    if (t0 >= 0)
+        att_stage<T>(sm.ks[g][0], sm.vs[g][0], ksrc, D, D3, t0 * ATT_TK, len, tid);
     cp_async_commit();
     cp_async_wait<1>(); /* Q has landed */
     __syncthreads();
 
-    const int r0 = warp * 16 + g, r1 = r0 + 8; /* this thread's two query rows in the tile */
+    const int r0 = warp * 16 + gr, r1 = r0 + 8; /* this thread's two query rows in the tile */
     const int i0 = sm.qpos[r0], i1 = sm.qpos[r1];
     uint32_t qa[4][4];
 #pragma unroll
@@ -180,120 +443,25 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
         qa[s][2] = lds32(&sm.qs[r0][16 * s + 8 + 2 * c4]);
         qa[s][3] = lds32(&sm.qs[r1][16 * s + 8 + 2 * c4]);
     }
-
-    const float sl2 = 0.125f * 1.4426950408889634f; /* scale 1/8, in base 2 */
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
-    float o[8][4];
-#pragma unroll
-    for (int n = 0; n < 8; n++)
-        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-
-    for (int t = tfirst; t < tend; t++) {
-        const int buf = (t - tfirst) & 1;
-        if (t + 1 < tend) {
-            att_stage<T>(sm.ks[buf ^ 1], sm.vs[buf ^ 1], ksrc, D, D3, (t + 1) * ATT_TK, len);
-        }
-        cp_async_commit();
-        cp_async_wait<1>();
+    att_state s;
+    att_walk<T, G>(sm, s, qa, ksrc, D, len, window, qmin, qmax, i0, i1, tfirst, tend);
+    /* The halves meet: half 0's state and half 1's, then x = both. */
+    if (G == 2 && g == 1)
+        att_save(s, sm.st, tid);
+    if (G == 2)
         __syncthreads();
-
-        /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
-         * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
-         * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
-        float sc[8][4];
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
-#pragma unroll
-            for (int sp = 0; sp < 2; sp++) {
-                uint32_t kb[4];
-                ldmatrix_x4(kb, &sm.ks[buf][8 * n + (lane % 8)][32 * sp + 8 * (lane / 8)]);
-                mma16816<T>(sc[n], qa[2 * sp], kb);
-                mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
-            }
-        }
-        /* Mask (only where the tile is not wholly visible to the block); scores stay
-         * unscaled, the scale is applied inside the exponent below. */
-        const int j0 = t * ATT_TK;
-        const bool full = j0 + ATT_TK <= len &&
-                          (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
-        if (!full) {
-            /* The keys each of the two rows sees, [lo, hi) (empty for no query): two compares
-             * a score, the same set as j < len && |i - j| <= window (keys j >= 0); formed
-             * here, not kept across the loop (kept, they made 512-token global rows 18%
-             * slower). */
-            const int lo0 = i0 < 0 || window < 0 ? 0 : max(i0 - window, 0);
-            const int lo1 = i1 < 0 || window < 0 ? 0 : max(i1 - window, 0);
-            const int hi0 = i0 < 0 ? 0 : window < 0 ? len : min(i0 + window + 1, len);
-            const int hi1 = i1 < 0 ? 0 : window < 0 ? len : min(i1 + window + 1, len);
-#pragma unroll
-            for (int n = 0; n < 8; n++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int j = j0 + 8 * n + 2 * c4 + (e & 1);
-                    const bool vis = e < 2 ? j >= lo0 && j < hi0 : j >= lo1 && j < hi1;
-                    sc[n][e] = vis ? sc[n][e] : -INFINITY;
-                }
-        }
-        float tm0 = -INFINITY, tm1 = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            tm0 = fmaxf(tm0, fmaxf(sc[n][0], sc[n][1]));
-            tm1 = fmaxf(tm1, fmaxf(sc[n][2], sc[n][3]));
-        }
-#pragma unroll
-        for (int x = 1; x < 4; x <<= 1) {
-            tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
-            tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
-        }
-        /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
-         * move (a tile with nothing visible for the row leaves its state bit for bit) and
-         * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
-        const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
-        const float mu0 = mn0 == -INFINITY ? 0.0f : mn0, mu1 = mn1 == -INFINITY ? 0.0f : mn1;
-        const float a0 = m0 == mn0 ? 1.0f : ex2((m0 - mu0) * sl2);
-        const float a1 = m1 == mn1 ? 1.0f : ex2((m1 - mu1) * sl2);
-        const float nb0 = -mu0 * sl2, nb1 = -mu1 * sl2;
-        m0 = mn0, m1 = mn1;
-        float ps0 = 0.0f, ps1 = 0.0f;
-        uint32_t pa[4][4];
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
-            const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
-            ps0 += p0 + p1;
-            ps1 += p2 + p3;
-            pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
-            pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
-        }
-        l0 = l0 * a0 + ps0;
-        l1 = l1 * a1 + ps1;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            o[n][0] *= a0, o[n][1] *= a0;
-            o[n][2] *= a1, o[n][3] *= a1;
-        }
-        /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each). */
-#pragma unroll
-        for (int s = 0; s < 4; s++)
-#pragma unroll
-            for (int n = 0; n < 8; n += 2) {
-                uint32_t vb[4];
-                const int key = 16 * s + ((lane / 8) & 1) * 8 + (lane % 8);
-                const int d = 8 * (n + (lane / 16));
-                ldmatrix_x4_trans(vb, &sm.vs[buf][key][d]);
-                mma16816<T>(o[n], pa[s], vb);
-                mma16816<T>(o[n + 1], pa[s], vb + 2);
-            }
-        __syncthreads(); /* the buffer is refilled next iteration */
+    if (G == 2 && g == 1)
+        return;
+    att_state x, y;
+    if (G == 1) {
+        att_load(x, sm.st, tid);
+        y = s;
+    } else {
+        x = s;
+        att_load(y, sm.st, tid);
     }
-    cp_async_wait<0>();
-
-#pragma unroll
-    for (int x = 1; x < 4; x <<= 1) {
-        l0 += __shfl_xor_sync(0xffffffffu, l0, x);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, x);
-    }
+    att_combine(x, y);
+    const float l0 = x.l[0], l1 = x.l[2];
     /* A tile row without a query (qpos -1, possible in a selection) may have summed
      * unmasked keys on the all-visible path: it stores zeros. */
     const float inv0 = l0 > 0.0f && i0 >= 0 ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f && i1 >= 0 ? 1.0f / l1 : 0.0f;
@@ -302,26 +470,30 @@ __device__ __forceinline__ void att_tile(att_smem<T> &sm, const T *row0, T *out,
     for (int n = 0; n < 8; n++) {
         const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
         if (oa >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) = pack2<T>(o[n][0] * inv0, o[n][1] * inv0);
+            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) = pack2<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
         if (ob >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) = pack2<T>(o[n][2] * inv1, o[n][3] * inv1);
+            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) = pack2<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
     }
 }
 
-/* Block (tile x, head y): the queries [q0, min(q0 + 64, cu[r+1])) of row r =
- * tiles[2x], q0 = tiles[2x + 1]; r < 0: a spare tile, nothing to do. Row bounds
+/* Block (head x, tile y): the queries [q0, min(q0 + 64, cu[r+1])) of row r =
+ * tiles[2y], q0 = tiles[2y + 1]; r < 0: a spare tile, nothing to do. Row bounds
  * are clamped to [0, nslot] (the launcher's T), so a malformed cu cannot reach
- * past the buffers. */
-template <typename T>
-__global__ void __launch_bounds__(ATT_THREADS, 3)
+ * past the buffers. G groups of four warps (att_tile). Heads vary fastest, so
+ * the live tiles, first in the list, are the grid's first blocks: spare blocks
+ * (which wait for the predecessor before they return) never hold an SM ahead
+ * of a live one when the grid is more than a wave. */
+template <typename T, int G>
+__global__ void __launch_bounds__(G * ATT_THREADS, G == 1 ? 3 : 1)
 attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int D, const int32_t *__restrict__ cu,
                  const int32_t *__restrict__ tiles, int window)
 {
     /* The tile list and the row bounds were staged before the forward's first
      * kernel: read before the wait (while RoPE runs, when it lets this kernel
      * start early); qkv only after. */
-    __shared__ att_smem<T> sm;
-    const int r = tiles[2 * (size_t)blockIdx.x];
+    extern __shared__ __align__(16) unsigned char att_raw[];
+    att_smem<T, G> &sm = *reinterpret_cast<att_smem<T, G> *>(att_raw);
+    const int r = tiles[2 * (size_t)blockIdx.y];
     if (r < 0) {
         kn_pdl_wait();
         return;
@@ -329,7 +501,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
     int s = cu[r], e = cu[r + 1];
     s = s < 0 ? 0 : s > nslot ? nslot : s;
     e = e < s ? s : e > nslot ? nslot : e;
-    const int q0 = tiles[2 * (size_t)blockIdx.x + 1] - s;
+    const int q0 = tiles[2 * (size_t)blockIdx.y + 1] - s;
     if (threadIdx.x < ATT_TQ) {
         const int i = q0 + (int)threadIdx.x;
         const bool ok = i >= 0 && i < e - s;
@@ -338,20 +510,21 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
     }
     __syncthreads();
     kn_pdl_wait();
-    att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.y);
+    att_tile<T, G>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.x);
 }
 
 /* Block (x, head y) of a selection: tile x / ATT_SSEG of 64 selected queries,
  * split into runs of consecutive queries with one qrow; this block takes runs
  * x % ATT_SSEG, + ATT_SSEG, ... A run with qrow < 0, or a query whose slot is
- * outside its row, stores zeros. */
+ * outside its row, stores zeros. One group: the same bits as kn_attention's. */
 template <typename T>
 __global__ void __launch_bounds__(ATT_THREADS, 3)
 attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, const int32_t *__restrict__ cu,
                         int window, const int32_t *__restrict__ qrow, const int32_t *__restrict__ qpos, int G)
 {
     kn_pdl_wait();
-    __shared__ att_smem<T> sm;
+    extern __shared__ __align__(16) unsigned char att_raw[];
+    att_smem<T, 1> &sm = *reinterpret_cast<att_smem<T, 1> *>(att_raw);
     __shared__ int srow[ATT_TQ];    /* the tile's rows (-1: none) */
     __shared__ int run[ATT_TQ + 1]; /* run starts in the tile, then its end */
     __shared__ int nrun;
@@ -386,7 +559,7 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
             sm.orow[threadIdx.x] = t < b ? g0 + t : -1;
         }
         __syncthreads();
-        att_tile<T>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y);
+        att_tile<T, 1>(sm, qkv + (size_t)s * 3 * D, out, D, len, window, blockIdx.y);
         __syncthreads(); /* sm is refilled for the next run */
     }
 }
@@ -401,20 +574,65 @@ static int att_check(kn_dtype dt, const void *qkv, void *out, int D)
     return 0;
 }
 
-extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
-                            const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
+template <typename E, int G>
+static int att_launch(kn_stream ks, const void *qkv, void *out, int nslot, int D, const int32_t *cu,
+                      const int32_t *tiles, int n_tiles, int window)
+{
+    const size_t smem = sizeof(att_smem<E, G>);
+    auto kern = attention_kernel<E, G>;
+    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    KN_CUDA(kn_launch(kern, dim3(D / KN_HEAD_DIM, (unsigned)n_tiles), dim3(G * ATT_THREADS), smem, ks,
+                      (const E *)qkv, (E *)out, nslot, D, cu, tiles, window));
+    return 0;
+}
+
+/* Two groups a block (the halves side by side, one block an SM) while the grid's
+ * blocks do not fill the SMs one and a half times over, else one (three blocks an
+ * SM): between the chain of a small pack's few blocks and the occupancy of a
+ * large one's. For 16 heads on 132 SMs: up to 12 tiles. */
+extern "C" int kn_attention_pack_tiles(int D)
+{
+    int sms = 0;
+    KN_REQUIRE(D >= KN_HEAD_DIM && D % KN_HEAD_DIM == 0, "attention needs D a positive multiple of 64");
+    if (kn_sms(&sms))
+        return -1;
+    return 3 * sms / (2 * (D / KN_HEAD_DIM));
+}
+
+static int att_groups(int n_tiles, int D)
+{
+    const int p = kn_attention_pack_tiles(D);
+    return p < 0 ? -1 : n_tiles <= p ? 2 : 1;
+}
+
+extern "C" int kn_attention_grouped(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
+                                    const int32_t *cu, const int32_t *tiles, int n_tiles, int window, int groups)
 {
     KN_REQUIRE(T >= 0 && n_tiles >= 0, "negative attention size");
+    KN_REQUIRE(groups >= 0 && groups <= 2, "attention groups must be 0 (by the grid), 1 or 2");
     if (T == 0 || n_tiles == 0)
         return 0;
     if (att_check(dt, qkv, out, D))
         return -1;
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
-    const dim3 grid((unsigned)n_tiles, D / KN_HEAD_DIM);
-    KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_kernel<E>, grid, dim3(ATT_THREADS), 0, ks, (const E *)qkv,
-                                           (E *)out, T, D, cu, tiles, window)));
+    KN_REQUIRE(n_tiles <= 65535, "attention grid too large");
+    const int G = groups ? groups : att_groups(n_tiles, D);
+    if (G < 0)
+        return -1;
+    int rc = 0;
+    KN_DISPATCH16(dt, E,
+                  rc = G == 2 ? att_launch<E, 2>(ks, qkv, out, T, D, cu, tiles, n_tiles, window)
+                              : att_launch<E, 1>(ks, qkv, out, T, D, cu, tiles, n_tiles, window));
+    if (rc)
+        return -1;
     KN_LAUNCHED();
     return 0;
+}
+
+extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
+                            const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
+{
+    return kn_attention_grouped(ks, dt, qkv, out, T, D, cu, tiles, n_tiles, window, 0);
 }
 
 extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int D,
@@ -429,8 +647,11 @@ extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, v
     const size_t blocks = ((size_t)G + ATT_TQ - 1) / ATT_TQ * ATT_SSEG;
     KN_REQUIRE(blocks <= 0x7fffffff, "attention selection too large");
     const dim3 grid((unsigned)blocks, D / KN_HEAD_DIM);
-    KN_DISPATCH16(dt, E, KN_CUDA(kn_launch(attention_select_kernel<E>, grid, dim3(ATT_THREADS), 0, ks,
-                                           (const E *)qkv, (E *)out, D, cu, window, qrow, qpos, G)));
+    const size_t smem = sizeof(att_smem<__half, 1>); /* the same for both 16-bit types */
+    KN_DISPATCH16(dt, E, KN_CUDA(cudaFuncSetAttribute(attention_select_kernel<E>,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                  KN_CUDA(kn_launch(attention_select_kernel<E>, grid, dim3(ATT_THREADS), smem, ks,
+                                    (const E *)qkv, (E *)out, D, cu, window, qrow, qpos, G)));
     KN_LAUNCHED();
     return 0;
 }

@@ -311,11 +311,25 @@ int kn_rope(kn_stream ks, kn_dtype dt, void *qkv, int M, int D, const int32_t *p
  * kn_attention_tiles, on the device); a tile with row < 0 returns at once.
  * Query i of row r sees key j iff cu[r] <= j < cu[r+1] and (window < 0 ||
  * |i - j| <= window) (absolute slots); scale 1/8; online softmax in fp32 over
- * key tiles of 64, aligned to the row start; key tiles wholly outside the
+ * key tiles of 64, aligned to the row start, in two interleaved halves (even and
+ * odd tiles) whose states are combined at the end; key tiles wholly outside the
  * window are skipped. Only the rows' own query slots are written.
  */
 int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
                  const int32_t *cu, const int32_t *tiles, int n_tiles, int window);
+
+/* The most query tiles for which kn_attention takes two groups a block (about
+ * 1.5 blocks an SM); -1 with the error set. A grid of a bucket's capacity
+ * takes one group even when the pack in it has few tiles, so a caller that
+ * knows its pack is that small can ask for two groups over this many tiles. */
+int kn_attention_pack_tiles(int D);
+
+/* kn_attention with its launch form chosen: groups 1 (one group of four warps
+ * walks both key halves in turn, three blocks an SM) or 2 (two groups walk them
+ * side by side, one block an SM); 0: by the grid, as kn_attention. Every form
+ * gives the same bits. */
+int kn_attention_grouped(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
+                         const int32_t *cu, const int32_t *tiles, int n_tiles, int window, int groups);
 
 /* The same attention for a selection of queries (the last head layer needs only
  * the CLS and marker rows): selected query g < G is slot qpos[g] of row qrow[g]

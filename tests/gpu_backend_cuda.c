@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kernels/cuda.h"
+#include "model/backend/batching.h"
 #include "model/backend/cpu.h"
 #include "model/backend/cuda.h"
 #include "model/checkpoint/checkpoint.h"
@@ -138,10 +139,11 @@ static void parity_dtype(int dtype, double dp_limit, double margin)
     ck_assert_msg(fwd_out_identical(&graph, &again), "graph replay not reproducible");
     delta_stats st[3] = {{0}}, all = {0};
     delta_accum(st, &all, &g_ck.cfg, s.rows, &ref, &graph, margin);
-    printf("%s vs cpu fp32%s: max|dp| %.3e max|dlogit| %.3e max|dact| %.3e argmax %d/%d gated %d/%d\n",
-           cuda_dtype_name(dtype), dtype == CUDA_DT_BF16 ? " (bf16-rounded weights)" : "",
-           all.max_dp, all.max_dlogit, all.max_dact_logit, all.n_agree,
-           all.n, all.n_gated_agree, all.n_gated);
+    printf("%s vs cpu fp32%s: max|dp| %.3e (rows' mean %.3e) max|dlogit| %.3e max|dact| %.3e argmax %d/%d "
+           "gated %d/%d\n",
+           cuda_dtype_name(dtype), dtype == CUDA_DT_BF16 ? " (bf16-rounded weights)" : "", all.max_dp,
+           all.n ? all.sum_dp / all.n : 0, all.max_dlogit, all.max_dact_logit, all.n_agree, all.n,
+           all.n_gated_agree, all.n_gated);
     ck_assert_msg(all.max_dp <= dp_limit, "max |dp| %g > %g", all.max_dp, dp_limit);
     ck_assert_int_eq(all.n_gated_agree, all.n_gated);
     /* unused slots: exactly -1e4 */
@@ -368,6 +370,70 @@ START_TEST(timed_paths)
 }
 END_TEST
 
+/* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
+static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
+{
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.warm = sh;
+    o.n_warm = 1;
+    o.att_pack_tokens = att_pack_tokens;
+    return create(&o);
+}
+
+/* A pack of few query tiles in a bucket whose capacity takes one group of warps a block runs
+ * its attention in two groups over kn_attention_pack_tiles tiles (att_pack_tokens): graph and
+ * eager alike, bit for bit what the same pack gives with one group. The pack is n rows of 480
+ * tokens (8 tiles each), n the fewest whose bucket's capacity exceeds those tiles. */
+START_TEST(att_pack_forms)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    const int p = kn_attention_pack_tiles(g_ck.cfg.hidden), len = 480;
+    ck_assert_int_gt(p, 0);
+    cuda_backend_opts d;
+    cuda_backend_opts_default(&d);
+    batch_policy pol;
+    ck_assert_int_eq(batch_policy_init(&pol, d.max_batch_rows * g_ck.cfg.max_len, d.max_batch_rows, 0, &err), 0);
+    int n = 1;
+    for (; n <= d.max_batch_rows; n++) {
+        const int T = batch_capacity(&pol, (long)n * len, n);
+        if (T > 0 && T / KN_ATT_TQ + batch_rows_cap(&pol, T) > p)
+            break;
+    }
+    if (n > d.max_batch_rows || n * 8 > p) {
+        printf("SKIP att_pack_forms: no bucket of %d-token rows between %d tiles and its capacity\n", len, p);
+        return;
+    }
+    const cuda_bucket sh[1] = {{n, len, 0}};
+    laya_backend *on = make_att(sh, 1 << 20), *off = make_att(sh, 0);
+    synth_set s;
+    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, n, len, 3, 23, &err), 0);
+    fwd_out e, g, f;
+    ck_assert(!fwd_out_alloc(&e, n, 3, &err) && !fwd_out_alloc(&g, n, 3, &err) && !fwd_out_alloc(&f, n, 3, &err));
+    fwd(on, s.rows, n, &e, 0);
+    fwd(on, s.rows, n, &g, 1);
+    fwd(off, s.rows, n, &f, 1);
+    cuda_backend_stats son, soff;
+    cuda_backend_stats_get(on, &son);
+    cuda_backend_stats_get(off, &soff);
+    printf("attention forms: %d rows of %d tokens (%d tiles of at most %d), two-group runs %lld / %lld\n", n, len,
+           n * 8, p, son.att_pack_runs, soff.att_pack_runs);
+    ck_assert_int_eq(son.att_pack_runs, 2);
+    ck_assert_int_eq(son.graph_hits, 1);
+    ck_assert_int_eq(soff.att_pack_runs, 0);
+    ck_assert_msg(fwd_out_identical(&e, &g), "two groups: graph replay != eager");
+    ck_assert_msg(fwd_out_identical(&g, &f), "two groups != one group");
+    on->ops->destroy(on);
+    off->ops->destroy(off);
+    fwd_out_free(&e);
+    fwd_out_free(&g);
+    fwd_out_free(&f);
+    synth_free(&s);
+}
+END_TEST
+
 START_TEST(late_capture)
 {
     if (!g_have)
@@ -468,6 +534,7 @@ int main(void)
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
     tcase_add_test(t, fused_proj_rows);
+    tcase_add_test(t, att_pack_forms);
     tcase_add_test(t, timed_paths);
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);

@@ -33,7 +33,8 @@
  *   head ops    gathers, type embedding, act input: exact (fp32) or one
  *               rounding (16-bit); scorer 1e-5 S; features 1e-5 absolute
  * Bit for bit, GPU against GPU: a selected query equals the full attention's
- * output of its slot; each row of a packed batch equals the same row alone at
+ * output of its slot; the attention's two launch forms (one group of warps or
+ * two a block) agree; each row of a packed batch equals the same row alone at
  * slot 0 of its own buffer; each kernel run twice on the same inputs gives the
  * same outputs (cuBLASLt algorithms are cached per shape); RoPE + attention
  * launched with PDL on a stream equal the plain launches on the legacy stream;
@@ -945,6 +946,18 @@ static void run_att_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
     snprintf(sub, sizeof sub, "%s: padding", what);
     expect_poisoned(sub, dO, (size_t)b.used * D * es, (size_t)(b.T - b.used) * D * es);
 
+    /* Both launch forms (one group of warps walking the two key halves in turn, two side by side):
+     * the same bits as the form kn_attention chose, and the padding untouched. */
+    for (int groups = 1; groups <= 2; groups++) {
+        void *dF = dout((size_t)b.T * D, dt);
+        OK(kn_attention_grouped(KS0, dt, dq, dF, b.T, D, b.dcu, b.dtiles, b.cap, c->window, groups));
+        float *f = download(dF, (size_t)b.used * D, dt);
+        ck_assert_msg(memcmp(f, g, sizeof(float) * b.used * D) == 0, "%s: %d group(s) a block differ", what, groups);
+        snprintf(sub, sizeof sub, "%s: %d group(s): padding", what, groups);
+        expect_poisoned(sub, dF, (size_t)b.used * D * es, (size_t)(b.T - b.used) * D * es);
+        free(f);
+    }
+
     /* The selection: against the CPU, and bit for bit against the full output of its slot. */
     int32_t qrow[128], qpos[128];
     const int G = att_selection(&b, shuffle, r, qrow, qpos);
@@ -1628,8 +1641,6 @@ int main(void)
     tcase_add_loop_test(tc, test_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_embed_layernorm, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, 2);
-    tcase_add_loop_test(tc, test_attention, 0, 2);
-    tcase_add_loop_test(tc, test_attention_alone, 0, 2);
     tcase_add_loop_test(tc, test_head_ops, 0, 2);
     tcase_add_test(tc, test_decision_tail_widths);
     tcase_add_loop_test(tc, test_copy, 0, 2);
@@ -1645,6 +1656,13 @@ int main(void)
     tcase_add_loop_test(ts, test_gemm_small, 0, 2);
     tcase_add_loop_test(ts, test_proj_small, 0, 2);
     suite_add_tcase(s, ts);
+    /* the attention apart (CK_RUN_CASE=attention), for the race and barrier checkers */
+    TCase *ta = tcase_create("attention");
+    tcase_set_timeout(ta, 300);
+    tcase_add_checked_fixture(ta, NULL, dfree_all);
+    tcase_add_loop_test(ta, test_attention, 0, 2);
+    tcase_add_loop_test(ta, test_attention_alone, 0, 2);
+    suite_add_tcase(s, ta);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* CUDA does not survive fork() */
     srunner_run_all(sr, CK_NORMAL);

@@ -96,6 +96,11 @@ typedef struct cuda_backend_opts {
                               another is more than 1% faster. Answers may then differ in their
                               last bits between processes, as with gemm_tune. Timed only with
                               graphs on. */
+    int att_pack_tokens; /* buckets of at most this many tokens (default 1024; 0: none) whose
+                              capacity runs the attention with one group of warps a block also
+                              capture a graph with two groups (kn_attention_grouped), replayed
+                              for packs of few query tiles (a long row alone): the two halves of
+                              each tile's keys side by side. Both forms give the same bits. */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
@@ -161,6 +166,7 @@ typedef struct cuda_backend_stats {
     long long graph_hits;      /* pack replayed from its bucket's graph */
     long long graph_misses;    /* pack run eagerly: its bucket had no graph yet */
     long long late_captures;   /* graphs captured after create (by ops->idle) */
+    long long att_pack_runs;   /* packs run with the two-group attention of att_pack_tokens */
     int graphs_cached;
     long long rows, tokens;    /* real rows / real tokens run */
     long long padded_tokens;   /* bucket capacities of the packs run */

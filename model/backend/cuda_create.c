@@ -181,6 +181,9 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     b->info.upload_ms = cuda_now_ms() - tu;
     if (cuda_alloc_acts(b, err))
         return -1;
+    b->att_pack_tiles = kn_attention_pack_tiles(b->D);
+    if (b->att_pack_tiles < 0)
+        return layad_fail(err, 500, "cuda backend: attention forms: %s", kn_cuda_last_error());
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)
         return layad_fail(err, 500, "cuda backend: cuBLASLt context: %s", kn_cuda_last_error());
@@ -232,6 +235,7 @@ void cuda_backend_stats_get(laya_backend *base, cuda_backend_stats *s)
     s->graph_hits = __atomic_load_n(&b->st.graph_hits, __ATOMIC_RELAXED);
     s->graph_misses = __atomic_load_n(&b->st.graph_misses, __ATOMIC_RELAXED);
     s->late_captures = __atomic_load_n(&b->st.late_captures, __ATOMIC_RELAXED);
+    s->att_pack_runs = __atomic_load_n(&b->st.att_pack_runs, __ATOMIC_RELAXED);
     s->graphs_cached = __atomic_load_n(&b->st.graphs_cached, __ATOMIC_RELAXED);
     s->rows = __atomic_load_n(&b->st.rows, __ATOMIC_RELAXED);
     s->tokens = __atomic_load_n(&b->st.tokens, __ATOMIC_RELAXED);

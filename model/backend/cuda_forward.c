@@ -198,6 +198,25 @@ static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const
  * or timed at warm-up), where that kernel takes the shapes. */
 int cuda_fused_ok(const cuda_backend *b, int T) { return b->F % 16 == 0 && kn_proj_small_ok(b->dt, T, b->D); }
 
+/* Query tiles of bucket T's capacity (batching.h: tiles_cap). */
+static int cap_tiles(const cuda_backend *b, int T) { return T / KN_ATT_TQ + batch_rows_cap(&b->policy, T); }
+
+int cuda_att_pack_ok(const cuda_backend *b, int T)
+{
+    return T <= b->o.att_pack_tokens && b->att_pack_tiles > 0 && cap_tiles(b, T) > b->att_pack_tiles;
+}
+
+/* The attention of bucket T in the form being enqueued: over the capacity's
+ * tiles by the grid, or two groups a block over the few tiles of a small pack
+ * (CUDA_ATT_PACK is enqueued only where cuda_att_pack_ok). */
+static int attention(cuda_backend *b, int T, const int32_t *cu, const int32_t *tiles, int window)
+{
+    dev_acts *a = &b->a;
+    const int pack = b->att_now == CUDA_ATT_PACK;
+    return kn_attention_grouped(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles,
+                                pack ? b->att_pack_tiles : cap_tiles(b, T), window, pack ? 2 : 0);
+}
+
 static int fused_bucket(const cuda_backend *b)
 {
     return (b->path_now & CUDA_PATH_FUSED) && cuda_fused_ok(b, b->bucket);
@@ -235,7 +254,7 @@ static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad
 
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D, F = b->F, n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
+    const int D = b->D, F = b->F;
     const kn_dtype dt = b->dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
@@ -250,8 +269,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         const int global = b->cfg.layer_global[i];
         if (qkv_rope(b, L, T, global, pos, fused, err))
             return -1;
-        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles,
-                            global ? -1 : b->window));
+        LAUNCH(attention(b, T, cu, tiles, global ? -1 : b->window));
         pending_branch o;
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
@@ -274,7 +292,6 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
 static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, D4 = b->Dh4, nl = b->n_head_layers;
-    const int n_tiles = T / KN_ATT_TQ + batch_rows_cap(&b->policy, T);
     const kn_dtype dt = b->dt;
     const float eps = 1e-5f; /* nn.TransformerEncoderLayer / nn.LayerNorm default */
     dev_acts *a = &b->a;
@@ -293,7 +310,7 @@ static int enqueue_head_layers(cuda_backend *b, int T, const stage_layout *l, la
         GEMM(a->xn, dt, L->in_w, dt, L->in_b, dt, a->qkv, dt, T, 3 * D, D, KN_EPI_NONE);
         if (j + 1 == nl)
             break;
-        LAUNCH(kn_attention(b->ks, dt, a->qkv, a->att, T, D, cu, tiles, n_tiles, -1));
+        LAUNCH(attention(b, T, cu, tiles, -1));
         if (branch(b, a->att, L->out_w, L->out_b, a->o, NULL, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->n2_w, L->n2_b, a->xn, NULL, T, eps, err))
             return -1;
@@ -365,12 +382,14 @@ static int mark(cuda_backend *b, int i, layad_error *err)
 }
 
 /* The whole bucket of T slots: inputs in, forward, outputs out (no
- * synchronization). In prepare mode only the GEMM plans are made. */
-int cuda_enqueue(cuda_backend *b, int T, int G, layad_error *err)
+ * synchronization), the attention in form att (CUDA_ATT_*). In prepare mode
+ * only the GEMM plans are made. */
+int cuda_enqueue(cuda_backend *b, int T, int G, int att, layad_error *err)
 {
     const stage_layout l = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
     const int bi = cuda_bucket_index(b, T);
     b->bucket = T;
+    b->att_now = att;
     b->path_now = bi < 0 ? cuda_path_fixed(&b->o, T) : b->path[bi];
     if (!b->prepare_only) {
         if (mark(b, 0, err))
@@ -449,7 +468,10 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     if (cuda_stage(b, T, G, rows, n, &l, err))
         return -1;
     const double t1 = layad_now();
-    if (cuda_launch(b, T, G, use_graph, err))
+    const int att = cuda_att_pack_ok(b, T) && l.n_tiles <= b->att_pack_tiles ? CUDA_ATT_PACK : CUDA_ATT_GRID;
+    if (att == CUDA_ATT_PACK)
+        __atomic_fetch_add(&b->st.att_pack_runs, 1, __ATOMIC_RELAXED);
+    if (cuda_launch(b, T, G, att, use_graph, err))
         return -1;
     const double t2 = layad_now();
     add_copy_times(b, tm);

@@ -39,30 +39,32 @@ int cuda_bucket_index(const cuda_backend *b, int cap)
     return -1;
 }
 
-/* The graph slot of bucket (T, G), or NULL for a capacity outside the set. */
-static bucket_graph *slot(cuda_backend *b, int T, int G)
+/* The graph slot of bucket (T, G) in attention form att, or NULL for a capacity outside the set. */
+static bucket_graph *slot(cuda_backend *b, int T, int G, int att)
 {
     const int i = cuda_bucket_index(b, T);
-    return i < 0 ? NULL : &b->graphs[i][batch_gclass(&b->policy, T, G)];
+    return i < 0 ? NULL : &b->graphs[i][batch_gclass(&b->policy, T, G)][att];
 }
 
 /* Plans of bucket (T, G)'s GEMMs (no launch but the tuning's). */
 static int prepare(cuda_backend *b, int T, int G, layad_error *err)
 {
     b->prepare_only = 1;
-    int rc = cuda_enqueue(b, T, G, err);
+    int rc = cuda_enqueue(b, T, G, CUDA_ATT_GRID, err);
     b->prepare_only = 0;
     return rc;
 }
 
-/* Prepares bucket (T, G) and captures its forward into *exec (*nodes: the graph's nodes). */
-int cuda_capture_exec(cuda_backend *b, int T, int G, cudaGraphExec_t *exec, int *nodes, layad_error *err)
+/* Prepares bucket (T, G) and captures its forward, attention in form att, into *exec (*nodes: the
+ * graph's nodes). */
+int cuda_capture_exec(cuda_backend *b, int T, int G, int att, cudaGraphExec_t *exec, int *nodes,
+                      layad_error *err)
 {
     if (prepare(b, T, G, err))
         return -1;
     cudaGraph_t graph = NULL;
     CU(cudaStreamBeginCapture(b->ks.s, cudaStreamCaptureModeThreadLocal));
-    int rc = cuda_enqueue(b, T, G, err);
+    int rc = cuda_enqueue(b, T, G, att, err);
     cudaError_t e = cudaStreamEndCapture(b->ks.s, &graph);
     if (!rc && e != cudaSuccess)
         rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
@@ -84,9 +86,9 @@ int cuda_capture_exec(cuda_backend *b, int T, int G, cudaGraphExec_t *exec, int 
     return rc ? -1 : 0;
 }
 
-static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *err)
+static int capture(cuda_backend *b, int T, int G, int att, bucket_graph *g, layad_error *err)
 {
-    if (cuda_capture_exec(b, T, G, &g->exec, &g->nodes, err))
+    if (cuda_capture_exec(b, T, G, att, &g->exec, &g->nodes, err))
         return -1;
     g->ready = 1;
     g->pending = 0;
@@ -94,10 +96,11 @@ static int capture(cuda_backend *b, int T, int G, bucket_graph *g, layad_error *
     return 0;
 }
 
-/* Runs bucket (T, G) on the staged inputs and waits for the outputs in pin_out. */
-int cuda_launch(cuda_backend *b, int T, int G, int use_graph, layad_error *err)
+/* Runs bucket (T, G) on the staged inputs, attention in form att, and waits for the outputs in
+ * pin_out. */
+int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, layad_error *err)
 {
-    bucket_graph *g = slot(b, T, G);
+    bucket_graph *g = slot(b, T, G, att);
     if (use_graph && g && g->ready) {
         __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
         CU(cudaGraphLaunch(g->exec, b->ks.s));
@@ -106,7 +109,7 @@ int cuda_launch(cuda_backend *b, int T, int G, int use_graph, layad_error *err)
             __atomic_fetch_add(&b->st.graph_misses, 1, __ATOMIC_RELAXED);
             g->pending = 1;
         }
-        if (cuda_enqueue(b, T, G, err))
+        if (cuda_enqueue(b, T, G, att, err))
             return -1;
     }
     CU(cudaStreamSynchronize(b->ks.s));
@@ -127,23 +130,29 @@ static int wanted(const cuda_backend *b, int T)
     return 0;
 }
 
-/* Prepares bucket (T, G) and runs it once eagerly on an all-padding pack (every kernel module
- * loaded before a capture). */
-int cuda_warm_eager(cuda_backend *b, int T, int G, layad_error *err)
+/* Prepares bucket (T, G) and runs it once eagerly on an all-padding pack, attention in form att
+ * (every kernel module loaded before a capture). */
+int cuda_warm_eager(cuda_backend *b, int T, int G, int att, layad_error *err)
 {
     batch_layout l;
-    return prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) || cuda_launch(b, T, G, 0, err)
+    return prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) ||
+                   cuda_launch(b, T, G, att, 0, err)
                ? -1
                : 0;
 }
 
-/* Prepares, runs once (all padding) and captures bucket (T, G). */
+/* Prepares, runs once (all padding) and captures bucket (T, G) in each attention form it has. */
 static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 {
-    if (cuda_warm_eager(b, T, G, err))
-        return -1;
-    bucket_graph *g = slot(b, T, G);
-    return b->o.use_graphs && !g->ready ? capture(b, T, G, g, err) : 0;
+    const int forms = cuda_att_pack_ok(b, T) ? CUDA_ATT_FORMS : 1;
+    for (int att = 0; att < forms; att++) {
+        if (cuda_warm_eager(b, T, G, att, err))
+            return -1;
+        bucket_graph *g = slot(b, T, G, att);
+        if (b->o.use_graphs && !g->ready && capture(b, T, G, att, g, err))
+            return -1;
+    }
+    return 0;
 }
 
 /* Warms every gathered class bucket T owns, its paths chosen by timing first where asked
@@ -162,7 +171,7 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
         if (warm_bucket(b, T, G, err))
             return -1;
         if (first && b->o.use_graphs)
-            nodes = slot(b, T, G)->nodes;
+            nodes = slot(b, T, G, CUDA_ATT_GRID)->nodes;
         first = 0;
         (*done)++;
     }
@@ -201,13 +210,14 @@ int cuda_idle(laya_backend *base)
 {
     cuda_backend *b = (cuda_backend *)base;
     for (int i = 0; i < b->policy.n_buckets; i++)
-        for (int c = 0; c < BATCH_GCLASSES; c++) {
-            bucket_graph *g = &b->graphs[i][c];
+        for (int k = 0; k < BATCH_GCLASSES * CUDA_ATT_FORMS; k++) {
+            const int c = k / CUDA_ATT_FORMS, att = k % CUDA_ATT_FORMS;
+            bucket_graph *g = &b->graphs[i][c][att];
             if (!g->pending || g->ready)
                 continue;
             const int T = b->policy.bucket[i], G = batch_gcap(&b->policy, T, c);
             layad_error err = {0};
-            if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, T, G, g, &err)) {
+            if (cudaSetDevice(b->dev) != cudaSuccess || capture(b, T, G, att, g, &err)) {
                 g->pending = 0; /* stays eager; the failure is not a request's */
                 fprintf(stderr, "layad: cuda backend: late capture of %d tokens failed: %s\n", T,
                         err.msg);
@@ -223,6 +233,7 @@ void cuda_graphs_destroy(cuda_backend *b)
 {
     for (int i = 0; i < BATCH_MAX_BUCKETS; i++)
         for (int c = 0; c < BATCH_GCLASSES; c++)
-            if (b->graphs[i][c].ready)
-                cudaGraphExecDestroy(b->graphs[i][c].exec);
+            for (int att = 0; att < CUDA_ATT_FORMS; att++)
+                if (b->graphs[i][c][att].ready)
+                    cudaGraphExecDestroy(b->graphs[i][c][att].exec);
 }

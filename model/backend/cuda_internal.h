@@ -86,6 +86,12 @@ typedef struct stage_layout {
     size_t logits, act, out_bytes;
 } stage_layout;
 
+/* A pack's attention launches: by its bucket's capacity (kn_attention), or,
+ * for a pack of few query tiles in a bucket whose capacity would take one
+ * group of warps a block, two groups over att_pack_tiles tiles (the same bits;
+ * cuda_backend_opts.att_pack_tokens). */
+enum { CUDA_ATT_GRID, CUDA_ATT_PACK, CUDA_ATT_FORMS };
+
 typedef struct bucket_graph {
     cudaGraphExec_t exec;
     int ready;   /* exec captured */
@@ -112,6 +118,9 @@ typedef struct cuda_backend {
     int prepare_only; /* 1: gemm() prepares plans, nothing is launched */
     int bucket;       /* token slots of the bucket being enqueued (cuda_enqueue) */
     int path_now;     /* its paths (CUDA_PATH_* bits) */
+    int att_now;      /* its attention form: CUDA_ATT_GRID, or CUDA_ATT_PACK (two groups a
+                         block over at most att_pack_tiles query tiles) */
+    int att_pack_tiles; /* kn_attention_pack_tiles: the most tiles of a CUDA_ATT_PACK pack */
     unsigned char path[BATCH_MAX_BUCKETS]; /* each bucket's paths: the thresholds', or timed */
     void *warena;
     size_t wbytes;
@@ -125,7 +134,8 @@ typedef struct cuda_backend {
      * the output copy, in eager runs and in every captured graph */
     cudaEvent_t ev[4];
     size_t pin_bytes;
-    bucket_graph graphs[BATCH_MAX_BUCKETS][BATCH_GCLASSES]; /* by bucket index and gathered class */
+    bucket_graph graphs[BATCH_MAX_BUCKETS][BATCH_GCLASSES][CUDA_ATT_FORMS]; /* by bucket index, gathered
+                                                                              class, attention form */
     cuda_backend_stats st;
     cuda_backend_info info;
 } cuda_backend;
@@ -137,19 +147,21 @@ int cuda_upload_weights(cuda_backend *b, const laya_checkpoint *ck, layad_error 
 int cuda_alloc_acts(cuda_backend *b, layad_error *err);
 
 /* cuda_forward.c */
-int cuda_enqueue(cuda_backend *b, int cap, int gcap, layad_error *err);
+int cuda_enqueue(cuda_backend *b, int cap, int gcap, int att, layad_error *err);
 int cuda_stage(cuda_backend *b, int cap, int gcap, const laya_row *rows, int n, batch_layout *l,
                layad_error *err);
 int cuda_small_ok(const cuda_backend *b, int cap); /* the own split kernel would run there */
 int cuda_fused_ok(const cuda_backend *b, int cap); /* the fused projections take its shapes */
+int cuda_att_pack_ok(const cuda_backend *b, int cap); /* bucket cap has a CUDA_ATT_PACK form */
 int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
                   int use_graph, layad_error *err);
 
 /* cuda_graphs.c */
 int cuda_bucket_index(const cuda_backend *b, int cap);
-int cuda_launch(cuda_backend *b, int cap, int gcap, int use_graph, layad_error *err);
-int cuda_warm_eager(cuda_backend *b, int cap, int gcap, layad_error *err);
-int cuda_capture_exec(cuda_backend *b, int cap, int gcap, cudaGraphExec_t *exec, int *nodes, layad_error *err);
+int cuda_launch(cuda_backend *b, int cap, int gcap, int att, int use_graph, layad_error *err);
+int cuda_warm_eager(cuda_backend *b, int cap, int gcap, int att, layad_error *err);
+int cuda_capture_exec(cuda_backend *b, int cap, int gcap, int att, cudaGraphExec_t *exec, int *nodes,
+                      layad_error *err);
 int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);
 void cuda_graphs_destroy(cuda_backend *b);

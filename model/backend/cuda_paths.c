@@ -115,7 +115,8 @@ int cuda_choose_path(cuda_backend *b, int T, int G, double pm[CUDA_PATHS], layad
     for (int i = 0; i < n && !rc; i++) {
         int nodes = 0;
         b->path[bi] = (unsigned char)cand[i];
-        rc = cuda_warm_eager(b, T, G, err) || cuda_capture_exec(b, T, G, &ex[i], &nodes, err);
+        rc = cuda_warm_eager(b, T, G, CUDA_ATT_GRID, err) ||
+             cuda_capture_exec(b, T, G, CUDA_ATT_GRID, &ex[i], &nodes, err);
     }
     rc = rc || time_graphs(b, ex, n, ms, err);
     for (int i = 0; i < n; i++)

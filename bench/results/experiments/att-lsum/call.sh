@@ -9,6 +9,8 @@
 #   tests: the attention cases (both launch forms equal bit for bit, against the CPU, rows alone == packed);
 #          the backend suite (parity, the two attention forms); parity-fast on tiny (fp16) and English (fp16,
 #          bf16) for the tree, main and lsum; memcheck on the attention cases as long as time is left
+#   verify: the suites, parity of the tree (tiny fp16, English fp16 and bf16), the forward main / tree, then
+#          memcheck on the attention cases
 #   perf:  the forward, main / off / tree, twice; the kernel in both forms
 # Everything lands in results.tgz.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
@@ -56,6 +58,16 @@ kernels() {
   timeout 60 $B/bench_kernels $OUT/kernels-attention.json --only=attention_form > $OUT/kernels.log 2>&1
   echo "bench_kernels exit $? $((SECONDS-t0)) s"; grep -E "^attention" $OUT/kernels.log
 }
+# memcheck END: the attention cases under compute-sanitizer while the call is under END seconds
+memcheck() {
+  local cs rem=$(($1 - (SECONDS - t0)))
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  if [ -n "$cs" ] && [ $rem -gt 40 ]; then
+    CK_RUN_CASE=attention timeout $rem "$cs" --tool memcheck --error-exitcode 9 $B/gpu_kernels \
+      > $OUT/memcheck-attention.log 2>&1
+    echo "memcheck exit $? $((SECONDS-t0)) s"; tail -2 $OUT/memcheck-attention.log
+  else echo "skipped: memcheck"; fi
+}
 S=1x83,1x150,1x256,1x512,2x512,8x512
 case ${1:-} in
 short)
@@ -85,13 +97,15 @@ for d in "" -main -lsum; do
   for dt in fp16 bf16; do parity english "$d" $dt; done
 done
 summary
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-rem=$((560 - (SECONDS - t0)))
-if [ -n "$cs" ] && [ $rem -gt 40 ]; then
-  CK_RUN_CASE=attention timeout $rem "$cs" --tool memcheck --error-exitcode 9 $B/gpu_kernels \
-    > $OUT/memcheck-attention.log 2>&1
-  echo "memcheck exit $? $((SECONDS-t0)) s"; tail -2 $OUT/memcheck-attention.log
-else echo "skipped: memcheck"; fi
+memcheck 560
+;;
+verify)
+suites 150
+parity tiny "" fp16
+for dt in fp16 bf16; do parity english "" $dt; done
+summary
+for v in main tree; do forward $v 1x83,1x150,1x512,2x512,8x512; done
+memcheck 400
 ;;
 perf)
 for v in main off tree main2 off2 tree2; do
@@ -99,7 +113,7 @@ for v in main off tree main2 off2 tree2; do
 done
 kernels
 ;;
-*) echo "usage: $0 short|all|tests|perf" >&2; exit 2 ;;
+*) echo "usage: $0 short|all|tests|verify|perf" >&2; exit 2 ;;
 esac
 echo "done $((SECONDS-t0)) s"
 cd $OUT && tar czf results.tgz --exclude=results.tgz * && find . -type f ! -name results.tgz -delete
