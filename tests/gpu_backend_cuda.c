@@ -326,6 +326,23 @@ static laya_backend *make_paths(const cuda_bucket *warm, int n_warm, int T, int 
     return create(&o);
 }
 
+/* The n rows of s on a eagerly and from its graph, then on b from its graph: the three bit for
+ * bit equal (what: the second comparison, for the message). */
+static void expect_three_same(laya_backend *a, laya_backend *b, const synth_set *s, int n, const char *what)
+{
+    layad_error err = {0};
+    fwd_out e, g, f;
+    ck_assert(!fwd_out_alloc(&e, n, 3, &err) && !fwd_out_alloc(&g, n, 3, &err) && !fwd_out_alloc(&f, n, 3, &err));
+    fwd(a, s->rows, n, &e, 0);
+    fwd(a, s->rows, n, &g, 1);
+    fwd(b, s->rows, n, &f, 1);
+    ck_assert_msg(fwd_out_identical(&e, &g), "%s: graph replay != eager", what);
+    ck_assert_msg(fwd_out_identical(&g, &f), "%s", what);
+    fwd_out_free(&e);
+    fwd_out_free(&g);
+    fwd_out_free(&f);
+}
+
 /* Paths chosen by timing at warm-up (path_tune_tokens): each of the buckets of 16, 32 and
  * 48 tokens timed two or more paths and kept a timed one; a row in it then gives, graph
  * and eager alike, bit for bit what a backend whose thresholds fix the same paths gives. */
@@ -352,18 +369,11 @@ START_TEST(timed_paths)
                       kept);
         synth_set s;
         ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 1, T - 3, 3, 17 + i, &err), 0);
-        fwd_out e, g, f;
-        ck_assert(!fwd_out_alloc(&e, 1, 3, &err) && !fwd_out_alloc(&g, 1, 3, &err) && !fwd_out_alloc(&f, 1, 3, &err));
         laya_backend *fixed = make_paths(&warm[i], 1, T, kept, 0);
-        fwd(b, s.rows, 1, &e, 0);
-        fwd(b, s.rows, 1, &g, 1);
-        fwd(fixed, s.rows, 1, &f, 1);
-        ck_assert_msg(fwd_out_identical(&e, &g), "%d tokens: graph replay != eager", T);
-        ck_assert_msg(fwd_out_identical(&g, &f), "%d tokens: timed paths != the same paths fixed", T);
+        char what[64];
+        snprintf(what, sizeof what, "%d tokens: timed paths != the same paths fixed", T);
+        expect_three_same(b, fixed, &s, 1, what);
         fixed->ops->destroy(fixed);
-        fwd_out_free(&e);
-        fwd_out_free(&g);
-        fwd_out_free(&f);
         synth_free(&s);
     }
     b->ops->destroy(b);
@@ -410,11 +420,7 @@ START_TEST(att_pack_forms)
     laya_backend *on = make_att(sh, 1 << 20), *off = make_att(sh, 0);
     synth_set s;
     ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, n, len, 3, 23, &err), 0);
-    fwd_out e, g, f;
-    ck_assert(!fwd_out_alloc(&e, n, 3, &err) && !fwd_out_alloc(&g, n, 3, &err) && !fwd_out_alloc(&f, n, 3, &err));
-    fwd(on, s.rows, n, &e, 0);
-    fwd(on, s.rows, n, &g, 1);
-    fwd(off, s.rows, n, &f, 1);
+    expect_three_same(on, off, &s, n, "two groups != one group");
     cuda_backend_stats son, soff;
     cuda_backend_stats_get(on, &son);
     cuda_backend_stats_get(off, &soff);
@@ -423,13 +429,8 @@ START_TEST(att_pack_forms)
     ck_assert_int_eq(son.att_pack_runs, 2);
     ck_assert_int_eq(son.graph_hits, 1);
     ck_assert_int_eq(soff.att_pack_runs, 0);
-    ck_assert_msg(fwd_out_identical(&e, &g), "two groups: graph replay != eager");
-    ck_assert_msg(fwd_out_identical(&g, &f), "two groups != one group");
     on->ops->destroy(on);
     off->ops->destroy(off);
-    fwd_out_free(&e);
-    fwd_out_free(&g);
-    fwd_out_free(&f);
     synth_free(&s);
 }
 END_TEST

@@ -31,6 +31,9 @@ PYENV=(env -u LD_LIBRARY_PATH PYTHONPATH="$SITE" PYTHONUNBUFFERED=1 HF_HUB_OFFLI
 py() { "${PYENV[@]}" python3 "$@"; }
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,clocks.sm,power.draw --format=csv || true
 py --version
+# the machine's card names the labels (a call asked for an H200 may get an H100)
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/^NVIDIA //')
+GPU=${GPU:-unknown GPU}
 mkdir -p "$SITE" && tar -C "$SITE" -xJf bench/mixed/wheels/peers-site.txz || echo "peers-site unpack failed"
 
 if [ ! -f "$W/english/model.safetensors" ]; then
@@ -42,25 +45,25 @@ py bench/mixed/gen_fixed.py --repeat "$REPEAT" --out "$W/requests.jsonl"
 echo "== layad (serve --device cuda --dtype fp16)"
 timeout 150 env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 bench/mixed/run_layad.py --requests "$W/requests.jsonl" \
   --port "$PORT" --out-dir "$W/out" --duration 3 --concurrency 1 --ready-timeout 120 \
-  --label "H200, layad CUDA fp16, english-large geometry (random weights), loopback" \
+  --label "$GPU, layad CUDA fp16, english-large geometry (random weights), loopback" \
   --launch "env LD_LIBRARY_PATH=$LAYAD_LIBS $BIN/layad serve --model $W/english --device cuda --dtype fp16 --port $PORT --log-requests false"
 echo "run_layad exit $?"
 
 echo "== laya-cuda (Engine, fp16)"
 timeout 150 "${PYENV[@]}" python3 bench/mixed/run_laya_cuda.py --model "$W/english" --requests "$W/requests.jsonl" \
-  --out-dir "$W/out" --duration 3 --concurrency 1 --label "H200, laya-cuda fp16, english-large geometry (random weights)"
+  --out-dir "$W/out" --duration 3 --concurrency 1 --label "$GPU, laya-cuda fp16, english-large geometry (random weights)"
 echo "run_laya_cuda exit $?"
 
 echo "== official laya, stock (bf16 autocast)"
 timeout 150 "${PYENV[@]}" python3 bench/mixed/run_official.py --model "$W/english" --requests "$W/requests.jsonl" \
   --out-dir "$W/out" --precision bf16 --name official-stock \
-  --label "H200, official laya bf16 stock, english-large geometry (random weights)"
+  --label "$GPU, official laya bf16 stock, english-large geometry (random weights)"
 echo "run_official stock exit $?"
 
 echo "== official laya, TileLang fast path (bf16)"
 timeout 330 "${PYENV[@]}" python3 bench/mixed/run_official.py --model "$W/english" --requests "$W/requests.jsonl" \
   --out-dir "$W/out" --precision bf16 --accelerate --name official-fast \
-  --label "H200, official laya bf16 TileLang fast path, english-large geometry (random weights)"
+  --label "$GPU, official laya bf16 TileLang fast path, english-large geometry (random weights)"
 echo "run_official fast exit $?"
 
 echo "== compare, report"
@@ -70,6 +73,6 @@ for o in stock fast; do
     --set official="$W/out/official-$o-answers.jsonl" --out "$W/out/compare-$o.json" > /dev/null
 done
 py bench/mixed/peers_report.py --dir "$W/out" --meta "$W/requests.jsonl.meta.json" --out "$OUT/peers-h200.json" \
-  --note "H200, one device call (bench/mixed/peers.sh): layad at $LAYAD_COMMIT, laya-cuda, official stock and TileLang fast path, one after the other on the same checkpoint and requests"
+  --note "$GPU, one device call (bench/mixed/peers.sh): layad at $LAYAD_COMMIT, laya-cuda, official stock and TileLang fast path, one after the other on the same checkpoint and requests"
 tar -C "$W/out" -czf "$OUT/peers-raw.tgz" .
 echo "== done at $(date -u +%FT%TZ)"
