@@ -24,8 +24,10 @@
  *     over d = l mod 8, reduced lane 0..7, so a score does not depend on the
  *     tile it was computed in.
  *   - Online softmax per query in fp32 over the tiles in order (the CUDA sibling
- *     walks them in two interleaved halves and combines the two states, which
- *     reorders roundings only): per tile m' = max(m, max_j s_j); alpha = exp(m - m') (0 while m is
+ *     rounds P to 16 bits, sums those rounded weights into l, and walks the
+ *     tiles in two interleaved halves whose states it combines: roundings only,
+ *     within the kernel tests' tolerance): per tile m' = max(m, max_j s_j);
+ *     alpha = exp(m - m') (0 while m is
  *     -inf); l = l * alpha + sum_j exp(s_j - m'); acc = acc * alpha +
  *     sum_j exp(s_j - m') v_j (j ascending). At the end out = acc / l, or 0 when
  *     l == 0: a query with no visible key gets finite zeros, never NaN.
