@@ -52,9 +52,9 @@
  *     and the same combination, so they give the same bits (kn_attention_grouped
  *     forces either). A walk of one key tile is that tile's half alone: the
  *     combination multiplies it by exactly 1 and adds zeros (or adds it,
- *     times 1, to zeros). (The CPU sibling
- *     walks the tiles in one sequence: its results differ from these by
- *     roundings of P, within the kernel tests' tolerance.)
+ *     times 1, to zeros). (The CPU sibling walks the tiles in one sequence:
+ *     its results differ from these by roundings of P, within the kernel
+ *     tests' tolerance.)
  *   - At the end O / l, or zeros where l == 0 (a query that saw no key): all
  *     outputs finite.
  * Alignment: qkv and out 16-byte aligned; a slot's row is 3D (or D) elements

@@ -4,16 +4,7 @@
 # tiles walked in one sequence by one group, a one-group walk with an empty half without the state's round
 # trip. Its attention cases and backend suite; parity tiny and English fp16; the forward head / seq twice;
 # the kernel's two forms, head / seq.
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W; t0=$SECONDS
-$B/layad-dev mkmodel --preset tiny --out build/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
-CK_RUN_CASE=attention timeout 60 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
-echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels-attention.log
-timeout 80 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"
-grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
+source bench/results/experiments/att-lsum/prelude.sh
 for m in tiny english; do
   ref=""; [ $m = english ] && ref="--ref .carry/ref/english.ref"
   timeout 60 $B/layad-dev parity-fast --model $([ $m = tiny ] && echo build/tiny || echo $W/english) $ref \

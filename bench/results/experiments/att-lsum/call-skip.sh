@@ -4,16 +4,7 @@
 # state's trip through shared memory; the two-group walk picks its half by selects (no local memory). Same
 # bits as 5581da9 by design: the attention cases and the backend suite, English fp16 parity of both binaries
 # (their JSON compared: identical shows it; a difference may be the GEMM tuning's), then the forward head / skip twice.
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W; t0=$SECONDS
-$B/layad-dev mkmodel --preset tiny --out build/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
-CK_RUN_CASE=attention timeout 60 $B/gpu_kernels > $OUT/gpu_kernels-attention.log 2>&1
-echo "gpu_kernels (attention) exit $? $((SECONDS-t0)) s"; grep -E "Checks|F:" $OUT/gpu_kernels-attention.log
-timeout 80 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
-echo "gpu_backend_cuda exit $? $((SECONDS-t0)) s"
-grep -E "Checks|F:|max\|dp\||attention forms" $OUT/gpu_backend_cuda.log
+source bench/results/experiments/att-lsum/prelude.sh
 for v in head skip; do
   b=$B/layad-dev; [ $v = head ] && b=$B/layad-dev-head
   timeout 60 $b parity-fast --model $W/english --ref .carry/ref/english.ref --label english --dtype fp16 \
