@@ -50,11 +50,11 @@
  *     row: 4 tiles, not 8); a large pack's blocks of one group walk them in
  *     turn, three blocks an SM. Both forms run the same arithmetic per half
  *     and the same combination, so they give the same bits (kn_attention_grouped
- *     forces either). A walk of one key tile is that tile's half alone: the
- *     combination multiplies it by exactly 1 and adds zeros (or adds it,
- *     times 1, to zeros). (The CPU sibling walks the tiles in one sequence:
- *     its results differ from these by roundings of P, within the kernel
- *     tests' tolerance.)
+ *     forces either). Where one half is empty (a walk of one tile) the
+ *     combination would return the other exactly, so a group of one skips it
+ *     (and its trip through shared memory). (The CPU sibling walks the tiles
+ *     in one sequence: its results differ from these by roundings of P,
+ *     within the kernel tests' tolerance.)
  *   - At the end O / l, or zeros where l == 0 (a query that saw no key): all
  *     outputs finite.
  * Alignment: qkv and out 16-byte aligned; a slot's row is 3D (or D) elements
@@ -315,36 +315,42 @@ __device__ __forceinline__ void att_combine(att_state &x, const att_state &y)
     }
 }
 
-/* The halves of key tiles [tfirst, tend): the even tiles (half 0) and the odd
- * ones (half 1), by the tile's index in its row, not by its place in the walk, so
- * a query's visible tiles fall in the same halves whichever span its tile walks
- * (a selection's tile spans other queries than the full tile of its slot).
- * first[h] is half h's first tile, n[h] its count. */
-__device__ __forceinline__ void att_halves(int tfirst, int tend, int (&first)[2], int (&n)[2])
+/* The halves of key tiles [tfirst, tend): first[h] is half h's first tile, n[h]
+ * its count, the tiles of a half two apart. Half 0 is the row's even tiles and
+ * half 1 its odd ones, by the tile's index in the row, not by its place in the
+ * walk, so a query's visible tiles fall in the same halves whichever span its
+ * tile walks (a selection's tile spans other queries than the full tile of its
+ * slot). */
+struct att_plan {
+    int first[2], n[2];
+};
+
+__device__ __forceinline__ att_plan att_halves(int tfirst, int tend)
 {
+    att_plan p;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        first[h] = tfirst + ((tfirst + h) & 1);
-        n[h] = tend > first[h] ? (tend - first[h] + 1) / 2 : 0;
+        p.first[h] = tfirst + ((tfirst + h) & 1);
+        p.n[h] = tend > p.first[h] ? (tend - p.first[h] + 1) / 2 : 0;
     }
+    return p;
 }
 
-/* Key tiles [tfirst, tend) in their two halves (att_halves): with two groups,
- * group g walks half g; with one, the group walks both, half 0 then half 1, and
+/* The key tiles of plan p (att_halves): with two groups, group g walks half g;
+ * with one, the group walks both, half 0 then half 1, and where both have tiles
  * leaves half 0's state in sm.st. s ends as the walked (last) half's state. The
  * caller staged the walk's first tile (att_first) in buffer 0 of the group
  * (committed). */
 template <typename T, int G>
 __device__ __forceinline__ void att_walk(att_smem<T, G> &sm, att_state &s, const uint32_t (&qa)[4][4],
                                          const T *ksrc, int D, int len, int window, int qmin, int qmax, int i0,
-                                         int i1, int tfirst, int tend)
+                                         int i1, const att_plan &p)
 {
     const int tid = threadIdx.x % ATT_THREADS, g = G == 1 ? 0 : threadIdx.x / ATT_THREADS;
-    int first[2], nh[2];
-    att_halves(tfirst, tend, first, nh);
-    const int n0 = nh[0], n1 = nh[1], n = G == 1 ? n0 + n1 : nh[g];
+    /* g's half by selects, not an index (an indexed array goes to local memory) */
+    const int n0 = p.n[0], n = G == 1 ? n0 + p.n[1] : g ? p.n[1] : n0, fg = g ? p.first[1] : p.first[0];
     auto tile = [&](int k) {
-        return G == 1 ? (k < n0 ? first[0] + 2 * k : first[1] + 2 * (k - n0)) : first[g] + 2 * k;
+        return G == 1 ? (k < n0 ? p.first[0] + 2 * k : p.first[1] + 2 * (k - n0)) : fg + 2 * k;
     };
     att_reset(s);
     for (int k = 0; k < n; k++) {
@@ -354,7 +360,7 @@ __device__ __forceinline__ void att_walk(att_smem<T, G> &sm, att_state &s, const
         cp_async_commit();
         cp_async_wait<1>();
         att_bar<G>(g);
-        if (G == 1 && k == n0) { /* half 0 done: its state waits in sm.st */
+        if (G == 1 && k == n0 && n0 > 0) { /* half 0 done: its state waits in sm.st */
             att_save(s, sm.st, tid);
             att_reset(s);
         }
@@ -362,20 +368,14 @@ __device__ __forceinline__ void att_walk(att_smem<T, G> &sm, att_state &s, const
         att_bar<G>(g); /* the buffer is refilled next iteration */
     }
     cp_async_wait<0>();
-    if (G == 1 && n1 == 0) { /* no second half: half 0 to sm.st, s the empty half 1 */
-        att_save(s, sm.st, tid);
-        att_reset(s);
-    }
 }
 
 /* The first key tile group g of G walks (att_walk), or -1 when it walks none. */
-template <int G> __device__ __forceinline__ int att_first(int tfirst, int tend, int g)
+template <int G> __device__ __forceinline__ int att_first(const att_plan &p, int g)
 {
-    int first[2], n[2];
-    att_halves(tfirst, tend, first, n);
     if (G == 2)
-        return n[g] ? first[g] : -1;
-    return n[0] ? first[0] : n[1] ? first[1] : -1;
+        return g ? (p.n[1] ? p.first[1] : -1) : p.n[0] ? p.first[0] : -1;
+    return p.n[0] ? p.first[0] : p.n[1] ? p.first[1] : -1;
 }
 
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
@@ -426,7 +426,8 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
     const int tfirst = jlo / ATT_TK;
     const T *ksrc = row0 + D + h * KN_HEAD_DIM;
     const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
-    const int t0 = att_first<G>(tfirst, tend, g);
+    const att_plan p = att_halves(tfirst, tend);
+    const int t0 = att_first<G>(p, g);
     if (t0 >= 0)
         att_stage<T>(sm.ks[g][0], sm.vs[g][0], ksrc, D, D3, t0 * ATT_TK, len, tid);
     cp_async_commit();
@@ -444,23 +445,28 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
         qa[s][3] = lds32(&sm.qs[r1][16 * s + 8 + 2 * c4]);
     }
     att_state s;
-    att_walk<T, G>(sm, s, qa, ksrc, D, len, window, qmin, qmax, i0, i1, tfirst, tend);
-    /* The halves meet: half 0's state and half 1's, then x = both. */
+    att_walk<T, G>(sm, s, qa, ksrc, D, len, window, qmin, qmax, i0, i1, p);
+    /* The halves meet: half 0's state and half 1's, then x = both. Where a half
+     * is empty the combination would return the other exactly (times 1, plus
+     * zeros), so one group skips it. */
     if (G == 2 && g == 1)
         att_save(s, sm.st, tid);
     if (G == 2)
         __syncthreads();
     if (G == 2 && g == 1)
         return;
-    att_state x, y;
-    if (G == 1) {
-        att_load(x, sm.st, tid);
-        y = s;
-    } else {
+    att_state x;
+    if (G == 2) {
+        att_state y;
         x = s;
         att_load(y, sm.st, tid);
+        att_combine(x, y);
+    } else if (p.n[0] > 0 && p.n[1] > 0) {
+        att_load(x, sm.st, tid);
+        att_combine(x, s);
+    } else {
+        x = s;
     }
-    att_combine(x, y);
     const float l0 = x.l[0], l1 = x.l[2];
     /* A tile row without a query (qpos -1, possible in a selection) may have summed
      * unmasked keys on the all-visible path: it stores zeros. */
