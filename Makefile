@@ -135,7 +135,7 @@ test: deps
 # tree `make install DESTDIR=$(BUILD)/stage PREFIX=/usr` writes.
 OPS_TESTS := $(wildcard tests/test_ops_*.sh)
 STAGE    := $(BUILD)/stage
-test-cpu: $(BUILD)/layad $(TEST_BIN) $(TINY)/model.safetensors $(STAGE)/.installed
+test-cpu: $(BUILD)/layad $(BUILD)/loadgen $(TEST_BIN) $(TINY)/model.safetensors $(STAGE)/.installed
 	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_STAGE=$(STAGE) \
 	    LAYAD_BUILD=$(BUILD) scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
 

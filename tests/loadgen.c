@@ -11,8 +11,15 @@
  * through the mix; at each concurrency level the clients run for a warm-up
  * and then a fixed window; throughput and latency percentiles (exact, every
  * request kept) are over the requests that completed inside the window. Output: one JSON document (stdout or --out).
+ * Each level also reports the server's own account of the same requests (their Server-Timing
+ * stages: means, and the infer stage's percentiles per request type), so a slow request can be
+ * told apart as the server's or the loopback's and client's.
  *
- *   build/loadgen --port 8080 --concurrency 1,8,64 --duration 10 --label "..." --out FILE
+ * --gap-ms G makes each client wait G ms after every answer before its next request: traffic
+ * that leaves the daemon idle between requests (its threads asleep, the GPU's clocks down), as
+ * sporadic clients do, where the closed loop without a gap keeps everything hot.
+ *
+ *   build/loadgen --port 8080 --concurrency 1,8,64 --duration 10 [--gap-ms G] --label "..." --out FILE
  *
  * What good output looks like: "errors": 0 at every level, req/s rising with
  * concurrency until the device saturates, p50 of the 1-question request near
@@ -73,6 +80,7 @@ static int body_tokens[N_TYPES], body_words[N_TYPES];
 static int g_port = 8080;
 static const char *g_host = "127.0.0.1";
 static char g_auth[300] = "";
+static double g_gap_s; /* --gap-ms: a client's pause after each answer */
 
 static double now_s(void)
 {
@@ -246,8 +254,18 @@ static void calibrate(void)
 
 typedef struct sample {
     float ms;
+    float infer_ms; /* the server's infer stage (Server-Timing), -1 when absent */
     unsigned char type;
 } sample;
+
+/* The Server-Timing stages of a client's recorded answers: name, sum and count each. */
+#define MAX_STAGES 16
+typedef struct stage_sums {
+    char name[MAX_STAGES][24];
+    double sum_ms[MAX_STAGES];
+    long n[MAX_STAGES];
+    int k;
+} stage_sums;
 
 typedef struct client {
     int id;
@@ -256,37 +274,94 @@ typedef struct client {
     sample *s;
     size_t n, cap;
     long errors;
+    stage_sums st;
     pthread_t th;
 } client;
+
+/* The slot of stage name (its first 23 bytes) in t, added when new; -1 when t is full. */
+static int stage_slot(stage_sums *t, const char *name, size_t len)
+{
+    len = len < sizeof t->name[0] - 1 ? len : sizeof t->name[0] - 1;
+    int i = 0;
+    while (i < t->k && (strncmp(t->name[i], name, len) || t->name[i][len]))
+        i++;
+    if (i == t->k) {
+        if (t->k == MAX_STAGES)
+            return -1;
+        memcpy(t->name[i], name, len);
+        t->name[i][len] = 0;
+        t->k++;
+    }
+    return i;
+}
+
+/* n answers' sum_ms of stage name into t (stages beyond MAX_STAGES are dropped). */
+static void stage_add(stage_sums *t, const char *name, size_t len, double sum_ms, long n)
+{
+    const int i = stage_slot(t, name, len);
+    if (i >= 0)
+        t->sum_ms[i] += sum_ms, t->n[i] += n;
+}
+
+/* The Server-Timing header among head's bytes [0, n) ("a;dur=0.1, b;dur=2") into t;
+ * returns the infer stage's ms, or -1 when the response has none. */
+static float server_timing(const char *head, size_t n, stage_sums *t)
+{
+    const char *h = strcasestr(head, "\r\nServer-Timing:");
+    float infer = -1;
+    if (!h || h >= head + n)
+        return -1;
+    const char *p = h + 16, *end = strstr(p, "\r\n");
+    while (p && p < end) {
+        p += strspn(p, " ,");
+        const char *semi = strstr(p, ";dur=");
+        if (!semi || semi >= end)
+            break;
+        double dur = atof(semi + 5);
+        stage_add(t, p, (size_t)(semi - p), dur, 1);
+        if (semi - p == 5 && !strncmp(p, "infer", 5))
+            infer = (float)dur;
+        p = strchr(semi, ',');
+    }
+    return infer;
+}
+
+/* One answer of the client's: counted if it completed inside the window. */
+static void client_record(client *cl, int st, double t0, double t1, const conn *c, const char *resp, int type)
+{
+    if (t1 < cl->t_start || t1 > cl->t_stop)
+        return; /* completed during the warm-up or after the window */
+    if (st != 200) {
+        cl->errors++;
+        return;
+    }
+    if (cl->n == cl->cap) {
+        cl->cap = cl->cap ? cl->cap * 2 : 4096;
+        cl->s = realloc(cl->s, cl->cap * sizeof *cl->s);
+        if (!cl->s)
+            abort();
+    }
+    const float infer = server_timing(c->buf, (size_t)(resp - c->buf), &cl->st);
+    cl->s[cl->n++] = (sample){(float)((t1 - t0) * 1e3), infer, (unsigned char)type};
+}
 
 static void *client_main(void *p)
 {
     client *cl = p;
     conn c = {-1, NULL, 0};
     for (long i = cl->id;; i++) {
+        if (g_gap_s > 0 && i != cl->id) /* sporadic traffic: the server idles between answer and request */
+            usleep((useconds_t)(g_gap_s * 1e6));
         double t0 = now_s();
         if (t0 >= cl->t_stop)
             break;
         int type = (int)(i % N_TYPES);
-        const char *resp;
+        const char *resp = NULL;
         size_t rl;
         int st = conn_post(&c, "/decide", body[type], body_len[type], &resp, &rl);
-        double t1 = now_s();
-        if (t1 < cl->t_start || t1 > cl->t_stop)
-            continue; /* completed during the warm-up or after the window */
-        if (st != 200) {
-            cl->errors++;
-            if (!st)
-                usleep(1000);
-            continue;
-        }
-        if (cl->n == cl->cap) {
-            cl->cap = cl->cap ? cl->cap * 2 : 4096;
-            cl->s = realloc(cl->s, cl->cap * sizeof *cl->s);
-            if (!cl->s)
-                abort();
-        }
-        cl->s[cl->n++] = (sample){(float)((t1 - t0) * 1e3), (unsigned char)type};
+        client_record(cl, st, t0, now_s(), &c, resp, type);
+        if (!st)
+            usleep(1000);
     }
     conn_close(&c);
     free(c.buf);
@@ -322,48 +397,82 @@ static json_t *lat_json(float *v, size_t n)
                      "p99_ms", pct(v, n, 99), "mean_ms", n ? sum / (double)n : 0.0, "max_ms", n ? v[n - 1] : 0.0);
 }
 
-static json_t *run_level(int conc, double warmup, double duration)
+/* Latency percentiles per request type over the clients' samples: the client's (server 0) or
+ * the server's infer stage (server 1, samples without one left out). */
+static json_t *by_type_json(const client *cl, int conc, size_t total, int server)
 {
-    client *cl = calloc((size_t)conc, sizeof *cl);
+    json_t *by = json_object();
+    float *v = malloc((total + 1) * sizeof *v);
+    for (int t = 0; t < N_TYPES; t++) {
+        size_t n = 0;
+        for (int i = 0; i < conc; i++)
+            for (size_t k = 0; k < cl[i].n; k++) {
+                const sample *x = &cl[i].s[k];
+                if (x->type == t && (!server || x->infer_ms >= 0))
+                    v[n++] = server ? x->infer_ms : x->ms;
+            }
+        json_object_set_new(by, type_name[t], lat_json(v, n));
+    }
+    free(v);
+    return by;
+}
+
+/* The server's account of the level (Server-Timing): each stage's mean over the answers that
+ * carried it, and the infer stage's percentiles per request type. */
+static json_t *server_json(const client *cl, int conc, size_t total)
+{
+    stage_sums all = {0};
+    for (int i = 0; i < conc; i++)
+        for (int k = 0; k < cl[i].st.k; k++)
+            stage_add(&all, cl[i].st.name[k], strlen(cl[i].st.name[k]), cl[i].st.sum_ms[k], cl[i].st.n[k]);
+    json_t *mean = json_object();
+    for (int k = 0; k < all.k; k++)
+        json_object_set_new(mean, all.name[k], json_real(all.sum_ms[k] / (double)all.n[k]));
+    return json_pack("{s:o,s:o}", "stage_mean_ms", mean, "infer_by_type", by_type_json(cl, conc, total, 1));
+}
+
+/* Runs conc clients for the warm-up and the window; returns the samples recorded, *errors the failures. */
+static size_t run_clients(client *cl, int conc, double warmup, double duration, long *errors)
+{
     double t0 = now_s();
+    size_t total = 0;
     for (int i = 0; i < conc; i++) {
         cl[i].id = i;
         cl[i].t_start = t0 + warmup;
         cl[i].t_stop = t0 + warmup + duration;
         pthread_create(&cl[i].th, NULL, client_main, &cl[i]);
     }
-    size_t total = 0;
-    long errors = 0;
+    *errors = 0;
     for (int i = 0; i < conc; i++) {
         pthread_join(cl[i].th, NULL);
         total += cl[i].n;
-        errors += cl[i].errors;
+        *errors += cl[i].errors;
     }
-    double elapsed = duration; /* completions inside [t_start, t_stop] only */
-    float *all = malloc((total + 1) * sizeof *all), *per[N_TYPES];
-    size_t np[N_TYPES] = {0}, na = 0;
-    for (int t = 0; t < N_TYPES; t++)
-        per[t] = malloc((total + 1) * sizeof(float));
+    return total;
+}
+
+static json_t *run_level(int conc, double warmup, double duration)
+{
+    client *cl = calloc((size_t)conc, sizeof *cl);
+    long errors;
+    const size_t total = run_clients(cl, conc, warmup, duration, &errors);
+    const double elapsed = duration; /* completions inside [t_start, t_stop] only */
+    float *all = malloc((total + 1) * sizeof *all);
+    size_t na = 0;
+    double tok = 0;
     for (int i = 0; i < conc; i++)
         for (size_t k = 0; k < cl[i].n; k++) {
             all[na++] = cl[i].s[k].ms;
-            per[cl[i].s[k].type][np[cl[i].s[k].type]++] = cl[i].s[k].ms;
+            tok += body_tokens[cl[i].s[k].type];
         }
-    json_t *by = json_object();
-    for (int t = 0; t < N_TYPES; t++) {
-        json_object_set_new(by, type_name[t], lat_json(per[t], np[t]));
-        free(per[t]);
-    }
-    json_t *lv = json_pack("{s:i,s:f,s:I,s:I,s:f,s:f,s:o,s:o}", "concurrency", conc, "duration_s", elapsed, "requests",
-                           (json_int_t)total, "errors", (json_int_t)errors, "requests_per_s", (double)total / elapsed,
-                           "input_tokens_per_s",
-                           0.0, "latency", lat_json(all, na), "by_type", by);
-    double tok = 0;
-    for (int t = 0; t < N_TYPES; t++)
-        tok += (double)np[t] * body_tokens[t];
-    json_object_set_new(lv, "input_tokens_per_s", json_real(tok / elapsed));
-    fprintf(stderr, "loadgen: concurrency %d: %zu requests, %ld errors, %.1f req/s, p50 %.2f ms, p99 %.2f ms\n", conc,
-            total, errors, (double)total / elapsed, json_real_value(json_object_get(json_object_get(lv, "latency"), "p50_ms")),
+    json_t *lv = json_pack("{s:i,s:f,s:f,s:I,s:I,s:f,s:f,s:o,s:o,s:o}", "concurrency", conc, "gap_ms", g_gap_s * 1e3,
+                           "duration_s", elapsed, "requests", (json_int_t)total, "errors", (json_int_t)errors,
+                           "requests_per_s", (double)total / elapsed, "input_tokens_per_s", tok / elapsed, "latency",
+                           lat_json(all, na), "by_type", by_type_json(cl, conc, total, 0), "server",
+                           server_json(cl, conc, total));
+    fprintf(stderr, "loadgen: concurrency %d, gap %.1f ms: %zu requests, %ld errors, %.1f req/s, p50 %.2f ms, p99 %.2f ms\n",
+            conc, g_gap_s * 1e3, total, errors, (double)total / elapsed,
+            json_real_value(json_object_get(json_object_get(lv, "latency"), "p50_ms")),
             json_real_value(json_object_get(json_object_get(lv, "latency"), "p99_ms")));
     free(all);
     for (int i = 0; i < conc; i++)
@@ -440,6 +549,8 @@ static int parse_args(int argc, char **argv, lg_args *o)
             o->duration = atof(v), i++;
         else if (!strcmp(a, "--warmup") && v)
             o->warmup = atof(v), i++;
+        else if (!strcmp(a, "--gap-ms") && v && atof(v) >= 0)
+            g_gap_s = atof(v) * 1e-3, i++;
         else if (!strcmp(a, "--label") && v)
             o->label = v, i++;
         else if (!strcmp(a, "--out") && v)
@@ -455,7 +566,7 @@ static int parse_args(int argc, char **argv, lg_args *o)
             g_text = text_index(v), i++;
         else {
             fprintf(stderr, "usage: loadgen [--host H] [--port P] [--concurrency 1,8,64] [--duration S] "
-                            "[--warmup S] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] "
+                            "[--warmup S] [--gap-ms G] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] "
                             "[--text ascii|typographic|russian|chinese] [--out FILE]\n");
             return 2;
         }

@@ -40,6 +40,8 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 9 and all(r["ok"] for r in rows), [r.get("error") for r in rows]
 assert [len(r["body"]["answers"]) for r in rows[:3]] == [1, 1, 3]
+# each answer carries the daemon's own stages (Server-Timing), to tell a slow one's side
+assert all({"queue", "infer", "parse", "format"} <= set(r["server_timing_ms"]) for r in rows), rows[0]
 toks = [r["body"]["usage"]["input_tokens"] for r in rows[:3]]
 assert toks[1] > toks[0] and toks[2] > toks[0], toks
 print("9 answered, input tokens", toks)

@@ -180,6 +180,7 @@ def sequential(a, bodies, budget_s):
         if ok:
             ms_ok.append(ms)
             st = server_timing(resp.getheader("Server-Timing"))
+            rows[-1]["server_timing_ms"] = st  # each answer's own stages: which side a slow one was slow on
             for k in timing:
                 if k in st:
                     timing[k].append(st[k])
