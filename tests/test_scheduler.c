@@ -307,6 +307,70 @@ START_TEST(polling_loop_sleeps_when_idle)
 }
 END_TEST
 
+/* Worker 0's wakes from sleep by a prewake. */
+static long long worker_prewakes(void)
+{
+    worker_stats st;
+    ck_assert_int_eq(scheduler_worker_stats(H.s, 0, &st), 0);
+    return st.prewakes;
+}
+
+/* With worker_spin_us set and both threads asleep, scheduler_prewake wakes the
+ * worker (counted once) and sets the loop polling for the spin time; a
+ * prewake while they are awake wakes nothing; afterwards both sleep again and
+ * the next job is answered as ever. */
+START_TEST(prewake_wakes_sleeping_threads)
+{
+    g_worker_spin_us = 200000;
+    const int sleeps[1] = {1000};
+    start_n(1, 1024, 100, 64, 30, sleeps, -1);
+    g_worker_spin_us = 0;
+    serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+    wait_done(1, 10);
+    job_unref(j);
+    usleep(300000); /* past the spin: both asleep */
+    double c0 = loop_cpu_s();
+    usleep(100000);
+    ck_assert_msg(loop_cpu_s() - c0 < 0.03, "the loop polls while idle");
+    ck_assert_int_eq(worker_prewakes(), 0);
+    scheduler_prewake(H.s);
+    c0 = loop_cpu_s();
+    for (int i = 0; i < 1000 && worker_prewakes() == 0; i++)
+        usleep(1000);
+    ck_assert_int_eq(worker_prewakes(), 1);
+    scheduler_prewake(H.s); /* the worker polls now: nothing to wake */
+    usleep(100000);
+    ck_assert_msg(loop_cpu_s() - c0 > 0.02, "the loop used only %.3f s of CPU after a prewake", loop_cpu_s() - c0);
+    ck_assert_int_eq(worker_prewakes(), 1);
+    usleep(250000); /* past the spin again */
+    c0 = loop_cpu_s();
+    usleep(300000);
+    ck_assert_msg(loop_cpu_s() - c0 < 0.03, "the loop still polls after the prewake's spin");
+    j = job_create(NULL, parse(6, 2), on_done, NULL);
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+    wait_done(2, 10);
+    ck_assert_int_eq(j->status, 200);
+    ck_assert(results_ok(j));
+    job_unref(j);
+    stop(5);
+}
+END_TEST
+
+/* Without a spin (the CPU default) a prewake does nothing. */
+START_TEST(prewake_without_spin_wakes_nothing)
+{
+    const int sleeps[1] = {1000};
+    start_n(1, 1024, 100, 64, 30, sleeps, -1);
+    usleep(50000);
+    scheduler_prewake(H.s);
+    usleep(50000);
+    ck_assert_int_eq(worker_prewakes(), 0);
+    stop(5);
+}
+END_TEST
+
 /* One worker serving two models: each batch runs on the backend of its rows'
  * model (a row answered by the other model's backend would carry its offset),
  * and interleaved jobs of both are all answered. */
@@ -934,6 +998,8 @@ Suite *suite(void)
     tcase_add_test(tc, two_models_share_a_worker);
     tcase_add_test(tc, polling_workers_answer_and_stop);
     tcase_add_test(tc, polling_loop_sleeps_when_idle);
+    tcase_add_test(tc, prewake_wakes_sleeping_threads);
+    tcase_add_test(tc, prewake_without_spin_wakes_nothing);
     tcase_add_test(tc, big_request_split_over_batches);
     tcase_add_test(tc, failed_batch_retried_one_by_one);
     tcase_add_test(tc, deadline_504_late_result_dropped);

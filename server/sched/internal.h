@@ -6,7 +6,8 @@
  *                that links or unlinks a job), submit and drain
  *   cut.c        cutting a batch into packs (the policy: model/backend/batching.h)
  *   scheduler.c  the loop: dispatch to workers, completion, deadlines, shutdown
- *   poll.c       the loop polling instead of sleeping while work is likely soon
+ *   poll.c       the loop polling instead of sleeping while work is likely soon,
+ *                and woken to poll when a request is on its way
  *
  * Threads: HTTP threads only touch the queue (under `lock`) and wake the loop
  * with uv_async_send; workers wake it the same way when a bucket is done;
@@ -27,7 +28,9 @@ struct scheduler {
     uv_timer_t window;     /* batch window expiry */
     uv_timer_t tick;       /* deadlines */
     uv_timer_t grace;      /* shutdown grace */
+    uv_async_t prewake;    /* a request is on its way: poll (scheduler_prewake) */
     uv_idle_t poll;        /* active: the loop polls instead of sleeping (poll.c) */
+    _Atomic int polling;   /* poll is active (read by scheduler_prewake on any thread) */
     double poll_since;     /* the loop's last work, while polling */
     int window_armed;
 
@@ -65,7 +68,7 @@ void job_release_if_idle(serve_job *j);
 
 /* ---- poll.c (loop thread) ---- */
 
-/* Sets up s->poll (inactive). */
+/* Sets up s->poll (inactive) and s->prewake. */
 void poll_init(scheduler *s);
 /* The loop had work just now: it polls while a batch is in flight and for
  * worker_spin_us after this call (nothing when that is 0). */

@@ -139,6 +139,14 @@ uv_loop_t *scheduler_loop(scheduler *s);
  * SCHED_REJ_TOO_LARGE or SCHED_REJ_BAD_ROWS (also a model no worker has). */
 int scheduler_submit(scheduler *s, serve_job *j, int *reason);
 
+/* Thread-safe: a request is on its way (its headers are in; its body is
+ * still to be read and parsed). With worker_spin_us set, a loop thread and
+ * workers that sleep are woken now to poll for the spin time, so that their
+ * wakes (tens of microseconds each on a virtual machine, one after the other
+ * at submit) overlap the body's parse instead of following it. Costs an
+ * atomic load per thread when they are awake already, as under load. */
+void scheduler_prewake(scheduler *s);
+
 /* Thread-safe: nobody waits for j's answer any more. Its queued rows never
  * run, rows in flight are dropped, and it is finished 499 within one tick
  * (5 ms). Harmless on a finished job; the caller keeps its reference. */

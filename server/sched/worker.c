@@ -28,7 +28,9 @@ struct serve_worker {
     serve_batch *done;  /* finished, not taken */
     int stop;
     double spin_s;      /* worker_set_spin */
-    _Atomic long long n_batches, n_forwards, n_failed, n_rows, n_tokens;
+    int prewake;        /* worker_prewake: poll for spin_s from now */
+    _Atomic int sleeping; /* in pthread_cond_wait, or about to be */
+    _Atomic long long n_batches, n_forwards, n_failed, n_rows, n_tokens, n_prewakes;
     _Atomic long long busy_ns;
 };
 
@@ -110,14 +112,25 @@ static void run_batch(serve_worker *w, serve_batch *b)
  * a poll sees the next batch within a microsecond. */
 static void wait_todo(serve_worker *w, double last_done)
 {
-    while (!w->todo && !w->stop && w->spin_s > 0 && layad_now() - last_done < w->spin_s) {
-        pthread_mutex_unlock(&w->lock);
-        for (int i = 0; i < 32; i++)
-            layad_cpu_relax();
-        pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->todo && !w->stop && w->spin_s > 0 && layad_now() - last_done < w->spin_s) {
+            pthread_mutex_unlock(&w->lock);
+            for (int i = 0; i < 32; i++)
+                layad_cpu_relax();
+            pthread_mutex_lock(&w->lock);
+        }
+        atomic_store_explicit(&w->sleeping, 1, memory_order_relaxed);
+        while (!w->todo && !w->stop && !w->prewake)
+            pthread_cond_wait(&w->wake, &w->lock);
+        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        const int pre = w->prewake;
+        w->prewake = 0;
+        if (w->todo || w->stop || !pre)
+            return;
+        /* a request is on its way (worker_prewake): poll for it */
+        atomic_fetch_add_explicit(&w->n_prewakes, 1, memory_order_relaxed);
+        last_done = layad_now();
     }
-    while (!w->todo && !w->stop)
-        pthread_cond_wait(&w->wake, &w->lock);
 }
 
 static void *worker_main(void *arg)
@@ -198,6 +211,16 @@ void worker_set_spin(serve_worker *w, double seconds)
     pthread_mutex_unlock(&w->lock);
 }
 
+void worker_prewake(serve_worker *w)
+{
+    if (!atomic_load_explicit(&w->sleeping, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->prewake = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+}
+
 void worker_submit(serve_worker *w, serve_batch *batch)
 {
     batch->t_submit = layad_now();
@@ -225,6 +248,7 @@ void worker_stats_get(const serve_worker *w, worker_stats *out)
     out->rows = atomic_load_explicit(&m->n_rows, memory_order_relaxed);
     out->tokens = atomic_load_explicit(&m->n_tokens, memory_order_relaxed);
     out->busy_s = (double)atomic_load_explicit(&m->busy_ns, memory_order_relaxed) * 1e-9;
+    out->prewakes = atomic_load_explicit(&m->n_prewakes, memory_order_relaxed);
 }
 
 int worker_device_index(const serve_worker *w)

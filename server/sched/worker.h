@@ -68,6 +68,11 @@ serve_worker *worker_create(laya_backend *const *b, int n_models, int device_ind
  * sleeps (0, the default: it sleeps at once). Thread-safe. */
 void worker_set_spin(serve_worker *w, double seconds);
 
+/* A batch is likely soon: a worker that sleeps wakes and polls for its spin
+ * time from now (nothing when it is awake or its spin is 0). Thread-safe;
+ * an atomic load when the worker is awake. */
+void worker_prewake(serve_worker *w);
+
 /* Hands batch to an idle worker (the caller guarantees it is idle). on_done
  * runs after every bucket and once more when the whole batch is done. */
 void worker_submit(serve_worker *w, serve_batch *batch);
@@ -84,6 +89,7 @@ typedef struct worker_stats {
     long long rows;            /* rows of all forwards */
     long long tokens;          /* real tokens of all forwards */
     double busy_s;             /* wall time spent in forwards */
+    long long prewakes;        /* wakes from sleep by worker_prewake */
 } worker_stats;
 
 void worker_stats_get(const serve_worker *w, worker_stats *out);
