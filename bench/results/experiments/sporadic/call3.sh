@@ -3,7 +3,7 @@
 # `git rev-parse --short HEAD > .carry/commit`) and bench/mixed/wheels/peers-site.txz, the other experiment folders
 # out of the working tree (the 64 MiB cap). ~8 minutes: both GPU suites under compute-sanitizer memcheck, the
 # forward at the issue's shapes, `layad serve` under loadgen with pauses of 0, 2, 20 and 200 ms, then peers.sh.
-# At most 8 files come back: everything but the summaries goes into one archive.
+# CALL3_PEERS=0 leaves the peers out (~3 minutes less). At most 8 files come back: everything but the summaries goes into one archive.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=/tmp/peers-run; mkdir -p $W $OUT/more; t0=$SECONDS
 $B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
@@ -11,7 +11,9 @@ $B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert
   > /dev/null
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-timeout 200 $cs --tool memcheck $B/gpu_kernels > $OUT/more/memcheck-kernels.log 2>&1; echo "memcheck kernels exit $?"
+# CALL3_KERNEL_CASE: one case of the kernel suite (attention: the kernel this session changed), else all
+CK_RUN_CASE=${CALL3_KERNEL_CASE:-} timeout 200 $cs --tool memcheck $B/gpu_kernels > $OUT/more/memcheck-kernels.log 2>&1
+echo "memcheck kernels exit $?"
 LAYAD_TINY=$W/tiny timeout 150 $cs --tool memcheck $B/gpu_backend_cuda > $OUT/more/memcheck-backend.log 2>&1
 echo "memcheck backend exit $? $((SECONDS-t0)) s"; grep -hE "ERROR SUMMARY|Checks" $OUT/more/memcheck-*.log
 timeout 100 $B/layad-dev bench --model $W/english --shapes 1x16,1x83,1x150,1x512,8x512,64x512 --path-tune-tokens 64 \
@@ -30,7 +32,7 @@ done
 curl -s http://127.0.0.1:$port/metrics > $OUT/more/metrics.txt
 kill -TERM $pid; wait $pid; echo "serve exit $? $((SECONDS-t0)) s"
 rem=$((585 - (SECONDS - t0)))
-[ $rem -gt 190 ] && PEERS_RUN_DIR=$W OUT=$OUT/more/peers timeout $rem bash bench/mixed/peers.sh > /dev/null 2>&1
+[ $rem -gt 190 ] && [ "${CALL3_PEERS:-1}" = 1 ] && PEERS_RUN_DIR=$W OUT=$OUT/more/peers timeout $rem bash bench/mixed/peers.sh > /dev/null 2>&1
 echo "peers exit $? $((SECONDS-t0)) s"; grep -A6 "p50 after" $OUT/more/peers/log.txt
 cp $OUT/more/peers/peers-h200.json $OUT/ 2>/dev/null
 cd $OUT && tar czf more.tgz more && rm -rf more
