@@ -470,7 +470,8 @@ static json_t *run_level(int conc, double warmup, double duration)
                            "requests_per_s", (double)total / elapsed, "input_tokens_per_s", tok / elapsed, "latency",
                            lat_json(all, na), "by_type", by_type_json(cl, conc, total, 0), "server",
                            server_json(cl, conc, total));
-    fprintf(stderr, "loadgen: concurrency %d, gap %.1f ms: %zu requests, %ld errors, %.1f req/s, p50 %.2f ms, p99 %.2f ms\n",
+    fprintf(stderr,
+            "loadgen: concurrency %d, gap %.1f ms: %zu requests, %ld errors, %.1f req/s, p50 %.2f ms, p99 %.2f ms\n",
             conc, g_gap_s * 1e3, total, errors, (double)total / elapsed,
             json_real_value(json_object_get(json_object_get(lv, "latency"), "p50_ms")),
             json_real_value(json_object_get(json_object_get(lv, "latency"), "p99_ms")));
