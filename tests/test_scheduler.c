@@ -279,21 +279,35 @@ static double loop_cpu_s(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* With worker_spin_us set, the loop thread polls for the spin time after its
- * last work (at least a fifth of a core, asserted below), then sleeps again:
- * an idle daemon must not keep a core busy. */
-START_TEST(polling_loop_sleeps_when_idle)
+/* Submits j, waits until n jobs in all are done, and checks j's answer: 200, its own logits. */
+static void submit_answered(serve_job *j, int n)
+{
+    int reason;
+    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
+    wait_done(n, 30);
+    ck_assert_int_eq(j->status, 200);
+    ck_assert(results_ok(j));
+}
+
+/* One worker (1 ms a forward) whose threads poll for 200 ms after their last
+ * work, and one job answered 200 through it. */
+static void start_spin_one_job(void)
 {
     g_worker_spin_us = 200000;
     const int sleeps[1] = {1000};
     start_n(1, 1024, 100, 64, 30, sleeps, -1);
     g_worker_spin_us = 0;
     serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
-    int reason;
-    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
-    wait_done(1, 10);
-    ck_assert_int_eq(j->status, 200);
+    submit_answered(j, 1);
     job_unref(j);
+}
+
+/* With worker_spin_us set, the loop thread polls for the spin time after its
+ * last work (at least a fifth of a core, asserted below), then sleeps again:
+ * an idle daemon must not keep a core busy. */
+START_TEST(polling_loop_sleeps_when_idle)
+{
+    start_spin_one_job();
     const double c0 = loop_cpu_s();
     usleep(100000); /* inside the 200 ms spin */
     const double polling = loop_cpu_s() - c0;
@@ -321,15 +335,7 @@ static long long worker_prewakes(void)
  * the next job is answered as ever. */
 START_TEST(prewake_wakes_sleeping_threads)
 {
-    g_worker_spin_us = 200000;
-    const int sleeps[1] = {1000};
-    start_n(1, 1024, 100, 64, 30, sleeps, -1);
-    g_worker_spin_us = 0;
-    serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
-    int reason;
-    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
-    wait_done(1, 10);
-    job_unref(j);
+    start_spin_one_job();
     usleep(300000); /* past the spin: both asleep */
     double c0 = loop_cpu_s();
     usleep(100000);
@@ -348,11 +354,8 @@ START_TEST(prewake_wakes_sleeping_threads)
     c0 = loop_cpu_s();
     usleep(300000);
     ck_assert_msg(loop_cpu_s() - c0 < 0.03, "the loop still polls after the prewake's spin");
-    j = job_create(NULL, parse(6, 2), on_done, NULL);
-    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
-    wait_done(2, 10);
-    ck_assert_int_eq(j->status, 200);
-    ck_assert(results_ok(j));
+    serve_job *j = job_create(NULL, parse(6, 2), on_done, NULL);
+    submit_answered(j, 2);
     job_unref(j);
     stop(5);
 }
@@ -434,11 +437,7 @@ START_TEST(big_request_split_over_batches)
 {
     start(1024, 0, 8, 30, 0, -1); /* 8 rows per batch, a request of 30 rows */
     serve_job *j = job_create(NULL, parse(5, 30), on_done, NULL);
-    int reason;
-    ck_assert_int_eq(scheduler_submit(H.s, j, &reason), 0);
-    wait_done(1, 30);
-    ck_assert_int_eq(j->status, 200);
-    ck_assert(results_ok(j));
+    submit_answered(j, 1);
     ck_assert_int_ge(atomic_load(&H.f->calls), 4);
     ck_assert_int_le(atomic_load(&H.f->max_n), 8);
     job_unref(j);
