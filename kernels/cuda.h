@@ -81,6 +81,11 @@ int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype 
  * (kernels/cuda_util.cuh). */
 int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes);
 
+/* An empty kernel, a block of one warp an SM, on ks: device work that wakes an
+ * idle GPU's engines before a forward's first kernel needs them (the backend's
+ * nudge option). Waits for nothing. */
+int kn_nudge(kn_stream ks);
+
 /* ---- GEMM: Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]) ----------------------- */
 
 /* A GEMM context: one cuBLASLt handle, its own workspace (allocated at create)

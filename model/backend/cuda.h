@@ -107,6 +107,10 @@ typedef struct cuda_backend_opts {
                            in every process */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
+    int nudge;          /* 1: the backend's nudge op (a request on its way to an idle
+                           worker) launches kn_nudge on its stream; 0 (default): nothing.
+                           An experiment: a lone forward after a pause ran ~60 us slower
+                           at the same SM clock (bench/results/experiments/sporadic/) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */

@@ -98,7 +98,7 @@ static void cuda_destroy(laya_backend *base)
     free(b);
 }
 
-static const laya_backend_ops cuda_ops = {"cuda", cuda_forward, cuda_destroy, cuda_idle};
+static const laya_backend_ops cuda_ops = {"cuda", cuda_forward, cuda_destroy, cuda_idle, cuda_nudge};
 
 static int check_geometry(const laya_config *c, const cuda_backend_opts *o, layad_error *err)
 {

@@ -206,6 +206,13 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
     return 0;
 }
 
+void cuda_nudge(laya_backend *base)
+{
+    cuda_backend *b = (cuda_backend *)base;
+    if (b->o.nudge && (cudaSetDevice(b->dev) != cudaSuccess || kn_nudge(b->ks)))
+        (void)cudaGetLastError(); /* a failed nudge is no request's: the next forward reports a fault */
+}
+
 int cuda_idle(laya_backend *base)
 {
     cuda_backend *b = (cuda_backend *)base;
