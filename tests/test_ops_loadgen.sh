@@ -14,9 +14,9 @@ LG=${LAYAD_BUILD:-build}/loadgen
 
 ops_start d
 ops_wait_ready d || ops_fail "daemon not ready"
-"$LG" --port "${OPS_PORT[d]}" --concurrency 2 --duration 1 --warmup 0.3 --out "$T/closed.json" 2>"$T/lg.log" ||
+"$LG" --port "${OPS_PORT[d]}" --concurrency 2 --duration 1.5 --warmup 0.3 --out "$T/closed.json" 2>"$T/lg.log" ||
   { cat "$T/lg.log"; ops_fail "loadgen (closed loop)"; }
-"$LG" --port "${OPS_PORT[d]}" --concurrency 1 --duration 1 --warmup 0.2 --gap-ms 40 --out "$T/gap.json" \
+"$LG" --port "${OPS_PORT[d]}" --concurrency 1 --duration 1.5 --warmup 0.2 --gap-ms 40 --out "$T/gap.json" \
   2>>"$T/lg.log" || { cat "$T/lg.log"; ops_fail "loadgen --gap-ms"; }
 python3 - "$T/closed.json" "$T/gap.json" <<'PY' || ops_fail "loadgen reports"
 import json, sys
@@ -27,13 +27,13 @@ for lv, g in ((closed, 0.0), (gap, 40.0)):
     st = lv["server"]["stage_mean_ms"]
     assert {"queue", "infer", "parse", "format"} <= set(st), st
     for name, s in lv["server"]["infer_by_type"].items():
-        c = lv["by_type"][name]
-        assert s["n"] == c["n"] and 0 < s["p50_ms"] <= c["max_ms"], (name, s, c)
+        c = lv["by_type"][name]  # a type may see no answer in a short window on a slow (sanitizer) build
+        assert s["n"] == c["n"] and (c["n"] == 0 or 0 < s["p50_ms"] <= c["max_ms"]), (name, s, c)
 # one client pausing 40 ms after every answer cannot exceed 25 requests a second
 assert gap["requests_per_s"] < 25, gap["requests_per_s"]
-print("closed loop %d requests, gap 40 ms %d requests (%.1f/s); infer p50 q1_83tok %.2f ms"
+print("closed loop %d requests, gap 40 ms %d requests (%.1f/s); infer p50 by type %s"
       % (closed["requests"], gap["requests"], gap["requests_per_s"],
-         gap["server"]["infer_by_type"]["q1_83tok"]["p50_ms"]))
+         {k: v["p50_ms"] for k, v in gap["server"]["infer_by_type"].items()}))
 PY
 ops_stop d
 echo PASS
