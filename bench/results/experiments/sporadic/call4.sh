@@ -12,31 +12,12 @@ LAYAD_TINY=$W/tiny timeout 90 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>
 echo "gpu_backend_cuda exit $?"; grep -E "Checks|F:" $OUT/gpu_backend_cuda.log
 $B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
   > /dev/null
+source bench/results/experiments/sporadic/pauses.sh
 for v in off on off2 on2; do
   n=false; case $v in on*) n=true ;; esac
-  [ $((SECONDS - t0)) -lt 480 ] || { echo "skipped $v"; continue; }
-  $B/layad serve --model $W/english --device cuda --dtype fp16 --port $port --state-dir $W/state --log-requests false \
-    --device-nudge $n --log-file $W/serve-$v.log & pid=$!
-  for _ in $(seq 300); do curl -fsS http://127.0.0.1:$port/readyz > /dev/null 2>&1 && break; sleep 0.2; done
-  timeout 20 $B/loadgen --port $port --concurrency 1 --duration 3 --warmup 1 --out /dev/null 2> /dev/null
-  for g in 0 2 20 200; do
-    d=5; [ $g = 200 ] && d=10
-    timeout 40 $B/loadgen --port $port --concurrency 1 --duration $d --warmup 1 --gap-ms $g --label "nudge $v gap $g ms" \
-      --meta "device_nudge=$n" --out $OUT/loadgen-$v-gap$g.json 2>&1 | sed "s/^/$v /"
-  done
-  kill -TERM $pid; wait $pid
-  echo "$v done $((SECONDS-t0)) s"
+  ab_daemon $v $B/layad --device-nudge $n
 done
-python3 - $OUT <<'PY' | tee $OUT/summary.txt
-import json, os, sys
-for g in (0, 2, 20, 200):
-    for v in ("off", "on", "off2", "on2"):
-        f = os.path.join(sys.argv[1], "loadgen-%s-gap%d.json" % (v, g))
-        if not os.path.exists(f):
-            continue
-        l = json.load(open(f))["levels"][0]; q = l["by_type"]["q1_83tok"]; st = l["server"]["stage_mean_ms"]
-        print("gap %3d nudge %-4s q1_83tok p50 %.3f p99 %.3f | mix p50 %.3f | run %.3f wake %.3f queue %.3f" % (
-            g, v, q["p50_ms"], q["p99_ms"], l["latency"]["p50_ms"], st["run"], st["wake"], st["queue"]))
-PY
+ab_summary off on off2 on2
 # the device tool returns at most 8 files
 cd $OUT && tar czf loadgen.tgz loadgen-*.json && rm -f loadgen-*.json
+cd $W && tar czf $OUT/raw.tgz metrics-*.txt serve-*.log
