@@ -87,6 +87,9 @@ for k, v in by.items():
     assert v["first_ms"] > 0 and v["after_first"]["n"] == 2 and v["rejected"] == 0, (k, v)
     assert v["input_tokens"] > 0, (k, v)
     assert r["table_p50_ms"]["layad"][k] == v["after_first"]["p50_ms"]
+    # the daemon's own infer stage of the same requests, no longer than their round trips
+    assert v["server_infer_after_first"]["n"] == 2, (k, v)
+    assert 0 < v["server_infer_after_first"]["max_ms"] <= v["after_first"]["max_ms"], (k, v)
 assert r["compare"]["official_stock"]["pairs"]["official vs layad"]["requests_disagree"] == 0
 print("per kind: first call, p50 after it; compare carried")
 PY

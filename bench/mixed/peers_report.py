@@ -6,7 +6,9 @@ official-stock, official-fast), the request set's meta (gen_fixed.py: kind of re
 kinds[i % 3]) and compare-stock.json / compare-fast.json (compare.py with the official package's
 stock and fast-path answers as "official"), and writes one JSON: per system and kind, the first call (which
 pays any first-use cost: graph capture, kernel builds), p50 / p95 / max over the repeats after
-it, and the input tokens the system reports for the kind (layad and laya-cuda report them); plus each system's own JSON (versions, load times) and the answer comparison.
+it, and the input tokens the system reports for the kind (layad and laya-cuda report them); for layad also
+the same over its own infer stage (Server-Timing), so a slow request shows whether the daemon's forward or
+the HTTP round trip made it slow; plus each system's own JSON (versions, load times) and the answer comparison.
 
   peers_report.py --dir RUN_DIR --meta requests.jsonl.meta.json --out peers-h200.json [--note T]
 """
@@ -30,6 +32,9 @@ def by_kind(rows, kinds):
                      "first_ms": round(mine[0]["ms"], 3) if mine else None,
                      "after_first": mixedlib.latency(ok[1:]),
                      "rejected": sum(1 for r in mine if not r["ok"])}
+        infer = [r["server_timing_ms"]["infer"] for r in mine[1:] if "infer" in r.get("server_timing_ms", {})]
+        if infer:  # the daemon's own account (run_layad.py keeps each answer's Server-Timing)
+            out[kind]["server_infer_after_first"] = mixedlib.latency(infer)
     return out
 
 
@@ -59,6 +64,14 @@ def main():
     print("  %-16s %s" % ("system", " ".join("%*s" % (w, k) for k in kinds)))
     for name, row in rep["table_p50_ms"].items():
         print("  %-16s %s" % (name, " ".join("%*s" % (w, row[k]) for k in kinds)))
+    print("p95 after the first call, ms (layad's infer stage in brackets):")
+    for name, sysrep in rep["systems"].items():
+        cells = []
+        for k in kinds:
+            v = sysrep["by_kind"][k]
+            inf = v.get("server_infer_after_first")
+            cells.append("%s%s" % (v["after_first"].get("p95_ms"), " [%s]" % inf.get("p95_ms") if inf else ""))
+        print("  %-16s %s" % (name, " ".join("%*s" % (w, c) for c in cells)))
 
 
 if __name__ == "__main__":
