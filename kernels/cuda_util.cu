@@ -124,11 +124,9 @@ extern "C" int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes)
 
 __global__ void nudge_kernel() {}
 
-extern "C" int kn_nudge(kn_stream ks)
+extern "C" int kn_nudge(kn_stream ks, int sms)
 {
-    int sms = 0;
-    if (kn_sms(&sms))
-        return -1;
+    KN_REQUIRE(sms > 0, "no multiprocessors to nudge");
     nudge_kernel<<<sms, 32, 0, ks.s>>>();
     KN_LAUNCHED();
     return 0;
