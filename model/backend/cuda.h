@@ -171,6 +171,7 @@ typedef struct cuda_backend_stats {
     long long graph_misses;    /* pack run eagerly: its bucket had no graph yet */
     long long late_captures;   /* graphs captured after create (by ops->idle) */
     long long att_pack_runs;   /* packs run with the two-group attention of att_pack_tokens */
+    long long nudges;          /* empty kernels launched by the nudge op */
     int graphs_cached;
     long long rows, tokens;    /* real rows / real tokens run */
     long long padded_tokens;   /* bucket capacities of the packs run */
