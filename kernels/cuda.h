@@ -81,13 +81,6 @@ int kn_convert(kn_stream ks, const void *src, kn_dtype sdt, void *dst, kn_dtype 
  * (kernels/cuda_util.cuh). */
 int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes);
 
-/* An empty kernel, a block of one warp on each of the device's sms SMs, on ks:
- * device work that wakes an idle GPU's engines before a forward's first kernel
- * needs them (the backend's nudge option). Called on the serving path, so the
- * caller passes the SM count it keeps instead of asking the runtime each time.
- * Waits for nothing. */
-int kn_nudge(kn_stream ks, int sms);
-
 /* ---- GEMM: Y[M,N] = epi(X[M,K] . W[N,K]^T + bias[N]) ----------------------- */
 
 /* A GEMM context: one cuBLASLt handle, its own workspace (allocated at create)

@@ -1,8 +1,8 @@
 /*
  * cuda_util.cu - dtype names and sizes, the launchers' error record, the
  * dtype conversion kernel (weights are uploaded F16 and converted on the device
- * to the serving dtype; the tests round their fp32 inputs through it), the
- * copy kernel and the empty one of kn_nudge.
+ * to the serving dtype; the tests round their fp32 inputs through it) and the
+ * copy kernel.
  */
 #include <stdio.h>
 #include <string.h>
@@ -118,16 +118,6 @@ extern "C" int kn_copy(kn_stream ks, void *dst, const void *src, size_t bytes)
     const unsigned blocks = kn_blocks((bytes + 15) / 16, 256, (unsigned)sms * 4);
     KN_CUDA(kn_launch(copy_kernel, dim3(blocks), dim3(256), 0, ks, (const unsigned char *)src,
                       (unsigned char *)dst, bytes));
-    KN_LAUNCHED();
-    return 0;
-}
-
-__global__ void nudge_kernel() {}
-
-extern "C" int kn_nudge(kn_stream ks, int sms)
-{
-    KN_REQUIRE(sms > 0, "no multiprocessors to nudge");
-    nudge_kernel<<<sms, 32, 0, ks.s>>>();
     KN_LAUNCHED();
     return 0;
 }

@@ -524,46 +524,6 @@ START_TEST(forward_timing)
 }
 END_TEST
 
-/* With the nudge option, the nudge op (an empty kernel on the backend's stream, what a
- * prewoken worker launches) leaves the next forwards' answers bit for bit as they were,
- * graph and eager. */
-START_TEST(nudge_leaves_answers)
-{
-    if (!g_have)
-        return;
-    const cuda_bucket warm[1] = {{1, 8, 0}};
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.warm = warm;
-    o.n_warm = 1;
-    o.nudge = 1;
-    laya_backend *b = create(&o);
-    ck_assert_ptr_nonnull(b->ops->nudge);
-    int32_t ids[6] = {g_ck.cfg.cls_id, 5, 6, g_ck.cfg.mask_id, 7, g_ck.cfg.sep_id};
-    int32_t mk[1] = {3};
-    laya_row r = {ids, 6, mk, 1, 0};
-    float lg[2][1], act[2][2];
-    for (int graph = 1; graph >= 0; graph--) {
-        for (int k = 0; k < 2; k++) {
-            layad_error err = {0};
-            if (k) {
-                b->ops->nudge(b);
-                b->ops->nudge(b);
-            }
-            memset(lg[k], 0xff, sizeof lg[k]); /* poisoned */
-            memset(act[k], 0xff, sizeof act[k]);
-            ck_assert_int_eq(cuda_backend_forward_mode(b, &r, 1, 1, lg[k], act[k], graph, &err), 0);
-        }
-        ck_assert_msg(!memcmp(lg[0], lg[1], sizeof lg[0]) && !memcmp(act[0], act[1], sizeof act[0]),
-                      "graph %d: answers after a nudge differ", graph);
-    }
-    cuda_backend_stats st;
-    cuda_backend_stats_get(b, &st);
-    ck_assert_int_eq(st.nudges, 4); /* the kernels launched: a refused launch passes the rest */
-    b->ops->destroy(b);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("gpu_backend_cuda");
@@ -580,7 +540,6 @@ int main(void)
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);
-    tcase_add_test(t, nudge_leaves_answers);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);

@@ -204,7 +204,7 @@ static void cpu_destroy(laya_backend *base)
 static int cpu_forward(laya_backend *base, const laya_row *rows, int n, int K,
                        float *logits, float *act, layad_error *err);
 
-static const laya_backend_ops cpu_ops = {"cpu", cpu_forward, cpu_destroy, NULL, NULL};
+static const laya_backend_ops cpu_ops = {"cpu", cpu_forward, cpu_destroy, NULL};
 
 laya_backend *cpu_backend_create(const laya_checkpoint *ck, int max_rows, int threads, layad_error *err)
 {

@@ -107,10 +107,6 @@ typedef struct cuda_backend_opts {
                            in every process */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
-    int nudge;          /* 1: the backend's nudge op (a request on its way to an idle
-                           worker) launches kn_nudge on its stream; 0 (default): nothing.
-                           An experiment: a lone forward after a pause ran ~60 us slower
-                           at the same SM clock (bench/results/experiments/sporadic/) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
                            (kernels/cuda.h kn_stream); 0: plain launches (the benchmark's
                            same-run comparison) */
@@ -171,7 +167,6 @@ typedef struct cuda_backend_stats {
     long long graph_misses;    /* pack run eagerly: its bucket had no graph yet */
     long long late_captures;   /* graphs captured after create (by ops->idle) */
     long long att_pack_runs;   /* packs run with the two-group attention of att_pack_tokens */
-    long long nudges;          /* empty kernels launched by the nudge op */
     int graphs_cached;
     long long rows, tokens;    /* real rows / real tokens run */
     long long padded_tokens;   /* bucket capacities of the packs run */

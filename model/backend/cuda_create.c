@@ -98,7 +98,7 @@ static void cuda_destroy(laya_backend *base)
     free(b);
 }
 
-static const laya_backend_ops cuda_ops = {"cuda", cuda_forward, cuda_destroy, cuda_idle, cuda_nudge};
+static const laya_backend_ops cuda_ops = {"cuda", cuda_forward, cuda_destroy, cuda_idle};
 
 static int check_geometry(const laya_config *c, const cuda_backend_opts *o, layad_error *err)
 {
@@ -172,7 +172,6 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
                        layad_error *err)
 {
     CU(cudaSetDevice(b->dev));
-    CU(cudaDeviceGetAttribute(&b->info.sm_count, cudaDevAttrMultiProcessorCount, b->dev));
     CU(cudaStreamCreateWithFlags(&b->ks.s, cudaStreamNonBlocking));
     for (int i = 0; b->o.copy_timing && i < 4; i++)
         CU(cudaEventCreate(&b->ev[i]));
@@ -237,7 +236,6 @@ void cuda_backend_stats_get(laya_backend *base, cuda_backend_stats *s)
     s->graph_misses = __atomic_load_n(&b->st.graph_misses, __ATOMIC_RELAXED);
     s->late_captures = __atomic_load_n(&b->st.late_captures, __ATOMIC_RELAXED);
     s->att_pack_runs = __atomic_load_n(&b->st.att_pack_runs, __ATOMIC_RELAXED);
-    s->nudges = __atomic_load_n(&b->st.nudges, __ATOMIC_RELAXED);
     s->graphs_cached = __atomic_load_n(&b->st.graphs_cached, __ATOMIC_RELAXED);
     s->rows = __atomic_load_n(&b->st.rows, __ATOMIC_RELAXED);
     s->tokens = __atomic_load_n(&b->st.tokens, __ATOMIC_RELAXED);

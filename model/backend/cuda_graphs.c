@@ -206,17 +206,6 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
     return 0;
 }
 
-void cuda_nudge(laya_backend *base)
-{
-    cuda_backend *b = (cuda_backend *)base;
-    if (!b->o.nudge)
-        return;
-    if (cudaSetDevice(b->dev) != cudaSuccess || kn_nudge(b->ks, b->info.sm_count))
-        (void)cudaGetLastError(); /* a failed nudge is no request's: the next forward reports a fault */
-    else
-        __atomic_fetch_add(&b->st.nudges, 1, __ATOMIC_RELAXED);
-}
-
 int cuda_idle(laya_backend *base)
 {
     cuda_backend *b = (cuda_backend *)base;

@@ -164,7 +164,6 @@ int cuda_capture_exec(cuda_backend *b, int cap, int gcap, int att, cudaGraphExec
                       layad_error *err);
 int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);
-void cuda_nudge(laya_backend *base);
 void cuda_graphs_destroy(cuda_backend *b);
 
 double cuda_now_ms(void);

@@ -53,10 +53,6 @@ typedef struct laya_backend_ops {
      * Called by the backend's own thread between batches; does one piece and
      * returns 1 if it did something, 0 when nothing is left. */
     int (*idle)(laya_backend *b);
-    /* Optional (NULL: nothing to do): a forward is likely soon (a request's
-     * headers are in), called by the backend's own thread while it is idle.
-     * It may start device work that wakes the device; it waits for nothing. */
-    void (*nudge)(laya_backend *b);
 } laya_backend_ops;
 
 struct laya_backend {

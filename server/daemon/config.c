@@ -76,7 +76,6 @@ static const opt_def opts[] = {
     {"max_queue", I(max_queue), "1024", 1, 1000000, "requests waiting for a batch; beyond: 503 (or systemone_busy_status on /v1/systemone)"},
     {"batch_window_us", I(batch_window_us), "100", 0, 10000000, "longest wait to gather rows into a batch while a worker is busy, microseconds"},
     {"worker_spin_us", I(worker_spin_us), "-1", -1, 100000, "after a batch a worker, and after any work the scheduler loop, polls this long for the next before it sleeps, microseconds (-1: 1000 on the GPU, 0 on the CPU)"},
-    {"device_nudge", B(device_nudge), "false", 0, 1, "with worker_spin_us, a decision that finds a GPU worker asleep also has it launch an empty kernel while the request is parsed, so the GPU is awake for the forward (an experiment: not yet measured)"},
     {"http_spin_us", I(http_spin_us), "-1", -1, 1000000, "an HTTP thread whose decision is the only one in flight polls this long for its answer before it suspends the connection, microseconds (-1: 2000 on the GPU, 0 on the CPU)"},
     {"max_batch_rows", I(max_batch_rows), "64", 1, 65536, "rows per batch"},
     {"max_batch_tokens", I(max_batch_tokens), "32768", 1, 1 << 30, "real tokens per batch"},

@@ -76,7 +76,6 @@ typedef struct serve_config {
     int batch_window_us;             /* how long to gather rows before a batch */
     int worker_spin_us;              /* poll after a batch before sleeping (-1: auto) */
     int http_spin_us;                /* an HTTP thread polls for a lone decision's answer (-1: auto) */
-    int device_nudge;                /* a prewoken GPU worker launches an empty kernel (bool) */
     int max_batch_rows;
     int max_batch_tokens;            /* real tokens per batch */
     double request_timeout_s;        /* deadline from arrival -> 504 */

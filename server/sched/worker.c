@@ -105,16 +105,6 @@ static void run_batch(serve_worker *w, serve_batch *b)
     atomic_fetch_add_explicit(&w->n_batches, 1, memory_order_relaxed);
 }
 
-/* The device's first backend that has a nudge op nudges it: one wakes the device for all. */
-static void worker_nudge(serve_worker *w)
-{
-    for (int m = 0; m < w->n_models; m++)
-        if (w->backend[m]->ops->nudge) {
-            w->backend[m]->ops->nudge(w->backend[m]);
-            return;
-        }
-}
-
 /* With w->lock held: returns once a batch is submitted or stop is set. For
  * spin_s after the last batch the thread polls instead of sleeping: a wake
  * through the condition variable costs tens of microseconds on a virtual
@@ -137,11 +127,8 @@ static void wait_todo(serve_worker *w, double last_done)
         w->prewake = 0;
         if (w->todo || w->stop || !pre)
             return;
-        /* a request is on its way (worker_prewake): wake the device, poll for it */
+        /* a request is on its way (worker_prewake): poll for it */
         atomic_fetch_add_explicit(&w->n_prewakes, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&w->lock);
-        worker_nudge(w);
-        pthread_mutex_lock(&w->lock);
         last_done = layad_now();
     }
 }
