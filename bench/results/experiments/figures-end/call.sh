@@ -1,4 +1,4 @@
-# bench/results/experiments/end-h200/call.sh - the figures at one commit in one call, on whatever card
+# bench/results/experiments/figures-end/call.sh - the figures at one commit in one call, on whatever card
 # comes (asked for an H200): the four systems on the same checkpoint and requests (bench/mixed/peers.sh), the
 # forward at the shapes (paths timed at warm-up, as the daemon runs), and English parity with the
 # official PyTorch model's fp16 and bf16 logits on the same 288 questions (torch_rows.py, its package from the
