@@ -511,14 +511,16 @@ START_TEST(forward_timing)
     float lg[1], act[2];
     for (int graph = 1; graph >= 0; graph--) {
         layad_error err = {0};
-        b->last = (laya_fwd_timing){-1, -1, -1, -1, -1};
+        b->last = (laya_fwd_timing){-1, -1, -1, -1, -1, -1, -1};
         ck_assert_int_eq(cuda_backend_forward_mode(b, &r, 1, 1, lg, act, graph, &err), 0);
         const laya_fwd_timing t = b->last;
         ck_assert_msg(t.stage_s > 0 && t.run_s > 0 && t.unpack_s >= 0 && t.h2d_s > 0 && t.d2h_s > 0,
                       "graph %d: stage %g run %g h2d %g d2h %g unpack %g", graph, t.stage_s, t.run_s, t.h2d_s,
                       t.d2h_s, t.unpack_s);
-        ck_assert_msg(t.h2d_s + t.d2h_s < t.run_s, "graph %d: copies %g + %g outside run %g", graph, t.h2d_s,
-                      t.d2h_s, t.run_s);
+        ck_assert_msg(t.launch_s > 0 && t.launch_s < t.run_s && t.gpu_s < t.run_s, "graph %d: launch %g gpu %g run %g",
+                      graph, t.launch_s, t.gpu_s, t.run_s);
+        ck_assert_msg(t.h2d_s + t.d2h_s < t.gpu_s, "graph %d: copies %g + %g outside the span %g", graph, t.h2d_s,
+                      t.d2h_s, t.gpu_s);
     }
     b->ops->destroy(b);
 }

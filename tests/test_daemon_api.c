@@ -90,13 +90,14 @@ static void expect_alive(void)
 }
 
 /* Server-Timing of an answered decision: every stage, each a duration >= 0;
- * the forward's run inside infer, its copies inside run. */
+ * the forward's run inside infer, its launch call and device span inside run,
+ * its copies inside the span (the CPU backend has neither: 0). */
 static void check_server_timing(const char *v)
 {
-    static const char *const names[] = {"queue", "infer", "parse", "wake", "stage", "run", "h2d",
-                                        "d2h", "unpack", "back", "resume", "format"};
-    double got[12];
-    for (int i = 0; i < 12; i++) {
+    static const char *const names[] = {"queue", "infer", "parse", "wake", "stage", "run", "launch", "gpu",
+                                        "h2d", "d2h", "unpack", "back", "resume", "format"};
+    double got[14];
+    for (int i = 0; i < 14; i++) {
         char key[24];
         snprintf(key, sizeof key, "%s;dur=", names[i]);
         const char *p = strstr(v, key);
@@ -106,7 +107,8 @@ static void check_server_timing(const char *v)
         ck_assert_msg(end != p + strlen(key) && got[i] >= 0, "Server-Timing %s: %s", names[i], v);
     }
     ck_assert_msg(got[5] <= got[1] + 1e-3, "run %.3f outside infer %.3f: %s", got[5], got[1], v);
-    ck_assert_msg(got[6] + got[7] <= got[5] + 1e-3, "copies outside run: %s", v);
+    ck_assert_msg(got[6] <= got[5] + 1e-3 && got[7] <= got[5] + 1e-3, "launch or gpu outside run: %s", v);
+    ck_assert_msg(got[8] + got[9] <= got[7] + 1e-3, "copies outside the device's span: %s", v);
 }
 
 START_TEST(decide_equals_cli)

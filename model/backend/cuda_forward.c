@@ -411,21 +411,24 @@ int cuda_enqueue(cuda_backend *b, int T, int G, int att, layad_error *err)
     return 0;
 }
 
-/* Adds the copies' device times of the forward that just synchronized. The
- * times are diagnostics: one that cannot be read counts 0 and never fails
- * the forward (the error is not sticky; it is cleared). */
+/* Adds the device times of the forward that just synchronized: its copies
+ * and its whole span. The times are diagnostics: one that cannot be read
+ * counts 0 and never fails the forward (the error is not sticky; it is
+ * cleared). */
 static void add_copy_times(cuda_backend *b, laya_fwd_timing *tm)
 {
-    float h2d = 0, d2h = 0;
+    float h2d = 0, d2h = 0, gpu = 0;
     if (!b->o.copy_timing)
         return;
     if (cudaEventElapsedTime(&h2d, b->ev[0], b->ev[1]) != cudaSuccess ||
-        cudaEventElapsedTime(&d2h, b->ev[2], b->ev[3]) != cudaSuccess) {
+        cudaEventElapsedTime(&d2h, b->ev[2], b->ev[3]) != cudaSuccess ||
+        cudaEventElapsedTime(&gpu, b->ev[0], b->ev[3]) != cudaSuccess) {
         (void)cudaGetLastError();
-        h2d = d2h = 0;
+        h2d = d2h = gpu = 0;
     }
     tm->h2d_s += h2d * 1e-3;
     tm->d2h_s += d2h * 1e-3;
+    tm->gpu_s += gpu * 1e-3;
 }
 
 /* Packs rows[0..n) into the pinned input buffer laid out for bucket (T, G)
@@ -471,7 +474,7 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     const int att = cuda_att_pack_ok(b, T) && l.n_tiles <= b->att_pack_tiles ? CUDA_ATT_PACK : CUDA_ATT_GRID;
     if (att == CUDA_ATT_PACK)
         __atomic_fetch_add(&b->st.att_pack_runs, 1, __ATOMIC_RELAXED);
-    if (cuda_launch(b, T, G, att, use_graph, err))
+    if (cuda_launch(b, T, G, att, use_graph, &tm->launch_s, err))
         return -1;
     const double t2 = layad_now();
     add_copy_times(b, tm);

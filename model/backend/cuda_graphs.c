@@ -98,9 +98,10 @@ static int capture(cuda_backend *b, int T, int G, int att, bucket_graph *g, laya
 
 /* Runs bucket (T, G) on the staged inputs, attention in form att, and waits for the outputs in
  * pin_out. */
-int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, layad_error *err)
+int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, double *launch_s, layad_error *err)
 {
     bucket_graph *g = slot(b, T, G, att);
+    const double t0 = cuda_now_ms();
     if (use_graph && g && g->ready) {
         __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
         CU(cudaGraphLaunch(g->exec, b->ks.s));
@@ -112,6 +113,8 @@ int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, layad_err
         if (cuda_enqueue(b, T, G, att, err))
             return -1;
     }
+    if (launch_s)
+        *launch_s += (cuda_now_ms() - t0) * 1e-3;
     CU(cudaStreamSynchronize(b->ks.s));
     __atomic_fetch_add(&b->st.forwards, 1, __ATOMIC_RELAXED);
     return 0;
@@ -136,7 +139,7 @@ int cuda_warm_eager(cuda_backend *b, int T, int G, int att, layad_error *err)
 {
     batch_layout l;
     return prepare(b, T, G, err) || cuda_stage(b, T, G, NULL, 0, &l, err) ||
-                   cuda_launch(b, T, G, att, 0, err)
+                   cuda_launch(b, T, G, att, 0, NULL, err)
                ? -1
                : 0;
 }

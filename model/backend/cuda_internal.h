@@ -158,7 +158,7 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
 
 /* cuda_graphs.c */
 int cuda_bucket_index(const cuda_backend *b, int cap);
-int cuda_launch(cuda_backend *b, int cap, int gcap, int att, int use_graph, layad_error *err);
+int cuda_launch(cuda_backend *b, int cap, int gcap, int att, int use_graph, double *launch_s, layad_error *err);
 int cuda_warm_eager(cuda_backend *b, int cap, int gcap, int att, layad_error *err);
 int cuda_capture_exec(cuda_backend *b, int cap, int gcap, int att, cudaGraphExec_t *exec, int *nodes,
                       layad_error *err);

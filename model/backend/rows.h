@@ -31,12 +31,15 @@ typedef struct laya_backend laya_backend;
 
 /* Where the last forward call's time went, in seconds, summed over its packs:
  * host-side layout of the inputs (stage), the device run as the host waits for
- * it (run, from launch to synchronization; on the CPU the whole compute), the
- * input and output copies inside it as the device timed them (h2d, d2h; 0 on
- * the CPU), and the copy of the results out of the staging buffers (unpack).
+ * it (run, from launch to synchronization; on the CPU the whole compute), and
+ * inside run the host's launch call (launch: the graph launch or the eager
+ * enqueue), the device's span from the input copy's start to the output
+ * copy's end (gpu) and those copies (h2d, d2h), as the device timed them with
+ * events (0 on the CPU); then the copy of the results out of the staging
+ * buffers (unpack). run - gpu is what the host adds around the device's work.
  * The serving path reports these per request (Server-Timing). */
 typedef struct laya_fwd_timing {
-    double stage_s, run_s, h2d_s, d2h_s, unpack_s;
+    double stage_s, run_s, launch_s, gpu_s, h2d_s, d2h_s, unpack_s;
 } laya_fwd_timing;
 
 typedef struct laya_backend_ops {

@@ -1,7 +1,8 @@
 /*
  * stages.c - see stages.h. Server-Timing durations are milliseconds with
- * microsecond resolution; h2d and d2h lie inside run (the device's own timing
- * of the copies of the forward that finished the job).
+ * microsecond resolution; launch and gpu lie inside run, h2d and d2h inside
+ * gpu (the host's launch call, and the device's own timing of the span and
+ * the copies of the forward that finished the job).
  */
 #include "server/http/stages.h"
 
@@ -16,6 +17,8 @@ static void stage_values(const serve_job *j, const http_stages *h, double v[ST_C
     v[ST_WAKE] = j->wake_s;
     v[ST_STAGE] = j->fwd.stage_s;
     v[ST_RUN] = j->fwd.run_s;
+    v[ST_LAUNCH] = j->fwd.launch_s;
+    v[ST_GPU] = j->fwd.gpu_s;
     v[ST_H2D] = j->fwd.h2d_s;
     v[ST_D2H] = j->fwd.d2h_s;
     v[ST_UNPACK] = j->fwd.unpack_s;

@@ -49,8 +49,9 @@ static const int codes[] = {200, 400, 401, 403, 404, 405, 413, 422, 500, 503, 50
 static const char *const ep_names[EP_COUNT] = {
     "/decide", "/v1/systemone", "/v1/models", "/healthz", "/readyz", "/health", "/drain", "/metrics",
     "/v1/systemone/batch", "/openapi.json", "/docs", "other"};
-static const char *const stage_names[ST_COUNT] = {"parse", "wake", "stage", "run", "h2d", "d2h",
-                                                 "unpack", "back", "resume", "format", "send"};
+static const char *const stage_names[ST_COUNT] = {"parse", "wake",   "stage",  "run",    "launch",
+                                                 "gpu",   "h2d",    "d2h",    "unpack", "back",
+                                                 "resume", "format", "send"};
 static const char *const rej_names[REJ_COUNT] = {"queue_full", "draining", "deadline", "body_too_large",
                                                  "unauthorized"};
 

@@ -38,14 +38,16 @@ enum metrics_hist {
  * body to its last byte (laya_serving_stage_seconds{stage}): parse (validate,
  * tokenize, build rows, submit), wake (batch handed to the worker -> its
  * thread runs it), stage (inputs laid out in the pinned buffer), run (launch ->
- * synchronized; holds h2d and d2h, the copies as the device timed them),
- * unpack (results out of the staging buffer), back (forward end -> the loop
- * thread finished the job), resume (-> an HTTP thread took it up), format
- * (the response body), send (queued -> the last byte handed to the kernel).
- * The queue wait has its own histogram, laya_queue_wait_seconds. */
+ * synchronized; holds launch, the host's launch call, and gpu, the device's
+ * span from the input copy to the output copy as it timed it, which holds h2d
+ * and d2h, the copies), unpack (results out of the staging buffer), back
+ * (forward end -> the loop thread finished the job), resume (-> an HTTP thread
+ * took it up), format (the response body), send (queued -> the last byte
+ * handed to the kernel). The queue wait has its own histogram,
+ * laya_queue_wait_seconds. */
 enum metrics_stage {
-    ST_PARSE, ST_WAKE, ST_STAGE, ST_RUN, ST_H2D, ST_D2H, ST_UNPACK, ST_BACK, ST_RESUME, ST_FORMAT,
-    ST_SEND, ST_COUNT
+    ST_PARSE, ST_WAKE, ST_STAGE, ST_RUN, ST_LAUNCH, ST_GPU, ST_H2D, ST_D2H, ST_UNPACK, ST_BACK, ST_RESUME,
+    ST_FORMAT, ST_SEND, ST_COUNT
 };
 
 #define METRICS_MAX_DEVICES 16

@@ -31,6 +31,7 @@ for g in (0, 2, 20, 200):
             continue
         l = json.load(open(f))["levels"][0]; q = l["by_type"]["q1_83tok"]; st = l["server"]["stage_mean_ms"]
         print("gap %3d %-8s q1_83tok p50 %.3f p99 %.3f | mix p50 %.3f | queue %.3f wake %.3f parse %.3f run %.3f" % (
-            g, v, q["p50_ms"], q["p99_ms"], l["latency"]["p50_ms"], st["queue"], st["wake"], st["parse"], st["run"]))
+            g, v, q["p50_ms"], q["p99_ms"], l["latency"]["p50_ms"], st["queue"], st["wake"], st["parse"], st["run"])
+              + ("".join(" %s %.4f" % (k, st[k]) for k in ("launch", "gpu", "h2d") if k in st)))
 PY
 }
