@@ -380,6 +380,39 @@ START_TEST(timed_paths)
 }
 END_TEST
 
+/* With graph_seam_layers a bucket replays as two graphs, the first encoder layer and then the
+ * rest: the rows are bit for bit those of its eager launches and of one graph, and the two
+ * graphs hold the one graph's nodes. */
+START_TEST(seam_rows)
+{
+    if (!g_have)
+        return;
+    layad_error err = {0};
+    const cuda_bucket warm[1] = {{2, 40, 0}};
+    laya_backend *b[2];
+    cuda_backend_info info[2];
+    for (int k = 0; k < 2; k++) {
+        cuda_backend_opts o;
+        cuda_backend_opts_default(&o);
+        o.warm = warm;
+        o.n_warm = 1;
+        o.gemm_tune = 0; /* the heuristic's algorithms: the same in both backends */
+        o.graph_seam_layers = k;
+        b[k] = create(&o);
+        ck_assert_int_eq(cuda_backend_info_get(b[k], &info[k], &err), 0);
+        ck_assert_int_eq(info[k].n_warm, 1);
+        ck_assert_int_eq(info[k].warm_graphs[0], k + 1);
+    }
+    ck_assert_int_eq(info[1].warm_nodes[0], info[0].warm_nodes[0]);
+    synth_set s;
+    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 2, 37, 3, 29, &err), 0);
+    expect_three_same(b[1], b[0], &s, 2, "two graphs != one graph");
+    synth_free(&s);
+    for (int k = 0; k < 2; k++)
+        b[k]->ops->destroy(b[k]);
+}
+END_TEST
+
 /* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
 static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
 {
@@ -542,6 +575,7 @@ int main(void)
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);
+    tcase_add_test(t, seam_rows);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);

@@ -281,7 +281,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;
         if (branch_norm(b, &o, a->res, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm, NULL,
-                        last ? NULL : a->xn, last ? a->res : NULL, T, eps, err))
+                        last ? NULL : a->xn, last ? a->res : NULL, T, eps, err) ||
+            cuda_seam(b, i + 1, err))
             return -1;
     }
     return 0;
