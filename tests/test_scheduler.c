@@ -321,12 +321,17 @@ START_TEST(polling_loop_sleeps_when_idle)
 }
 END_TEST
 
-/* Worker 0's wakes from sleep by a prewake. */
-static long long worker_prewakes(void)
+/* Worker w's wakes from sleep by a prewake. */
+static long long prewakes_of(int w)
 {
     worker_stats st;
-    ck_assert_int_eq(scheduler_worker_stats(H.s, 0, &st), 0);
+    ck_assert_int_eq(scheduler_worker_stats(H.s, w, &st), 0);
     return st.prewakes;
+}
+
+static long long worker_prewakes(void)
+{
+    return prewakes_of(0);
 }
 
 /* With worker_spin_us set and both threads asleep, scheduler_prewake wakes the
@@ -357,6 +362,34 @@ START_TEST(prewake_wakes_sleeping_threads)
     serve_job *j = job_create(NULL, parse(6, 2), on_done, NULL);
     submit_answered(j, 2);
     job_unref(j);
+    stop(5);
+}
+END_TEST
+
+/* With two workers a prewake wakes only the one the next batch goes to: after a first job on
+ * worker 0 (both idle: the lower index), worker 1 (fewer tokens given so far), where the next
+ * job then runs. */
+START_TEST(prewake_wakes_the_next_worker)
+{
+    g_worker_spin_us = 200000;
+    const int sleeps[2] = {1000, 1000};
+    start_n(2, 1024, 100, 64, 30, sleeps, -1);
+    g_worker_spin_us = 0;
+    serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
+    submit_answered(j, 1);
+    job_unref(j);
+    ck_assert_int_eq(atomic_load(&H.fw[0]->calls), 1);
+    usleep(300000); /* past the spin: every thread asleep */
+    scheduler_prewake(H.s);
+    for (int i = 0; i < 1000 && prewakes_of(1) == 0; i++)
+        usleep(1000);
+    usleep(20000);
+    ck_assert_int_eq(prewakes_of(1), 1);
+    ck_assert_int_eq(prewakes_of(0), 0);
+    j = job_create(NULL, parse(6, 2), on_done, NULL);
+    submit_answered(j, 2);
+    job_unref(j);
+    ck_assert_int_eq(atomic_load(&H.fw[1]->calls), 1);
     stop(5);
 }
 END_TEST
@@ -999,6 +1032,7 @@ Suite *suite(void)
     tcase_add_test(tc, polling_loop_sleeps_when_idle);
     tcase_add_test(tc, prewake_wakes_sleeping_threads);
     tcase_add_test(tc, prewake_without_spin_wakes_nothing);
+    tcase_add_test(tc, prewake_wakes_the_next_worker);
     tcase_add_test(tc, big_request_split_over_batches);
     tcase_add_test(tc, failed_batch_retried_one_by_one);
     tcase_add_test(tc, deadline_504_late_result_dropped);

@@ -50,6 +50,8 @@ struct scheduler {
     int busy[MAX_WORKERS];
     int buckets_seen[MAX_WORKERS]; /* buckets of the worker's batch already answered */
     long long given_tokens[MAX_WORKERS]; /* padded tokens dispatched to each worker so far */
+    _Atomic int next_worker; /* pick_worker's choice as of the last launch or return (-1: none
+                                idle), read by scheduler_prewake on any thread */
     unsigned long long seq;
 
     int shutting_down, grace_over, stopped;

@@ -55,15 +55,18 @@ void poll_keep(scheduler *s)
  * sporadic/) the queue and wake stages took 26-62 us each, two sleeping
  * threads woken one after the other, and 2-14 us with this; after 200 ms
  * pauses the worker's wake stayed hidden (5-22 us) and the loop's only in
- * one of three runs (queue 18 us; 47 and 50 in the others). Every worker is
- * woken, though one takes the batch: on a daemon of several GPUs the others
- * poll for their spin for nothing. */
+ * one of three runs (queue 18 us; 47 and 50 in the others). Only the worker
+ * the next batch would go to is woken (next_worker, published by the loop):
+ * on a daemon of several GPUs the others would poll for their spin for
+ * nothing. When another request takes that worker first, this one's wake is
+ * serial again, as without a prewake. */
 void scheduler_prewake(scheduler *s)
 {
     if (s->o.worker_spin_us <= 0)
         return;
     if (!atomic_load_explicit(&s->polling, memory_order_relaxed))
         uv_async_send(&s->prewake);
-    for (int w = 0; w < s->n_workers; w++)
+    const int w = atomic_load_explicit(&s->next_worker, memory_order_relaxed);
+    if (w >= 0 && w < s->n_workers)
         worker_prewake(s->workers[w]);
 }

@@ -51,6 +51,13 @@ static int pick_worker(const scheduler *s)
     return best;
 }
 
+/* Publishes the worker the next batch would go to, for scheduler_prewake: the loop owns busy
+ * and given_tokens, so another thread reads only this. */
+static void publish_next(scheduler *s)
+{
+    atomic_store_explicit(&s->next_worker, pick_worker(s), memory_order_relaxed);
+}
+
 /* Cuts worker w's batch (rows already taken) into buckets and hands it over. */
 static void launch(scheduler *s, int w)
 {
@@ -62,6 +69,7 @@ static void launch(scheduler *s, int w)
     s->buckets_seen[w] = 0;
     atomic_store_explicit(&b->buckets_done, 0, memory_order_relaxed);
     worker_submit(s->workers[w], b);
+    publish_next(s);
 }
 
 static int any_busy(const scheduler *s)
@@ -236,6 +244,7 @@ static void on_wake(uv_async_t *a)
         serve_batch *b = &s->batches[w];
         if (worker_take_done(s->workers[w])) {
             s->busy[w] = 0;
+            publish_next(s);
             complete_batch(s, b, &s->buckets_seen[w]);
         } else {
             int done = atomic_load_explicit(&b->buckets_done, memory_order_acquire);
