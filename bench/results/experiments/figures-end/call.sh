@@ -22,8 +22,9 @@ echo "parity-fast exit $? $((SECONDS-t0)) s"; tail -4 $OUT/more/parity-layad.log
 ext=()
 for dt in bf16 fp16; do
   [ $((SECONDS - t0)) -lt 470 ] || break
-  env -u LD_LIBRARY_PATH PYTHONPATH=$W/site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 timeout 90 python3 scripts/torch_rows.py \
-    --model $W/english --rows $W/rows.json --dtype $dt --device cuda --out $W/torch-$dt.json > $OUT/more/torch-$dt.log 2>&1 &&
+  env -u LD_LIBRARY_PATH PYTHONPATH=$W/site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 timeout 90 python3 \
+    scripts/torch_rows.py --model $W/english --rows $W/rows.json --dtype $dt --device cuda --out $W/torch-$dt.json \
+    > $OUT/more/torch-$dt.log 2>&1 &&
     ext+=(--external $W/torch-$dt.json:official-$dt)
   echo "torch_rows $dt exit $? $((SECONDS-t0)) s"
 done

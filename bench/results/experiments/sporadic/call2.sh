@@ -3,7 +3,7 @@
 # layad wakes the scheduler's sleeping threads when a decision's headers arrive). One state directory (the
 # GEMM tuning cache of the first start, read by the others). Each daemon in turn, before / prewake / before2 /
 # prewake2: loadgen at concurrency 1 with pauses of 0, 2, 20 and 200 ms after every answer. ~5 minutes.
-# (Rewritten after it ran to share pauses.sh with call4.sh, the same steps; the reports it made carry
+# (Rewritten after it ran to share pauses.sh with call5.sh, the same steps; the reports it made carry
 # --meta binary=, now variant=.)
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W/state; t0=$SECONDS; port=18192

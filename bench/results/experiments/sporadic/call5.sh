@@ -1,9 +1,9 @@
-# bench/results/experiments/sporadic/call5.sh - call4.sh (device_nudge false / true / false / true at pauses, the
-# backend suite first) plus two more daemons, nudge off and on, while the script holds a CPU latency request
-# of 0 us (/dev/cpu_dma_latency, the kernel's PM QoS: no core enters an idle state deeper than polling while
-# the file is open). The question for the second part: how much of what a request pays after a pause is the
-# host's cores waking (the ~0.17 ms outside the daemon's clocks, the parse on cold caches), before the daemon
-# gets a key that holds such a request itself. Carry .carry (scripts/device/prep build/loadgen
+# bench/results/experiments/sporadic/call5.sh - the last session's call4.sh, folded in here (device_nudge false /
+# true / false / true at pauses, the backend suite first), plus two more daemons, nudge off and on, while the script
+# holds a CPU latency request of 0 us (/dev/cpu_dma_latency, the kernel's PM QoS: no core enters an idle state
+# deeper than polling while the file is open). The question for the second part: how much of what a request pays
+# after a pause is the host's cores waking (the ~0.17 ms outside the daemon's clocks, the parse on cold caches),
+# before the daemon gets a key that holds such a request itself. Carry .carry (scripts/device/prep build/loadgen
 # build/tests/gpu_backend_cuda; `git rev-parse --short HEAD > .carry/commit`). ~7 minutes.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W/state; t0=$SECONDS; port=18192

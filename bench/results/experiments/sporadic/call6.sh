@@ -1,4 +1,5 @@
-# bench/results/experiments/sporadic/call6.sh - call4.sh again after the nudge's fix: in call5 every nudge was refused
+# bench/results/experiments/sporadic/call6.sh - call5.sh's A/B again after the nudge's fix: in call5 every nudge was
+# refused
 # (the backend kept no SM count, so kn_nudge launched nothing and its "on" daemons ran as "off"). The backend suite
 # first (nudge_leaves_answers now also counts the kernels launched), then device_nudge false / true / false / true at
 # pauses of 0-200 ms, with the GPU's SM and memory clocks traced every 20 ms. Carry .carry (scripts/device/prep
