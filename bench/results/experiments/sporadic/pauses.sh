@@ -1,6 +1,6 @@
 # bench/results/experiments/sporadic/pauses.sh - sourced by call2.sh, call5-7.sh and ../graph-seam/call.sh on the
-# lent GPU machine (B, W, OUT, port and t0 set; W/english made). ab_daemon VARIANT BINARY [SERVE ARG...]: one daemon (the
-# state directory W/state shared by all, so later starts read the first one's GEMM tuning) under loadgen at
+# lent GPU machine (B, W, OUT, port and t0 set; W/english made). ab_daemon VARIANT BINARY [SERVE ARG...]: one
+# daemon (the state directory W/state shared by all, so later starts read the first one's GEMM tuning) under loadgen at
 # concurrency 1 with pauses of 0, 2, 20 and 200 ms after every answer, skipped past AB_LIMIT_S (480) s.
 # ab_summary VARIANT...: q1_83tok and the stage means of each level, into OUT/summary.txt.
 ab_daemon() {
