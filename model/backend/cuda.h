@@ -108,9 +108,9 @@ typedef struct cuda_backend_opts {
     int graph_seam_layers; /* 0 (default): a bucket's forward is one graph; k > 0: two, the
                               input copy, embeddings and the first k encoder layers, then the
                               rest (one graph when k exceeds the encoder's layers), launched one
-                              after the other; eager runs and the path timing are unchanged. The device starts
-                              once the first (~10 k nodes) is written, while the host writes
-                              the second: a ~280-node graph's launch call took 11.5 us closed
+                              after the other; eager runs and the path timing are unchanged.
+                              The device starts once the first (~10 k nodes) is written, while
+                              the host writes the second: a ~280-node graph's launch call took 11.5 us closed
                               loop and 61.5 us after a 200 ms pause on an H100, most of it
                               before the device started (bench/results/experiments/sporadic/).
                               The seam is a full dependency between two launches; it falls
