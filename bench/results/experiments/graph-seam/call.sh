@@ -5,8 +5,8 @@
 # (scripts/device/prep build/loadgen build/tests/gpu_backend_cuda; `git rev-parse --short HEAD > .carry/commit`).
 # ~7 minutes: the backend suite (seam_rows: two graphs bit for bit one graph and eager), the forward A/B/A/B at
 # the small shapes, then the daemon with graph_seam_layers 0 / 2 / 0 / 2 at pauses of 0-200 ms
-# (sporadic/pauses.sh; the summary shows run, launch and gpu). Keep it on only if run - gpu falls and the forward
-# and q1_83tok p50 do not rise.
+# (sporadic/pauses.sh; the summary shows run, launch and gpu), and one more daemon polling 20 ms after its work
+# (worker_spin_us 20000). Keep the seam only if run - gpu falls and the forward and q1_83tok p50 do not rise.
 export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W/state; t0=$SECONDS; port=18192
 $B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
@@ -14,11 +14,13 @@ LAYAD_TINY=$W/tiny timeout 100 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2
 echo "gpu_backend_cuda exit $?"; grep -E "Checks|:F:|:E:" $OUT/gpu_backend_cuda.log
 LAYAD_RUN_DIR=$W bash scripts/device/flag-ab $B/layad-dev --graph-seam-layers 0 2 1x16,1x83,1x512,8x512
 source bench/results/experiments/sporadic/pauses.sh
-AB_LIMIT_S=500
+AB_LIMIT_S=510
 for v in one two one2 two2; do
   n=0; case $v in two*) n=2 ;; esac
   ab_daemon $v $B/layad --graph-seam-layers $n
 done
-ab_summary one two one2 two2
+# the launch after 2-20 ms pauses with the worker and the loop polling through them (20 ms, not 1)
+ab_daemon spin20 $B/layad --graph-seam-layers 0 --worker-spin-us 20000
+ab_summary one two one2 two2 spin20
 cd $OUT && tar czf loadgen.tgz loadgen-*.json && rm -f loadgen-*.json
 cd $W && tar czf $OUT/raw.tgz metrics-*.txt serve-*.log
