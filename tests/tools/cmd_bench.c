@@ -93,10 +93,14 @@ static int bench_opt(void *ctx, int c, const char *arg)
     }
 }
 
+#define N_WARM 10 /* untimed forwards before a shape's groups */
+
 typedef struct bench_run {
     laya_backend *b;
     synth_set *sets;
     fwd_out *out;
+    laya_fwd_timing sum; /* the timed forwards' own account (launch call, device span), summed */
+    int n;
 } bench_run;
 
 static int one_forward(void *ctx, int iter, layad_error *err)
@@ -104,7 +108,15 @@ static int one_forward(void *ctx, int iter, layad_error *err)
     bench_run *r = ctx;
     synth_set *s = &r->sets[iter % N_SETS];
     fwd_out *o = &r->out[iter % N_SETS];
-    return r->b->ops->forward(r->b, s->rows, s->n, o->K, o->logits, o->act, err);
+    if (r->b->ops->forward(r->b, s->rows, s->n, o->K, o->logits, o->act, err))
+        return -1;
+    if (iter >= N_WARM) {
+        r->sum.run_s += r->b->last.run_s;
+        r->sum.launch_s += r->b->last.launch_s;
+        r->sum.gpu_s += r->b->last.gpu_s;
+        r->n++;
+    }
+    return 0;
 }
 
 /* The CUDA backend with every shape's bucket captured at create (in t->gpu). */
@@ -139,9 +151,10 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
 
-/* The JSON of one timed shape (ms[0..groups): per-forward ms of each group). */
+/* The JSON of one timed shape (ms[0..groups): per-forward ms of each group; run: the timed
+ * forwards' own account). */
 static json_t *shape_json(tool *t, const synth_set *set, cuda_bucket sh, const double *ms, int groups,
-                          double flops)
+                          double flops, const bench_run *run)
 {
     const double wbytes = forward_weight_bytes(&t->ck->cfg);
     const double t_flop = flops / PEAK_FLOPS * 1e3, t_byte = wbytes / PEAK_BYTES * 1e3;
@@ -157,10 +170,12 @@ static json_t *shape_json(tool *t, const synth_set *set, cuda_bucket sh, const d
     const int cap = cuda_backend_capacity(t->gpu, (long)set->tokens, set->n);
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, synth_hash(set));
-    printf("  %3dx%-5d %10.3f %10.3f %10.3f %9.3f %12.0f %9.2f\n", sh.rows, sh.tokens,
-           med, lo, hi, floor_ms, toks / (med / 1e3), med / floor_ms);
+    const double per = run->n > 0 ? 1e3 / run->n : 0;
+    printf("  %3dx%-5d %10.3f %10.3f %10.3f %9.3f %12.0f %9.2f %9.1f %9.1f\n", sh.rows, sh.tokens, med, lo, hi,
+           floor_ms, toks / (med / 1e3), med / floor_ms, run->sum.launch_s * per * 1e3,
+           (run->sum.run_s - run->sum.gpu_s) * per * 1e3);
     return json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:o, s:f, s:f, "
-                     "s:f, s:s, s:f, s:f, s:s}",
+                     "s:f, s:s, s:f, s:f, s:s, s:f, s:f, s:f}",
                      "rows", sh.rows, "tokens", sh.tokens, "bucket_tokens", cap,
                      "real_tokens", toks,
                      "median_ms", med, "min_group_ms", lo, "max_group_ms", hi,
@@ -168,7 +183,8 @@ static json_t *shape_json(tool *t, const synth_set *set, cuda_bucket sh, const d
                      flops, "floor_ms", floor_ms, "floor_bound",
                      t_flop > t_byte ? "compute" : "weight bandwidth",
                      "ratio_to_floor", med / floor_ms, "weight_bytes", wbytes,
-                     "input_hash", hash);
+                     "input_hash", hash, "run_mean_ms", run->sum.run_s * per, "launch_mean_ms",
+                     run->sum.launch_s * per, "gpu_mean_ms", run->sum.gpu_s * per);
 }
 
 /* Times shape i (three rotating input sets) and appends its JSON to arr. 0 or -1. */
@@ -182,9 +198,9 @@ static int bench_shape(tool *t, const bench_opts *bo, cuda_bucket sh, int i, jso
         ok = !synth_uniform(&sets[k], cfg, sh.rows, sh.tokens, 3, 7000 + 10 * i + k, &t->err) &&
              !fwd_out_alloc(&outs[k], sh.rows, 3, &t->err);
     double ms[100];
-    bench_run run = {t->gpu, sets, outs};
+    bench_run run = {.b = t->gpu, .sets = sets, .out = outs};
     if (ok)
-        ok = !time_groups(one_forward, &run, 10, bo->groups, bo->per_group, ms, &t->err);
+        ok = !time_groups(one_forward, &run, N_WARM, bo->groups, bo->per_group, ms, &t->err);
     if (ok) {
         int *lens = malloc((size_t)sh.rows * sizeof *lens);
         ok = lens != NULL;
@@ -192,7 +208,7 @@ static int bench_shape(tool *t, const bench_opts *bo, cuda_bucket sh, int i, jso
             lens[r] = sets[0].rows[r].len;
         const double flops = ok ? forward_flops(cfg, lens, sh.rows) : 0;
         free(lens);
-        json_array_append_new(arr, shape_json(t, &sets[0], sh, ms, bo->groups, flops));
+        json_array_append_new(arr, shape_json(t, &sets[0], sh, ms, bo->groups, flops, &run));
     }
     for (int k = 0; k < N_SETS; k++) {
         synth_free(&sets[k]);
@@ -262,8 +278,8 @@ static int bench_all(tool *t, const bench_opts *bo, const cuda_bucket *shapes, i
                    "(0: n/a): kept %s\n", info.warm_tokens[i], info.warm_path_ms[i][0],
                    info.warm_path_ms[i][CUDA_PATH_SMALL], info.warm_path_ms[i][CUDA_PATH_FUSED],
                    info.warm_path_ms[i][CUDA_PATH_SMALL | CUDA_PATH_FUSED], cuda_path_name(info.warm_path[i]));
-    printf("  %-9s %10s %10s %10s %9s %12s %9s\n", "shape", "median ms", "min", "max", "floor ms",
-           "tokens/s", "x floor");
+    printf("  %-9s %10s %10s %10s %9s %12s %9s %9s %9s\n", "shape", "median ms", "min", "max", "floor ms",
+           "tokens/s", "x floor", "launch us", "host us");
     json_t *arr = json_array();
     json_object_set_new(t->rep, "shapes", arr);
     for (int i = 0; i < n_shapes; i++)
