@@ -289,13 +289,14 @@ static void submit_answered(serve_job *j, int n)
     ck_assert(results_ok(j));
 }
 
-/* One worker (1 ms a forward) whose threads poll for 200 ms after their last
- * work, and one job answered 200 through it. */
-static void start_spin_one_job(void)
+/* n workers (1 ms a forward) whose threads poll for 200 ms after their last
+ * work, and one job answered 200 (on worker 0: all idle, the lowest index). */
+static void start_spin_workers(int n)
 {
     g_worker_spin_us = 200000;
-    const int sleeps[1] = {1000};
-    start_n(1, 1024, 100, 64, 30, sleeps, -1);
+    const int sleeps[2] = {1000, 1000};
+    ck_assert(n >= 1 && n <= 2);
+    start_n(n, 1024, 100, 64, 30, sleeps, -1);
     g_worker_spin_us = 0;
     serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
     submit_answered(j, 1);
@@ -307,7 +308,7 @@ static void start_spin_one_job(void)
  * an idle daemon must not keep a core busy. */
 START_TEST(polling_loop_sleeps_when_idle)
 {
-    start_spin_one_job();
+    start_spin_workers(1);
     const double c0 = loop_cpu_s();
     usleep(100000); /* inside the 200 ms spin */
     const double polling = loop_cpu_s() - c0;
@@ -340,7 +341,7 @@ static long long worker_prewakes(void)
  * the next job is answered as ever. */
 START_TEST(prewake_wakes_sleeping_threads)
 {
-    start_spin_one_job();
+    start_spin_workers(1);
     usleep(300000); /* past the spin: both asleep */
     double c0 = loop_cpu_s();
     usleep(100000);
@@ -371,13 +372,7 @@ END_TEST
  * job then runs. */
 START_TEST(prewake_wakes_the_next_worker)
 {
-    g_worker_spin_us = 200000;
-    const int sleeps[2] = {1000, 1000};
-    start_n(2, 1024, 100, 64, 30, sleeps, -1);
-    g_worker_spin_us = 0;
-    serve_job *j = job_create(NULL, parse(5, 1), on_done, NULL);
-    submit_answered(j, 1);
-    job_unref(j);
+    start_spin_workers(2);
     ck_assert_int_eq(atomic_load(&H.fw[0]->calls), 1);
     usleep(300000); /* past the spin: every thread asleep */
     scheduler_prewake(H.s);
@@ -386,7 +381,7 @@ START_TEST(prewake_wakes_the_next_worker)
     usleep(20000);
     ck_assert_int_eq(prewakes_of(1), 1);
     ck_assert_int_eq(prewakes_of(0), 0);
-    j = job_create(NULL, parse(6, 2), on_done, NULL);
+    serve_job *j = job_create(NULL, parse(6, 2), on_done, NULL);
     submit_answered(j, 2);
     job_unref(j);
     ck_assert_int_eq(atomic_load(&H.fw[1]->calls), 1);

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "model/backend/cuda_internal.h"
+#include "model/base/clock.h"
 
 double cuda_now_ms(void)
 {
@@ -134,7 +135,7 @@ static int capture(cuda_backend *b, int T, int G, int att, bucket_graph *g, laya
 int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, double *launch_s, layad_error *err)
 {
     bucket_graph *g = slot(b, T, G, att);
-    const double t0 = cuda_now_ms();
+    const double t0 = layad_now(); /* the clock of cuda_run_pack's stages */
     if (use_graph && g && g->ready) {
         __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
         CU(cudaGraphLaunch(g->exec[0], b->ks.s));
@@ -149,7 +150,7 @@ int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, double *l
             return -1;
     }
     if (launch_s)
-        *launch_s += (cuda_now_ms() - t0) * 1e-3;
+        *launch_s += layad_now() - t0;
     CU(cudaStreamSynchronize(b->ks.s));
     __atomic_fetch_add(&b->st.forwards, 1, __ATOMIC_RELAXED);
     return 0;
