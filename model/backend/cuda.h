@@ -101,20 +101,16 @@ typedef struct cuda_backend_opts {
                               capture a graph with two groups (kn_attention_grouped), replayed
                               for packs of few query tiles (a long row alone): the two halves of
                               each tile's keys side by side. Both forms give the same bits. */
+    int mlp_chunk_tokens; /* 0 (default): the encoder's MLP over the whole bucket; C > 0:
+                              buckets of more than C tokens run Wi, GeGLU and MLP out C token
+                              slots at a time (with the residual epilogue), so the chunk's u and g,
+                              at the buffers' starts each time, are read back from L2, not DRAM
+                              (an experiment for large packs: at 64x512 GeGLU alone moves 0.5 GB
+                              a layer) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
                            in every process */
-    int graph_seam_layers; /* 0 (default): a bucket's forward is one graph; k > 0: two, the
-                              input copy, embeddings and the first k encoder layers, then the
-                              rest (one graph when k exceeds the encoder's layers), launched one
-                              after the other; eager runs and the path timing are unchanged.
-                              The device starts once the first (~10 k nodes) is written, while
-                              the host writes the second: a ~280-node graph's launch call took 11.5 us closed
-                              loop and 61.5 us after a 200 ms pause on an H100, most of it
-                              before the device started (bench/results/experiments/sporadic/).
-                              The seam is a full dependency between two launches; it falls
-                              before a layer's Wqkv, which waits for its predecessor anyway. */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels
@@ -206,7 +202,6 @@ typedef struct cuda_backend_info {
     double warm_capture_ms[CUDA_MAX_WARM];
     int warm_nodes[CUDA_MAX_WARM]; /* nodes of the bucket's graph (its first gathered class; 0 without
                                       graphs): the forward's launches and timing events */
-    int warm_graphs[CUDA_MAX_WARM]; /* graphs that hold them: 1, 2 at graph_seam_layers (0 without) */
     int warm_path[CUDA_MAX_WARM];  /* the paths the bucket runs (CUDA_PATH_* bits of those that
                                       apply there) */
     double warm_path_ms[CUDA_MAX_WARM][CUDA_PATHS]; /* path_tune_tokens: each path's median

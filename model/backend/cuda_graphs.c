@@ -56,65 +56,32 @@ static int prepare(cuda_backend *b, int T, int G, layad_error *err)
     return rc;
 }
 
-/* Ends the capture of a bucket's first graph after layers_done encoder layers (at the seam of
- * graph_seam_layers) and begins its second on the same stream, so the two run one after the other. */
-int cuda_seam(cuda_backend *b, int layers_done, layad_error *err)
-{
-    if (b->seam_at != layers_done || b->prepare_only)
-        return 0;
-    cudaError_t e = cudaStreamEndCapture(b->ks.s, &b->seam_graph);
-    if (e == cudaSuccess)
-        e = cudaStreamBeginCapture(b->ks.s, cudaStreamCaptureModeThreadLocal);
-    if (e != cudaSuccess)
-        return layad_fail(err, 500, "cuda backend: the graphs' seam after %d layers: %s", layers_done,
-                          cudaGetErrorString(e));
-    return 0;
-}
-
-/* Instantiates graph into *exec and adds its nodes to *nodes. */
-static int instantiate(cudaGraph_t graph, cudaGraphExec_t *exec, int *nodes, int T, layad_error *err)
-{
-    size_t n = 0;
-    if (cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess)
-        return layad_fail(err, 500, "cuda backend: nodes of the graph of %d tokens", T);
-    *nodes += (int)n;
-    const cudaError_t e = cudaGraphInstantiate(exec, graph, 0);
-    if (e != cudaSuccess)
-        return layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T, cudaGetErrorString(e));
-    return 0;
-}
-
-/* Prepares bucket (T, G) and captures its forward, attention in form att, into exec[0] (with seam
- * and graph_seam_layers: its first part there and the rest in exec[1]; else exec[1] is NULL);
- * *nodes: the graphs' nodes. */
-int cuda_capture_exec(cuda_backend *b, int T, int G, int att, int seam, cudaGraphExec_t exec[2], int *nodes,
+/* Prepares bucket (T, G) and captures its forward, attention in form att, into *exec (*nodes: the
+ * graph's nodes). */
+int cuda_capture_exec(cuda_backend *b, int T, int G, int att, cudaGraphExec_t *exec, int *nodes,
                       layad_error *err)
 {
-    exec[0] = exec[1] = NULL;
-    *nodes = 0;
     if (prepare(b, T, G, err))
         return -1;
     cudaGraph_t graph = NULL;
     CU(cudaStreamBeginCapture(b->ks.s, cudaStreamCaptureModeThreadLocal));
-    b->seam_at = seam ? b->o.graph_seam_layers : 0;
-    b->seam_graph = NULL;
     int rc = cuda_enqueue(b, T, G, att, err);
-    b->seam_at = 0;
     cudaError_t e = cudaStreamEndCapture(b->ks.s, &graph);
     if (!rc && e != cudaSuccess)
-        rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T, cudaGetErrorString(e));
-    cudaGraph_t part[2] = {b->seam_graph ? b->seam_graph : graph, b->seam_graph ? graph : NULL};
-    b->seam_graph = NULL;
-    for (int k = 0; k < 2 && !rc && part[k]; k++)
-        rc = instantiate(part[k], &exec[k], nodes, T, err);
-    for (int k = 0; k < 2; k++) {
-        if (part[k])
-            cudaGraphDestroy(part[k]);
-        if (rc && exec[k]) {
-            cudaGraphExecDestroy(exec[k]);
-            exec[k] = NULL;
-        }
+        rc = layad_fail(err, 500, "cuda backend: end capture of %d tokens: %s", T,
+                        cudaGetErrorString(e));
+    size_t n = 0;
+    if (!rc && cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess)
+        rc = layad_fail(err, 500, "cuda backend: nodes of the graph of %d tokens", T);
+    if (!rc) {
+        *nodes = (int)n;
+        e = cudaGraphInstantiate(exec, graph, 0);
+        if (e != cudaSuccess)
+            rc = layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T,
+                            cudaGetErrorString(e));
     }
+    if (graph)
+        cudaGraphDestroy(graph);
     if (rc)
         (void)cudaGetLastError();
     return rc ? -1 : 0;
@@ -122,7 +89,7 @@ int cuda_capture_exec(cuda_backend *b, int T, int G, int att, int seam, cudaGrap
 
 static int capture(cuda_backend *b, int T, int G, int att, bucket_graph *g, layad_error *err)
 {
-    if (cuda_capture_exec(b, T, G, att, 1, g->exec, &g->nodes, err))
+    if (cuda_capture_exec(b, T, G, att, &g->exec, &g->nodes, err))
         return -1;
     g->ready = 1;
     g->pending = 0;
@@ -138,9 +105,7 @@ int cuda_launch(cuda_backend *b, int T, int G, int att, int use_graph, double *l
     const double t0 = layad_now(); /* the clock of cuda_run_pack's stages */
     if (use_graph && g && g->ready) {
         __atomic_fetch_add(&b->st.graph_hits, 1, __ATOMIC_RELAXED);
-        CU(cudaGraphLaunch(g->exec[0], b->ks.s));
-        if (g->exec[1])
-            CU(cudaGraphLaunch(g->exec[1], b->ks.s));
+        CU(cudaGraphLaunch(g->exec, b->ks.s));
     } else {
         if (use_graph && g) {
             __atomic_fetch_add(&b->st.graph_misses, 1, __ATOMIC_RELAXED);
@@ -200,7 +165,7 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
 {
     const double t1 = cuda_now_ms();
     double pm[CUDA_PATHS] = {0};
-    int nodes = 0, graphs = 0, first = 1;
+    int nodes = 0, first = 1;
     for (int c = 0; c < BATCH_GCLASSES; c++) {
         if (!batch_gclass_own(&b->policy, T, c))
             continue;
@@ -209,11 +174,8 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
             return -1;
         if (warm_bucket(b, T, G, err))
             return -1;
-        if (first && b->o.use_graphs) {
-            const bucket_graph *g = slot(b, T, G, CUDA_ATT_GRID);
-            nodes = g->nodes;
-            graphs = g->exec[1] ? 2 : 1;
-        }
+        if (first && b->o.use_graphs)
+            nodes = slot(b, T, G, CUDA_ATT_GRID)->nodes;
         first = 0;
         (*done)++;
     }
@@ -223,7 +185,6 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
         const int k = in->n_warm++;
         in->warm_tokens[k] = T;
         in->warm_nodes[k] = nodes;
-        in->warm_graphs[k] = graphs;
         in->warm_capture_ms[k] = ms;
         in->warm_path[k] = cuda_path_effective(b, T, b->path[cuda_bucket_index(b, T)]);
         memcpy(in->warm_path_ms[k], pm, sizeof pm);
@@ -277,7 +238,6 @@ void cuda_graphs_destroy(cuda_backend *b)
     for (int i = 0; i < BATCH_MAX_BUCKETS; i++)
         for (int c = 0; c < BATCH_GCLASSES; c++)
             for (int att = 0; att < CUDA_ATT_FORMS; att++)
-                for (int k = 0; k < 2; k++)
-                    if (b->graphs[i][c][att].ready && b->graphs[i][c][att].exec[k])
-                        cudaGraphExecDestroy(b->graphs[i][c][att].exec[k]);
+                if (b->graphs[i][c][att].ready)
+                    cudaGraphExecDestroy(b->graphs[i][c][att].exec);
 }

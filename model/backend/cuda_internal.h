@@ -93,10 +93,10 @@ typedef struct stage_layout {
 enum { CUDA_ATT_GRID, CUDA_ATT_PACK, CUDA_ATT_FORMS };
 
 typedef struct bucket_graph {
-    cudaGraphExec_t exec[2]; /* the forward, or its two parts at graph_seam_layers ([1] NULL: one) */
+    cudaGraphExec_t exec;
     int ready;   /* exec captured */
     int pending; /* ran eagerly; ops->idle captures it */
-    int nodes;   /* nodes of its graphs: every launch and timing event of the forward */
+    int nodes;   /* nodes of its graph: every launch and timing event of the forward */
 } bucket_graph;
 
 typedef struct cuda_backend {
@@ -133,8 +133,6 @@ typedef struct cuda_backend {
     /* copy_timing: recorded before / after the input copy and before / after
      * the output copy, in eager runs and in every captured graph */
     cudaEvent_t ev[4];
-    int seam_at;      /* while capturing: end the first graph after this many encoder layers (0: none) */
-    cudaGraph_t seam_graph; /* while capturing: the first graph, once the seam was passed */
     size_t pin_bytes;
     bucket_graph graphs[BATCH_MAX_BUCKETS][BATCH_GCLASSES][CUDA_ATT_FORMS]; /* by bucket index, gathered
                                                                               class, attention form */
@@ -161,9 +159,8 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
 /* cuda_graphs.c */
 int cuda_bucket_index(const cuda_backend *b, int cap);
 int cuda_launch(cuda_backend *b, int cap, int gcap, int att, int use_graph, double *launch_s, layad_error *err);
-int cuda_seam(cuda_backend *b, int layers_done, layad_error *err);
 int cuda_warm_eager(cuda_backend *b, int cap, int gcap, int att, layad_error *err);
-int cuda_capture_exec(cuda_backend *b, int cap, int gcap, int att, int seam, cudaGraphExec_t exec[2], int *nodes,
+int cuda_capture_exec(cuda_backend *b, int cap, int gcap, int att, cudaGraphExec_t *exec, int *nodes,
                       layad_error *err);
 int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);

@@ -114,11 +114,9 @@ int cuda_choose_path(cuda_backend *b, int T, int G, double pm[CUDA_PATHS], layad
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         int nodes = 0;
-        cudaGraphExec_t one[2] = {NULL, NULL}; /* paths are timed as one graph each */
         b->path[bi] = (unsigned char)cand[i];
         rc = cuda_warm_eager(b, T, G, CUDA_ATT_GRID, err) ||
-             cuda_capture_exec(b, T, G, CUDA_ATT_GRID, 0, one, &nodes, err);
-        ex[i] = one[0];
+             cuda_capture_exec(b, T, G, CUDA_ATT_GRID, &ex[i], &nodes, err);
     }
     rc = rc || time_graphs(b, ex, n, ms, err);
     for (int i = 0; i < n; i++)

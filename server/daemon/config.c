@@ -44,7 +44,6 @@ static const opt_def opts[] = {
     {"cpu_workers", I(cpu_workers), "1", 1, 16, "CPU backend workers, each with its own weights copy and cpu_threads/cpu_workers threads"},
     {"warm", S(warm), "all", 0, 0, "GPU buckets tuned and captured before ready: all, or only those of these shapes (rows x tokens, comma list; others then run eagerly once and are captured between batches)"},
     {"gemm_tune", B(gemm_tune), "true", 0, 1, "time up to 8 cuBLASLt algorithms per GEMM shape at warm-up and keep the fastest (false: the heuristic's, the same in every process)"},
-    {"graph_seam_layers", I(graph_seam_layers), "0", 0, 1024, "GPU buckets as two graphs, the first this many encoder layers, then the rest, so the device starts while the host writes the second (an experiment, not yet measured; 0: one graph a bucket)"},
     {"att_pack_tokens", I(att_pack_tokens), "1024", 0, 1 << 20, "GPU buckets of at most this many tokens also capture a graph whose attention runs two groups of warps a block, replayed for packs of few query tiles (a long row alone); the same bits (0: never)"},
     {"path_tune_tokens", I(path_tune_tokens), "64", 0, 4096, "GPU buckets of at most this many tokens time their own-kernel paths (split branch products, fused projections) against cuBLASLt at warm-up and keep the fastest (0: the built-in thresholds)"},
     {"state_dir", S(state_dir), "", 0, 0, "directory for state kept across restarts (the GEMM tuning cache); empty: $STATE_DIRECTORY from systemd, else none"},
