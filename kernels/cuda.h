@@ -135,6 +135,7 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
  * keeps the fastest (kernels/gemm_lt.cu: gemm_tune). Set before the first GEMM.
  * Timing noise can make two processes pick different algorithms (last-bit
  * differences between processes); within a context the choice never changes. */
+#define KN_GEMM_TUNE_COLD 2 /* on, each candidate timed over copies of W that spill the L2 (an experiment) */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
 /*

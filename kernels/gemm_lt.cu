@@ -52,6 +52,13 @@
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
+/* Cold tuning (kn_gemm_ctx_set_tuning(ctx, KN_GEMM_TUNE_COLD)): shapes of at most GEMM_COLD_MAX_M
+ * rows time their candidates over copies of W filling GEMM_COLD_BYTES, about 2.5 L2s of an H100, so
+ * each launch streams its weights from DRAM as in the forward, not from the L2 the first launch
+ * filled. */
+#define GEMM_COLD_MAX_M 4096
+#define GEMM_COLD_BYTES ((size_t)128 << 20)
+#define GEMM_COLD_COPIES 64
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
 
@@ -78,7 +85,9 @@ struct kn_gemm_ctx {
     void *bias;         /* device bias scratch [GEMM_BIAS_MAX] fp32-sized, owned; stream-ordered use */
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
-    int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
+    int tune;           /* 1: time the heuristic's candidates at a shape's first launch; KN_GEMM_TUNE_COLD: over
+                           copies of W (cold, allocated at its first use, freed when tuning ends) */
+    void *cold;
     cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the shape being built or tuned: its candidates */
     kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
     int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
@@ -113,6 +122,8 @@ extern "C" void kn_gemm_ctx_destroy(kn_gemm_ctx *ctx)
         cudaFree(ctx->ws);
     if (ctx->bias)
         cudaFree(ctx->bias);
+    if (ctx->cold)
+        cudaFree(ctx->cold);
     if (ctx->lt)
         cublasLtDestroy(ctx->lt);
     kn_gemm_cache_free(&ctx->tuned);
@@ -386,19 +397,27 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
  * capture (eager use). Inside a capture nothing can be timed: the
  * heuristic's first is kept for good, so a shape never changes algorithm once
  * launched and graph replay stays bit-identical to eager launches. */
+typedef struct gemm_weights {
+    const char *w; /* the first of n copies of W, stride bytes apart (n 1: W itself) */
+    size_t stride;
+    int n;
+} gemm_weights;
+
+/* ms per launch of candidate i, launched round-robin over the copies of W in wc. */
 static float gemm_time_candidate(kn_gemm_ctx *ctx, const gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
-                                 cudaEvent_t e1, const void *W, const void *X, void *Y)
+                                 cudaEvent_t e1, const gemm_weights *wc, const void *X, void *Y)
 {
     const float one = 1.0f, beta = p->epi == KN_EPI_ACC ? 1.0f : 0.0f;
+    const int reps = wc->n > GEMM_TUNE_REPS ? wc->n : GEMM_TUNE_REPS;
     cudaGraph_t g = NULL;
     cudaGraphExec_t ge = NULL;
     float ms = -1.0f;
     if (cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
         return -1.0f;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    for (int r = 0; r < GEMM_TUNE_REPS && st == CUBLAS_STATUS_SUCCESS; r++)
-        st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &beta, Y, p->c, Y, p->c, &ctx->cand[i],
-                            ctx->ws, ctx->ws_bytes, ts);
+    for (int r = 0; r < reps && st == CUBLAS_STATUS_SUCCESS; r++)
+        st = cublasLtMatmul(ctx->lt, p->op, &one, wc->w + (size_t)(r % wc->n) * wc->stride, p->a, X, p->b, &beta,
+                            Y, p->c, Y, p->c, &ctx->cand[i], ctx->ws, ctx->ws_bytes, ts);
     const cudaError_t ce = cudaStreamEndCapture(ts, &g);
     if (st == CUBLAS_STATUS_SUCCESS && ce == cudaSuccess && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess &&
         cudaGraphLaunch(ge, ts) == cudaSuccess && cudaEventRecord(e0, ts) == cudaSuccess &&
@@ -410,10 +429,33 @@ static float gemm_time_candidate(kn_gemm_ctx *ctx, const gemm_plan *p, int i, cu
     if (g)
         cudaGraphDestroy(g);
     (void)cudaGetLastError(); /* a candidate that fails to run is skipped, not an error */
-    return ms;
+    return ms < 0.0f ? ms : ms / reps;
 }
 
-/* Records p's timed choice and its time per launch for kn_gemm_ctx_save_tuning;
+/* The copies of W that p's candidates are timed over: with cold tuning, as many as fit
+ * GEMM_COLD_BYTES (the scratch allocated at the first use), copied on ts; else W alone. */
+static gemm_weights gemm_tuning_weights(kn_gemm_ctx *ctx, const gemm_plan *p, cudaStream_t ts, const void *W)
+{
+    gemm_weights wc = {(const char *)W, 0, 1};
+    const size_t bytes = (size_t)p->N * p->K * kn_dtype_size(p->wdt), stride = (bytes + 255) & ~(size_t)255;
+    if (ctx->tune != KN_GEMM_TUNE_COLD || p->M > GEMM_COLD_MAX_M || stride > GEMM_COLD_BYTES / 2)
+        return wc;
+    if (!ctx->cold && cudaMalloc(&ctx->cold, GEMM_COLD_BYTES) != cudaSuccess) {
+        ctx->cold = NULL;
+        (void)cudaGetLastError();
+        return wc; /* timed hot: the choice is still a valid one */
+    }
+    int n = (int)(GEMM_COLD_BYTES / stride);
+    n = n < GEMM_COLD_COPIES ? n : GEMM_COLD_COPIES;
+    for (int k = 0; k < n; k++)
+        if (cudaMemcpyAsync((char *)ctx->cold + k * stride, W, bytes, cudaMemcpyDeviceToDevice, ts) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return wc;
+        }
+    return (gemm_weights){(const char *)ctx->cold, stride, n};
+}
+
+/* Records p's timed choice and its time per launch (ms) for kn_gemm_ctx_save_tuning;
  * when the record set is full the shape is only not saved. */
 static void gemm_remember(kn_gemm_ctx *ctx, const gemm_plan *p, float ms)
 {
@@ -421,7 +463,7 @@ static void gemm_remember(kn_gemm_ctx *ctx, const gemm_plan *p, float ms)
     memset(&r, 0, sizeof r);
     r.key = gemm_key(p);
     memcpy(r.algo, p->algo.data, sizeof r.algo);
-    r.time_ns = (uint64_t)((double)ms * 1e6 / GEMM_TUNE_REPS + 0.5);
+    r.time_ns = (uint64_t)((double)ms * 1e6 + 0.5);
     (void)kn_gemm_cache_put(&ctx->tuned, &r);
 }
 
@@ -442,8 +484,9 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
     } else {
         float best = -1.0f;
         const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
+        const gemm_weights wc = gemm_tuning_weights(ctx, p, ts, W);
         for (int i = 0; i < n; i++) {
-            const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
+            const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, &wc, X, Y);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
                 best = ms, p->algo = ctx->cand[i];
         }
@@ -465,8 +508,13 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
 
 extern "C" void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on)
 {
-    if (ctx)
-        ctx->tune = on != 0;
+    if (!ctx)
+        return;
+    ctx->tune = on == KN_GEMM_TUNE_COLD ? on : on != 0;
+    if (!ctx->tune && ctx->cold) {
+        cudaFree(ctx->cold);
+        ctx->cold = NULL;
+    }
 }
 
 extern "C" int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len)

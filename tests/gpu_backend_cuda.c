@@ -380,58 +380,6 @@ START_TEST(timed_paths)
 }
 END_TEST
 
-/* The encoder's MLP C token slots at a time (mlp_chunk_tokens) in a bucket of more than C, its
- * last chunk shorter: the graph holds at least three launches more a layer for each chunk after
- * the first, graph replay equals eager launches bit for bit, and the rows meet the fp16 gate against
- * the whole bucket's MLP (cuBLASLt may take other algorithms for a chunk's rows). */
-START_TEST(mlp_chunk_rows)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    const cuda_bucket warm[1] = {{2, 200, 0}};
-    int C = 0, T = 0;
-    laya_backend *b[2];
-    cuda_backend_info info[2];
-    for (int k = 0; k < 2; k++) { /* whole, then three chunks, the last shorter */
-        cuda_backend_opts o;
-        cuda_backend_opts_default(&o);
-        o.warm = warm;
-        o.n_warm = 1;
-        o.gemm_tune = 0;
-        o.mlp_chunk_tokens = k ? C : 0;
-        b[k] = create(&o);
-        ck_assert_int_eq(cuda_backend_info_get(b[k], &info[k], &err), 0);
-        ck_assert_int_eq(info[k].n_warm, 1);
-        T = info[k].warm_tokens[0];
-        C = T / 3 + 5;
-    }
-    ck_assert_int_eq(info[1].warm_tokens[0], info[0].warm_tokens[0]);
-    ck_assert_msg(T > 128, "bucket of %d tokens: split, so not chunked", T);
-    /* three launches a chunk a layer (a cuBLASLt GEMM may take more than one node) */
-    ck_assert_int_ge(info[1].warm_nodes[0], info[0].warm_nodes[0] + 3 * 2 * g_ck.cfg.n_layers);
-    synth_set s;
-    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 2, 190, 3, 31, &err), 0);
-    fwd_out whole, e, g;
-    ck_assert(!fwd_out_alloc(&whole, 2, 3, &err) && !fwd_out_alloc(&e, 2, 3, &err) && !fwd_out_alloc(&g, 2, 3, &err));
-    fwd(b[0], s.rows, 2, &whole, 1);
-    fwd(b[1], s.rows, 2, &e, 0);
-    fwd(b[1], s.rows, 2, &g, 1);
-    ck_assert_msg(fwd_out_identical(&e, &g), "chunked MLP: graph replay != eager");
-    delta_stats st[3] = {{0}}, all = {0};
-    delta_accum(st, &all, &g_ck.cfg, s.rows, &whole, &g, 1e-2);
-    printf("MLP in chunks of %d of a %d-token bucket vs whole: max|dp| %.3e max|dlogit| %.3e\n", C, T, all.max_dp,
-           all.max_dlogit);
-    ck_assert_msg(all.max_dp <= 5e-3, "chunked MLP: max |dp| %g > 5e-3", all.max_dp);
-    fwd_out_free(&whole);
-    fwd_out_free(&e);
-    fwd_out_free(&g);
-    synth_free(&s);
-    for (int k = 0; k < 2; k++)
-        b[k]->ops->destroy(b[k]);
-}
-END_TEST
-
 /* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
 static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
 {
@@ -594,7 +542,6 @@ int main(void)
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);
-    tcase_add_test(t, mlp_chunk_rows);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);

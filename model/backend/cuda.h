@@ -53,6 +53,8 @@ typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens,
  * (fused_proj_tokens); 0 is cuBLASLt plus the separate kernels. */
 enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATHS = 4 };
 
+#define CUDA_GEMM_TUNE_COLD 2 /* cuda_backend_opts.gemm_tune: candidates timed with W cold */
+
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
     int dtype;          /* enum cuda_dtype; default fp16 */
@@ -101,16 +103,12 @@ typedef struct cuda_backend_opts {
                               capture a graph with two groups (kn_attention_grouped), replayed
                               for packs of few query tiles (a long row alone): the two halves of
                               each tile's keys side by side. Both forms give the same bits. */
-    int mlp_chunk_tokens; /* 0 (default): the encoder's MLP over the whole bucket; C > 0:
-                              buckets of more than C tokens run Wi, GeGLU and MLP out C token
-                              slots at a time (with the residual epilogue), so the chunk's u and g,
-                              at the buffers' starts each time, are read back from L2, not DRAM
-                              (an experiment for large packs: at 64x512 GeGLU alone moves 0.5 GB
-                              a layer) */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
-                           in every process */
+                           in every process; CUDA_GEMM_TUNE_COLD: timed with W streamed from DRAM
+                           (over copies of it beyond the L2) at up to 4096 rows, as the forward
+                           reads it, not from the L2 its first timed launch filled (an experiment) */
     int copy_timing;    /* 1 (default): events around the input and output copies, so
                          * each forward reports its h2d / d2h times (laya_fwd_timing) */
     int pdl;            /* 1 (default): programmatic dependent launch of our kernels

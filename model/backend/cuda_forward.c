@@ -252,48 +252,9 @@ static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad
     return 0;
 }
 
-/* The chunk of token slots a T-slot bucket's MLP runs in (mlp_chunk_tokens), or 0: whole. Only
- * where MLP out adds into the residual stream itself (the LayerNorm then adds nothing) and is
- * not split, and on cuBLASLt's path. */
-static int mlp_chunk(const cuda_backend *b, int T, int fused)
-{
-    const int C = b->o.mlp_chunk_tokens;
-    return C > 0 && T > C && b->acc && !fused && !split_bucket(b, T) ? C : 0;
-}
-
-/* res += GeGLU(xn Wi) Wo2, C token slots at a time: each chunk's u and g start at their buffers'
- * starts, so what Wi writes GeGLU reads, and what GeGLU writes MLP out reads, from L2. */
-static int mlp_chunked(cuda_backend *b, const dev_layer *L, int T, int C, layad_error *err)
-{
-    dev_acts *a = &b->a;
-    const size_t row = (size_t)b->D * kn_dtype_size(b->dt);
-    for (int r = 0; r < T; r += C) {
-        const int m = T - r < C ? T - r : C;
-        GEMM((const char *)a->xn + r * row, b->dt, L->wi, b->dt, NULL, b->dt, a->u, b->dt, m, 2 * b->F, b->D,
-             KN_EPI_NONE);
-        LAUNCH(kn_geglu(b->ks, b->dt, a->u, a->g, m, b->F));
-        GEMM(a->g, b->dt, L->wo2, b->dt, NULL, b->br_dt, a->res + (size_t)r * b->D, b->br_dt, m, b->D, b->F,
-             KN_EPI_ACC);
-    }
-    return 0;
-}
-
-/* res += the MLP of xn, whole or chunked (mlp_chunk); *o: what the LayerNorm after it must add. */
-static int mlp(cuda_backend *b, const dev_layer *L, int T, int fused, pending_branch *o, layad_error *err)
-{
-    const int C = mlp_chunk(b, T, fused);
-    if (C) {
-        *o = (pending_branch){NULL, 1, NULL};
-        return mlp_chunked(b, L, T, C, err);
-    }
-    return wi_geglu(b, L, T, fused, err) || branch(b, b->a.g, L->wo2, NULL, b->a.o, b->a.res, T, b->F, o, err)
-               ? -1
-               : 0;
-}
-
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
-    const int D = b->D;
+    const int D = b->D, F = b->F;
     const kn_dtype dt = b->dt;
     const float eps = (float)b->cfg.norm_eps;
     dev_acts *a = &b->a;
@@ -313,7 +274,9 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
-        if (mlp(b, L, T, fused, &o, err))
+        if (wi_geglu(b, L, T, fused, err))
+            return -1;
+        if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;

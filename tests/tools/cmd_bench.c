@@ -52,7 +52,7 @@ static void usage(FILE *f)
             "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each to N tokens (default 16; 0 never)\n"
             "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --att-pack-tokens N  buckets up to N tokens run few-tile packs' attention in two groups (default 1024)\n"
-            "  --mlp-chunk-tokens N  buckets above N tokens run the MLP N token slots at a time (default 0: whole)\n"
+            "  --gemm-tune-cold    time cuBLASLt's candidates with W streamed from DRAM, not L2 (up to 4096 rows)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --tuning-cache FILE tuned GEMM algorithms read from FILE (and written after warm-up), so a\n"
@@ -65,7 +65,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit, *tuning_cache;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
-    int fused_proj_tokens, path_tune_tokens, att_pack_tokens, mlp_chunk_tokens;
+    int fused_proj_tokens, path_tune_tokens, att_pack_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -87,7 +87,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     case 'Q': b->path_tune_tokens = atoi(arg); return 0;
     case 'A': b->att_pack_tokens = atoi(arg); return 0;
-    case 'M': b->mlp_chunk_tokens = atoi(arg); return 0;
+    case 'K': b->tune = CUDA_GEMM_TUNE_COLD; return 0;
     case 'U': b->tuning_cache = arg; return 0;
     default: usage(stderr); return 2;
     }
@@ -146,7 +146,6 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.fused_proj_tokens = bo->fused_proj_tokens;
     o.path_tune_tokens = bo->path_tune_tokens;
     o.att_pack_tokens = bo->att_pack_tokens;
-    o.mlp_chunk_tokens = bo->mlp_chunk_tokens;
     o.tuning_cache = bo->tuning_cache;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
@@ -232,12 +231,15 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "host clock around the whole forward (staging + graph replay + copy back + "
                      "sync); median of group means, 3 rotating input sets", "residual_branch",
                      bo->branch16 ? "serving dtype" : "fp32", "cublaslt_algorithm",
-                     bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up" : "heuristic's first",
+                     bo->tune == CUDA_GEMM_TUNE_COLD ? "fastest of up to 8 heuristic candidates, timed at warm-up over "
+                                                      "copies of W beyond the L2 (up to 4096 rows)"
+                     : bo->tune ? "fastest of up to 8 heuristic candidates, timed at warm-up"
+                                : "heuristic's first",
                      "programmatic_dependent_launch", bo->pdl, "copy_timing_events", bo->copy_timing,
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
                      bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens,
                      "fused_proj_tokens", bo->fused_proj_tokens, "path_tune_tokens", bo->path_tune_tokens,
-                     "att_pack_tokens", bo->att_pack_tokens, "mlp_chunk_tokens", bo->mlp_chunk_tokens);
+                     "att_pack_tokens", bo->att_pack_tokens);
 }
 
 /* The launches a forward makes, bucket by bucket, and the paths each took: by the
@@ -318,7 +320,7 @@ int cmd_bench(int argc, char **argv)
         {"fused-proj-tokens", required_argument, 0, 'P'},
         {"path-tune-tokens", required_argument, 0, 'Q'},
         {"att-pack-tokens", required_argument, 0, 'A'},
-        {"mlp-chunk-tokens", required_argument, 0, 'M'},
+        {"gemm-tune-cold", no_argument, 0, 'K'},
         {"tuning-cache", required_argument, 0, 'U'},
         {0, 0, 0, 0}};
     tool t;
@@ -328,13 +330,12 @@ int cmd_bench(int argc, char **argv)
     cuda_backend_opts_default(&d);
     bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune, d.pdl,
                      d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
-                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens, d.mlp_chunk_tokens};
+                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0 ||
-        bo.mlp_chunk_tokens < 0)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;
