@@ -135,7 +135,6 @@ int kn_gemm_ex(kn_gemm_ctx *ctx, kn_stream ks, const void *X, kn_dtype xdt,
  * keeps the fastest (kernels/gemm_lt.cu: gemm_tune). Set before the first GEMM.
  * Timing noise can make two processes pick different algorithms (last-bit
  * differences between processes); within a context the choice never changes. */
-#define KN_GEMM_TUNE_COLD 2 /* on, each candidate timed over copies of W that spill the L2 (an experiment) */
 void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 
 /*
@@ -173,6 +172,21 @@ void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on);
 int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len);
 int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path, char *err, size_t err_len);
 void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected);
+
+/*
+ * A shape's algorithm chosen by the caller's own timing (the GPU backend times
+ * whole forwards, model/backend/cuda_gemm_pick.c). kn_gemm_ctx_plans_of_rows
+ * writes the indices of the context's cuBLASLt plans of M rows (at most cap)
+ * and returns their count. kn_gemm_plan_candidates asks the heuristic again for
+ * plan's candidates (up to 8; their order is the heuristic's, the same each
+ * time) and returns their count, with *current the one the plan runs (-1 when
+ * none). kn_gemm_plan_use makes candidate i the plan's algorithm, and its
+ * record's (what save writes). Host calls at warm-up, never during a capture;
+ * -1 on errors (a bad index included).
+ */
+int kn_gemm_ctx_plans_of_rows(const kn_gemm_ctx *ctx, int M, int *idx, int cap);
+int kn_gemm_plan_candidates(kn_gemm_ctx *ctx, int plan, int *current);
+int kn_gemm_plan_use(kn_gemm_ctx *ctx, int plan, int i);
 
 /* Chooses and caches the plan of a shape (call at warm-up, before graph
  * capture). has_bias: whether calls will pass a bias. X, W, Y: the operands the

@@ -52,13 +52,6 @@
 
 #define GEMM_TUNE_MAX 8   /* heuristic candidates timed per shape when tuning is on */
 #define GEMM_TUNE_REPS 10 /* launches per candidate in its timing graph */
-/* Cold tuning (kn_gemm_ctx_set_tuning(ctx, KN_GEMM_TUNE_COLD)): shapes of at most GEMM_COLD_MAX_M
- * rows time their candidates over copies of W filling GEMM_COLD_BYTES, about 2.5 L2s of an H100, so
- * each launch streams its weights from DRAM as in the forward, not from the L2 the first launch
- * filled. */
-#define GEMM_COLD_MAX_M 4096
-#define GEMM_COLD_BYTES ((size_t)128 << 20)
-#define GEMM_COLD_COPIES 64
 /* Split-K partial sums only in fp32 (never reduced in a 16-bit output type). */
 #define GEMM_REDUCTIONS (CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)
 
@@ -85,9 +78,7 @@ struct kn_gemm_ctx {
     void *bias;         /* device bias scratch [GEMM_BIAS_MAX] fp32-sized, owned; stream-ordered use */
     gemm_plan *plans;   /* host array [cap], owned */
     int n, cap;
-    int tune;           /* 1: time the heuristic's candidates at a shape's first launch; KN_GEMM_TUNE_COLD: over
-                           copies of W (cold, allocated at its first use, freed when tuning ends) */
-    void *cold;
+    int tune;           /* 1: time the heuristic's candidates at a shape's first launch */
     cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the shape being built or tuned: its candidates */
     kn_gemm_cache tuned; /* timed and loaded algorithms: seeds of new plans, what save writes */
     int n_seeded, n_rejected; /* plans that took a loaded algorithm; loaded ones refused */
@@ -122,8 +113,6 @@ extern "C" void kn_gemm_ctx_destroy(kn_gemm_ctx *ctx)
         cudaFree(ctx->ws);
     if (ctx->bias)
         cudaFree(ctx->bias);
-    if (ctx->cold)
-        cudaFree(ctx->cold);
     if (ctx->lt)
         cublasLtDestroy(ctx->lt);
     kn_gemm_cache_free(&ctx->tuned);
@@ -397,27 +386,19 @@ static gemm_plan *gemm_plan_get(kn_gemm_ctx *ctx, kn_dtype wdt, kn_dtype ydt, in
  * capture (eager use). Inside a capture nothing can be timed: the
  * heuristic's first is kept for good, so a shape never changes algorithm once
  * launched and graph replay stays bit-identical to eager launches. */
-typedef struct gemm_weights {
-    const char *w; /* the first of n copies of W, stride bytes apart (n 1: W itself) */
-    size_t stride;
-    int n;
-} gemm_weights;
-
-/* ms per launch of candidate i, launched round-robin over the copies of W in wc. */
 static float gemm_time_candidate(kn_gemm_ctx *ctx, const gemm_plan *p, int i, cudaStream_t ts, cudaEvent_t e0,
-                                 cudaEvent_t e1, const gemm_weights *wc, const void *X, void *Y)
+                                 cudaEvent_t e1, const void *W, const void *X, void *Y)
 {
     const float one = 1.0f, beta = p->epi == KN_EPI_ACC ? 1.0f : 0.0f;
-    const int reps = wc->n > GEMM_TUNE_REPS ? wc->n : GEMM_TUNE_REPS;
     cudaGraph_t g = NULL;
     cudaGraphExec_t ge = NULL;
     float ms = -1.0f;
     if (cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
         return -1.0f;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    for (int r = 0; r < reps && st == CUBLAS_STATUS_SUCCESS; r++)
-        st = cublasLtMatmul(ctx->lt, p->op, &one, wc->w + (size_t)(r % wc->n) * wc->stride, p->a, X, p->b, &beta,
-                            Y, p->c, Y, p->c, &ctx->cand[i], ctx->ws, ctx->ws_bytes, ts);
+    for (int r = 0; r < GEMM_TUNE_REPS && st == CUBLAS_STATUS_SUCCESS; r++)
+        st = cublasLtMatmul(ctx->lt, p->op, &one, W, p->a, X, p->b, &beta, Y, p->c, Y, p->c, &ctx->cand[i],
+                            ctx->ws, ctx->ws_bytes, ts);
     const cudaError_t ce = cudaStreamEndCapture(ts, &g);
     if (st == CUBLAS_STATUS_SUCCESS && ce == cudaSuccess && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess &&
         cudaGraphLaunch(ge, ts) == cudaSuccess && cudaEventRecord(e0, ts) == cudaSuccess &&
@@ -429,33 +410,10 @@ static float gemm_time_candidate(kn_gemm_ctx *ctx, const gemm_plan *p, int i, cu
     if (g)
         cudaGraphDestroy(g);
     (void)cudaGetLastError(); /* a candidate that fails to run is skipped, not an error */
-    return ms < 0.0f ? ms : ms / reps;
+    return ms;
 }
 
-/* The copies of W that p's candidates are timed over: with cold tuning, as many as fit
- * GEMM_COLD_BYTES (the scratch allocated at the first use), copied on ts; else W alone. */
-static gemm_weights gemm_tuning_weights(kn_gemm_ctx *ctx, const gemm_plan *p, cudaStream_t ts, const void *W)
-{
-    gemm_weights wc = {(const char *)W, 0, 1};
-    const size_t bytes = (size_t)p->N * p->K * kn_dtype_size(p->wdt), stride = (bytes + 255) & ~(size_t)255;
-    if (ctx->tune != KN_GEMM_TUNE_COLD || p->M > GEMM_COLD_MAX_M || stride > GEMM_COLD_BYTES / 2)
-        return wc;
-    if (!ctx->cold && cudaMalloc(&ctx->cold, GEMM_COLD_BYTES) != cudaSuccess) {
-        ctx->cold = NULL;
-        (void)cudaGetLastError();
-        return wc; /* timed hot: the choice is still a valid one */
-    }
-    int n = (int)(GEMM_COLD_BYTES / stride);
-    n = n < GEMM_COLD_COPIES ? n : GEMM_COLD_COPIES;
-    for (int k = 0; k < n; k++)
-        if (cudaMemcpyAsync((char *)ctx->cold + k * stride, W, bytes, cudaMemcpyDeviceToDevice, ts) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return wc;
-        }
-    return (gemm_weights){(const char *)ctx->cold, stride, n};
-}
-
-/* Records p's timed choice and its time per launch (ms) for kn_gemm_ctx_save_tuning;
+/* Records p's timed choice and its time per launch for kn_gemm_ctx_save_tuning;
  * when the record set is full the shape is only not saved. */
 static void gemm_remember(kn_gemm_ctx *ctx, const gemm_plan *p, float ms)
 {
@@ -463,7 +421,7 @@ static void gemm_remember(kn_gemm_ctx *ctx, const gemm_plan *p, float ms)
     memset(&r, 0, sizeof r);
     r.key = gemm_key(p);
     memcpy(r.algo, p->algo.data, sizeof r.algo);
-    r.time_ns = (uint64_t)((double)ms * 1e6 + 0.5);
+    r.time_ns = (uint64_t)((double)ms * 1e6 / GEMM_TUNE_REPS + 0.5);
     (void)kn_gemm_cache_put(&ctx->tuned, &r);
 }
 
@@ -484,9 +442,8 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
     } else {
         float best = -1.0f;
         const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
-        const gemm_weights wc = gemm_tuning_weights(ctx, p, ts, W);
         for (int i = 0; i < n; i++) {
-            const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, &wc, X, Y);
+            const float ms = gemm_time_candidate(ctx, p, i, ts, e0, e1, W, X, Y);
             if (ms >= 0.0f && (best < 0.0f || ms < best))
                 best = ms, p->algo = ctx->cand[i];
         }
@@ -508,13 +465,8 @@ static int gemm_tune(kn_gemm_ctx *ctx, gemm_plan *p, cudaStream_t s, const void 
 
 extern "C" void kn_gemm_ctx_set_tuning(kn_gemm_ctx *ctx, int on)
 {
-    if (!ctx)
-        return;
-    ctx->tune = on == KN_GEMM_TUNE_COLD ? on : on != 0;
-    if (!ctx->tune && ctx->cold) {
-        cudaFree(ctx->cold);
-        ctx->cold = NULL;
-    }
+    if (ctx)
+        ctx->tune = on != 0;
 }
 
 extern "C" int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size_t warn_len)
@@ -539,6 +491,43 @@ extern "C" int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path,
         snprintf(err, err_len, "%s", "NULL GEMM context or path");
     KN_REQUIRE(ctx && path, "NULL GEMM context or path");
     return kn_gemm_cache_save(&ctx->tuned, path, err, err_len);
+}
+
+extern "C" int kn_gemm_ctx_plans_of_rows(const kn_gemm_ctx *ctx, int M, int *idx, int cap)
+{
+    int n = 0;
+    for (int i = 0; ctx && i < ctx->n && n < cap; i++)
+        if (ctx->plans[i].ok && ctx->plans[i].M == M)
+            idx[n++] = i;
+    return ctx ? n : -1;
+}
+
+extern "C" int kn_gemm_plan_candidates(kn_gemm_ctx *ctx, int plan, int *current)
+{
+    if (!ctx || plan < 0 || plan >= ctx->n || !ctx->plans[plan].ok)
+        return kn_fail(__FILE__, __LINE__, "kn_gemm_plan_candidates", "no such cuBLASLt plan");
+    const gemm_plan *p = &ctx->plans[plan];
+    const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
+    *current = -1;
+    for (int i = 0; i < n; i++)
+        if (!memcmp(ctx->cand[i].data, p->algo.data, sizeof p->algo.data))
+            *current = i;
+    return n;
+}
+
+extern "C" int kn_gemm_plan_use(kn_gemm_ctx *ctx, int plan, int i)
+{
+    int cur = -1;
+    const int n = kn_gemm_plan_candidates(ctx, plan, &cur);
+    if (n < 0 || i < 0 || i >= n)
+        return n < 0 ? -1 : kn_fail(__FILE__, __LINE__, "kn_gemm_plan_use", "no such candidate");
+    gemm_plan *p = &ctx->plans[plan];
+    p->algo = ctx->cand[i];
+    p->chosen = 1;
+    const kn_gemm_key k = gemm_key(p);
+    const kn_gemm_rec *r = kn_gemm_cache_find(&ctx->tuned, &k);
+    gemm_remember(ctx, p, r ? (float)(r->time_ns / 1e6 * GEMM_TUNE_REPS) : 0.0f);
+    return 0;
 }
 
 extern "C" void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected)

@@ -108,21 +108,19 @@ static int same_output(kn_gemm_ctx *a, kn_gemm_ctx *b, int i)
     return eq;
 }
 
-static kn_gemm_ctx *tuning_ctx_mode(int mode)
+static kn_gemm_ctx *tuning_ctx(void)
 {
     kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
     ck_assert_ptr_nonnull(ctx);
-    kn_gemm_ctx_set_tuning(ctx, mode);
+    kn_gemm_ctx_set_tuning(ctx, 1);
     return ctx;
 }
 
-static kn_gemm_ctx *tuning_ctx(void) { return tuning_ctx_mode(1); }
-
-/* A context tuned in mode's way, its file at path; returns the records written (>= 1:
- * the H200's heuristic offers several candidates for these shapes). */
-static int tune_and_save_mode(const char *path, int mode, kn_gemm_ctx **out)
+/* A tuned context's file, at path; returns the records written (>= 1: the H200's
+ * heuristic offers several candidates for these shapes). */
+static int tune_and_save(const char *path, kn_gemm_ctx **out)
 {
-    kn_gemm_ctx *ctx = tuning_ctx_mode(mode);
+    kn_gemm_ctx *ctx = tuning_ctx();
     for (int i = 0; i < NSHAPES; i++)
         prepare(ctx, i);
     char err[512] = "x";
@@ -133,18 +131,14 @@ static int tune_and_save_mode(const char *path, int mode, kn_gemm_ctx **out)
     return n;
 }
 
-static int tune_and_save(const char *path, kn_gemm_ctx **out) { return tune_and_save_mode(path, 1, out); }
-
-/* Tuning in mode's way, saved; a second context loads the file and computes bit for bit what
- * the tuned one does, and saves the same file. */
-static void loaded_algorithms(int mode)
+START_TEST(loaded_algorithms_are_used)
 {
     char path[] = "/tmp/layad-gpu-tuning-XXXXXX";
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
     kn_gemm_ctx *a;
-    const int n = tune_and_save_mode(path, mode, &a);
+    const int n = tune_and_save(path, &a);
     kn_gemm_ctx *b = tuning_ctx();
     char warn[512] = "x";
     ck_assert_int_eq(kn_gemm_ctx_load_tuning(b, path, warn, sizeof warn), n);
@@ -171,13 +165,6 @@ static void loaded_algorithms(int mode)
     kn_gemm_ctx_destroy(a);
     kn_gemm_ctx_destroy(b);
 }
-
-START_TEST(loaded_algorithms_are_used) { loaded_algorithms(1); }
-END_TEST
-
-/* Cold tuning (candidates timed over copies of W beyond the L2) records its timed algorithms as
- * tuning does, and W is only read: the tuned context's output is the loaded one's. */
-START_TEST(cold_tuning_records) { loaded_algorithms(KN_GEMM_TUNE_COLD); }
 END_TEST
 
 static uint32_t crc32_ref(const char *p, size_t n)
@@ -316,7 +303,6 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loaded_algorithms_are_used);
-    tcase_add_test(tc, cold_tuning_records);
     tcase_add_test(tc, refused_algorithms_are_tuned_again);
     tcase_add_test(tc, plans_never_change);
     tcase_add_test(tc, foreign_file_is_ignored);

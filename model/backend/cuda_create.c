@@ -187,7 +187,7 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)
         return layad_fail(err, 500, "cuda backend: cuBLASLt context: %s", kn_cuda_last_error());
-    kn_gemm_ctx_set_tuning(b->gemm, b->o.gemm_tune == CUDA_GEMM_TUNE_COLD ? KN_GEMM_TUNE_COLD : b->o.gemm_tune != 0);
+    kn_gemm_ctx_set_tuning(b->gemm, b->o.gemm_tune);
     if (o->tuning_cache && b->o.gemm_tune) {
         const int n = kn_gemm_ctx_load_tuning(b->gemm, o->tuning_cache, b->info.tuning_warning,
                                               sizeof b->info.tuning_warning);
