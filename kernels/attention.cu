@@ -516,6 +516,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
     }
     __syncthreads();
     kn_pdl_wait();
+    kn_pdl_trigger_small(nslot);
     att_tile<T, G>(sm, qkv + (size_t)s * 3 * D, out, D, e - s, window, blockIdx.x);
 }
 

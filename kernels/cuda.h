@@ -173,21 +173,6 @@ int kn_gemm_ctx_load_tuning(kn_gemm_ctx *ctx, const char *path, char *warn, size
 int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path, char *err, size_t err_len);
 void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected);
 
-/*
- * A shape's algorithm chosen by the caller's own timing (the GPU backend times
- * whole forwards, model/backend/cuda_gemm_pick.c). kn_gemm_ctx_plans_of_rows
- * writes the indices of the context's cuBLASLt plans of M rows (at most cap)
- * and returns their count. kn_gemm_plan_candidates asks the heuristic again for
- * plan's candidates (up to 8; their order is the heuristic's, the same each
- * time) and returns their count, with *current the one the plan runs (-1 when
- * none). kn_gemm_plan_use makes candidate i the plan's algorithm, and its
- * record's (what save writes). Host calls at warm-up, never during a capture;
- * -1 on errors (a bad index included).
- */
-int kn_gemm_ctx_plans_of_rows(const kn_gemm_ctx *ctx, int M, int *idx, int cap);
-int kn_gemm_plan_candidates(kn_gemm_ctx *ctx, int plan, int *current);
-int kn_gemm_plan_use(kn_gemm_ctx *ctx, int plan, int i);
-
 /* Chooses and caches the plan of a shape (call at warm-up, before graph
  * capture). has_bias: whether calls will pass a bias. X, W, Y: the operands the
  * calls will use, or all NULL (then assumed 16-byte aligned); with operands and

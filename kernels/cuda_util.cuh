@@ -177,6 +177,19 @@ __device__ __forceinline__ void kn_pdl_trigger()
 #endif
 }
 
+/* An experiment (build with -DKN_EARLY_TRIGGER=ROWS): the LayerNorms, the attention and GeGLU of
+ * packs of at most ROWS rows let their successor start once they have passed their own wait, so
+ * the own small kernels after them (the split branch products, the fused projections) load
+ * their weights while these run, not after they exit. 0 (default): off. */
+#ifndef KN_EARLY_TRIGGER
+#define KN_EARLY_TRIGGER 0
+#endif
+__device__ __forceinline__ void kn_pdl_trigger_small(long rows)
+{
+    if (rows <= KN_EARLY_TRIGGER)
+        kn_pdl_trigger();
+}
+
 /* kern<<<grid, block, smem, ks.s>>>(args...) with programmatic stream
  * serialization allowed when ks.pdl is set; on the legacy stream 0, or with
  * ks.pdl = 0, a plain launch. */

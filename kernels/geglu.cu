@@ -29,6 +29,7 @@ __global__ void __launch_bounds__(GG_THREADS)
 geglu_vec_kernel(const T *__restrict__ U, T *__restrict__ out, unsigned per_row, unsigned n, unsigned F)
 {
     kn_pdl_wait();
+    kn_pdl_trigger_small(n / per_row);
     const unsigned i0 = blockIdx.x * (GG_THREADS * UNR) + threadIdx.x;
     uint4 a[UNR], g[UNR];
 #pragma unroll
@@ -60,6 +61,7 @@ template <typename T>
 __global__ void geglu_kernel(const T *__restrict__ U, T *__restrict__ out, int M, int F)
 {
     kn_pdl_wait();
+    kn_pdl_trigger_small(M);
     const size_t n = (size_t)M * F;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const size_t m = i / F, f = i % F;

@@ -493,43 +493,6 @@ extern "C" int kn_gemm_ctx_save_tuning(const kn_gemm_ctx *ctx, const char *path,
     return kn_gemm_cache_save(&ctx->tuned, path, err, err_len);
 }
 
-extern "C" int kn_gemm_ctx_plans_of_rows(const kn_gemm_ctx *ctx, int M, int *idx, int cap)
-{
-    int n = 0;
-    for (int i = 0; ctx && i < ctx->n && n < cap; i++)
-        if (ctx->plans[i].ok && ctx->plans[i].M == M)
-            idx[n++] = i;
-    return ctx ? n : -1;
-}
-
-extern "C" int kn_gemm_plan_candidates(kn_gemm_ctx *ctx, int plan, int *current)
-{
-    if (!ctx || plan < 0 || plan >= ctx->n || !ctx->plans[plan].ok)
-        return kn_fail(__FILE__, __LINE__, "kn_gemm_plan_candidates", "no such cuBLASLt plan");
-    const gemm_plan *p = &ctx->plans[plan];
-    const int n = gemm_heuristic(ctx, p, GEMM_TUNE_MAX);
-    *current = -1;
-    for (int i = 0; i < n; i++)
-        if (!memcmp(ctx->cand[i].data, p->algo.data, sizeof p->algo.data))
-            *current = i;
-    return n;
-}
-
-extern "C" int kn_gemm_plan_use(kn_gemm_ctx *ctx, int plan, int i)
-{
-    int cur = -1;
-    const int n = kn_gemm_plan_candidates(ctx, plan, &cur);
-    if (n < 0 || i < 0 || i >= n)
-        return n < 0 ? -1 : kn_fail(__FILE__, __LINE__, "kn_gemm_plan_use", "no such candidate");
-    gemm_plan *p = &ctx->plans[plan];
-    p->algo = ctx->cand[i];
-    p->chosen = 1;
-    const kn_gemm_key k = gemm_key(p);
-    const kn_gemm_rec *r = kn_gemm_cache_find(&ctx->tuned, &k);
-    gemm_remember(ctx, p, r ? (float)(r->time_ns / 1e6 * GEMM_TUNE_REPS) : 0.0f);
-    return 0;
-}
-
 extern "C" void kn_gemm_ctx_tuning_counts(const kn_gemm_ctx *ctx, int *seeded, int *rejected)
 {
     if (seeded)

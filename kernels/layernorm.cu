@@ -164,6 +164,7 @@ layernorm_kernel(float *r, const TX *x, const int32_t *__restrict__ ids,
                 ww[c] = *reinterpret_cast<const float4 *>(w + 4 * lane + 128 * c);
     }
     kn_pdl_wait(); /* the embedding's ids come from the copy kernel just before: read after this */
+    kn_pdl_trigger_small(M);
     const int m = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (m >= M)
         return;
@@ -429,6 +430,7 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
     if (rows)
         v = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
     kn_pdl_wait();
+    kn_pdl_trigger_small(gridDim.x); /* a block a row */
     if (!rows)
         v = *reinterpret_cast<const float4 *>(r + off + d);
     lnp_row<TY>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, d, inv_d, eps, red);

@@ -380,36 +380,6 @@ START_TEST(timed_paths)
 }
 END_TEST
 
-/* GEMM algorithms chosen by the forward's time (gemm_pick_tokens): warm-up timed some shape's
- * candidates in the bucket's forward and gained nothing negative (tuning's choice stays unless
- * beaten), and graph replay equals eager launches bit for bit with the picks. */
-START_TEST(gemm_picks)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    const cuda_bucket warm[1] = {{1, 40, 0}};
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.warm = warm;
-    o.n_warm = 1;
-    o.gemm_pick_tokens = 64;
-    laya_backend *b = create(&o);
-    cuda_backend_info info;
-    ck_assert_int_eq(cuda_backend_info_get(b, &info, &err), 0);
-    ck_assert_int_eq(info.n_warm, 1);
-    printf("GEMM picks in the %d-token bucket: %d shapes timed, the forward %.4f ms faster\n", info.warm_tokens[0],
-           info.warm_pick_shapes[0], info.warm_pick_gain_ms[0]);
-    ck_assert_int_gt(info.warm_pick_shapes[0], 0);
-    ck_assert(info.warm_pick_gain_ms[0] >= 0);
-    synth_set s;
-    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 1, 37, 3, 41, &err), 0);
-    expect_three_same(b, b, &s, 1, "picked GEMMs: a second replay differs");
-    synth_free(&s);
-    b->ops->destroy(b);
-}
-END_TEST
-
 /* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
 static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
 {
@@ -572,7 +542,6 @@ int main(void)
     tcase_add_test(t, late_capture);
     tcase_add_test(t, bad_rows);
     tcase_add_test(t, forward_timing);
-    tcase_add_test(t, gemm_picks);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);

@@ -101,13 +101,6 @@ typedef struct cuda_backend_opts {
                               capture a graph with two groups (kn_attention_grouped), replayed
                               for packs of few query tiles (a long row alone): the two halves of
                               each tile's keys side by side. Both forms give the same bits. */
-    int gemm_pick_tokens; /* buckets of at most this many tokens (default 0: none) choose the
-                              algorithm of each cuBLASLt GEMM with as many rows as the bucket by
-                              the forward's time: after tuning, each of the shape's heuristic
-                              candidates is captured in the bucket's forward and timed there
-                              (cuda_gemm_pick.c), one shape after the other. Timed only with
-                              graphs on. An experiment: tuning times a GEMM alone, with its
-                              weights in the L2 its first launch filled. */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same
@@ -207,9 +200,6 @@ typedef struct cuda_backend_info {
                                       apply there) */
     double warm_path_ms[CUDA_MAX_WARM][CUDA_PATHS]; /* path_tune_tokens: each path's median
                                       forward at warm-up, by its bits (0: not timed) */
-    double warm_pick_gain_ms[CUDA_MAX_WARM]; /* gemm_pick_tokens: what the forward gained at
-                                      warm-up by its picks, against tuning's choices */
-    int warm_pick_shapes[CUDA_MAX_WARM]; /* gemm_pick_tokens: GEMM shapes timed in the forward */
 } cuda_backend_info;
 
 /* Fills *info; mem_free is read now. 0, or -1 with err set. */

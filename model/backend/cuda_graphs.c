@@ -164,15 +164,13 @@ static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
 static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *err)
 {
     const double t1 = cuda_now_ms();
-    double pm[CUDA_PATHS] = {0}, gain = 0;
-    int nodes = 0, first = 1, picked = 0;
+    double pm[CUDA_PATHS] = {0};
+    int nodes = 0, first = 1;
     for (int c = 0; c < BATCH_GCLASSES; c++) {
         if (!batch_gclass_own(&b->policy, T, c))
             continue;
         const int G = batch_gcap(&b->policy, T, c);
         if (first && T <= b->o.path_tune_tokens && b->o.use_graphs && cuda_choose_path(b, T, G, pm, err))
-            return -1;
-        if (first && T <= b->o.gemm_pick_tokens && b->o.use_graphs && cuda_pick_gemms(b, T, G, &gain, &picked, err))
             return -1;
         if (warm_bucket(b, T, G, err))
             return -1;
@@ -190,8 +188,6 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
         in->warm_capture_ms[k] = ms;
         in->warm_path[k] = cuda_path_effective(b, T, b->path[cuda_bucket_index(b, T)]);
         memcpy(in->warm_path_ms[k], pm, sizeof pm);
-        in->warm_pick_gain_ms[k] = gain;
-        in->warm_pick_shapes[k] = picked;
     }
     if (b->o.progress)
         b->o.progress(b->o.progress_arg, *done, total, T, ms);

@@ -173,13 +173,5 @@ double cuda_now_ms(void);
 int cuda_choose_path(cuda_backend *b, int cap, int gcap, double ms[CUDA_PATHS], layad_error *err);
 /* Paths p with the bits that change nothing in bucket cap dropped (what the bucket runs). */
 int cuda_path_effective(const cuda_backend *b, int cap, int p);
-/* ms[i]: the median over interleaved rounds of graph ex[i]'s mean replay (n <= CUDA_TIMED_MAX). */
-#define CUDA_TIMED_MAX 8
-int cuda_time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err);
-
-/* cuda_gemm_pick.c: the algorithms of bucket cap's GEMMs of cap rows chosen by the forward's
- * time (gathered class gcap); *gain_ms: what the forward gained against tuning's choices, *shapes:
- * the shapes timed. */
-int cuda_pick_gemms(cuda_backend *b, int cap, int gcap, double *gain_ms, int *shapes, layad_error *err);
 
 #endif

@@ -79,13 +79,10 @@ static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2
 
 /* ms[i]: the median over PATH_ROUNDS of graph ex[i]'s mean replay, the graphs
  * taking turns within each round so that clock and power drift reach all alike. */
-int cuda_time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err)
+static int time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err)
 {
-    _Static_assert(CUDA_TIMED_MAX >= CUDA_PATHS, "every path can be timed");
     cudaEvent_t e[2] = {NULL, NULL};
-    double r[CUDA_TIMED_MAX][PATH_ROUNDS];
-    if (n > CUDA_TIMED_MAX)
-        return layad_fail(err, 500, "cuda backend: %d graphs to time, at most %d", n, CUDA_TIMED_MAX);
+    double r[CUDA_PATHS][PATH_ROUNDS];
     cudaError_t c = cudaEventCreate(&e[0]);
     if (c == cudaSuccess)
         c = cudaEventCreate(&e[1]);
@@ -99,7 +96,7 @@ int cuda_time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, la
             cudaEventDestroy(e[k]);
     if (c != cudaSuccess) {
         (void)cudaGetLastError();
-        return layad_fail(err, 500, "cuda backend: timing forwards: %s", cudaGetErrorString(c));
+        return layad_fail(err, 500, "cuda backend: timing the kernel paths: %s", cudaGetErrorString(c));
     }
     return 0;
 }
@@ -121,7 +118,7 @@ int cuda_choose_path(cuda_backend *b, int T, int G, double pm[CUDA_PATHS], layad
         rc = cuda_warm_eager(b, T, G, CUDA_ATT_GRID, err) ||
              cuda_capture_exec(b, T, G, CUDA_ATT_GRID, &ex[i], &nodes, err);
     }
-    rc = rc || cuda_time_graphs(b, ex, n, ms, err);
+    rc = rc || time_graphs(b, ex, n, ms, err);
     for (int i = 0; i < n; i++)
         if (ex[i])
             cudaGraphExecDestroy(ex[i]);
