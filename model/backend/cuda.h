@@ -77,18 +77,22 @@ typedef struct cuda_backend_opts {
                            LayerNorm sums into the residual stream (kn_layernorm_parts),
                            instead of one accumulating GEMM; a row's last bits then depend
                            on whether its pack is split */
-    int small_gemm_tokens; /* in split buckets of at most this many tokens (default 48; 0: never)
+    int small_gemm_tokens; /* in split buckets of at most this many tokens (default 64; 0: never)
                               those partial products run on our own kernel
                               (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
                               faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
-                              (bench/results/experiments/wide/) */
-    int fused_proj_tokens; /* in buckets of at most this many tokens (default 16; 0: never; at
+                              (bench/results/experiments/wide/); with the kernels before it
+                              triggering early, the 64-token bucket's forward -1.8% on an H100
+                              (early-trigger/) */
+    int fused_proj_tokens; /* in buckets of at most this many tokens (default 32; 0: never; at
                               most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
                               own kernel with RoPE and GeGLU in their epilogue
                               (kn_proj_small_rope / _geglu): two launches fewer a layer. On
                               the H200 the forward -3.5% at 1x16 (before Wi's blocks in one
                               wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
-                              (bench/results/experiments/bulk-x/) */
+                              (bench/results/experiments/bulk-x/); since the kernels before
+                              it trigger early, the 32-token bucket's forward -8% on an H100
+                              with it (early-trigger/) */
     int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
                               paths by timing at warm-up: each combination of the two own-kernel
                               paths above that applies there (CUDA_PATH_*) is captured and timed,
