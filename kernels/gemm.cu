@@ -242,7 +242,6 @@ gemm_rows_kernel(const TX *__restrict__ X, const TW *__restrict__ W, const void 
 {
     __shared__ float part[ROWS_WARPS][ROWS_MG * ROWS_NC];
     kn_pdl_wait();
-    kn_pdl_trigger_small(M);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, s = warp % S, pair = warp / S;
     const int n0 = (blockIdx.x * (ROWS_WARPS / S) + pair) * ROWS_NC;
     const TW *wr[ROWS_NC];

@@ -36,7 +36,6 @@ __global__ void gather_kernel(const T *__restrict__ h, const int32_t *__restrict
                               int D, size_t n)
 {
     kn_pdl_wait();
-    kn_pdl_trigger_small((long)(n / D));
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const size_t g = i / D;
@@ -123,7 +122,6 @@ decision_tail_kernel(const float *__restrict__ x, const float *__restrict__ w, c
     const int k0 = goff[r], k1 = goff[r + 1]; /* staged input: readable before the wait */
     const int g0 = r == 0 ? 0 : k0, g1 = r == R - 1 ? G : k1;
     kn_pdl_wait();
-    kn_pdl_trigger_small(G);
     float hv[TAIL_HC];
 #pragma unroll
     for (int i = 0; i < TAIL_HC; i++) {
