@@ -6,11 +6,7 @@
 # build/tests/gpu_backend_cuda build/tests/gpu_kernels and the early build's layad-dev, gpu_backend_cuda and
 # gpu_kernels renamed *-early; `git rev-parse --short HEAD > .carry/commit`). ~5 minutes: both suites on the early
 # build, then the forward base / early / base / early.
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 for t in gpu_kernels gpu_backend_cuda; do
   LAYAD_TINY=$W/tiny timeout 150 $B/$t-early > $OUT/$t-early.log 2>&1
   echo "$t-early exit $?"; grep -E "Checks|:F:|:E:" $OUT/$t-early.log

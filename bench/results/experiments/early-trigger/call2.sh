@@ -4,10 +4,7 @@
 # default paths, then the 128-row build with every bucket up to 128 tokens timing its paths at warm-up
 # (--path-tune-tokens 128: cuBLASLt, the split products on the own kernel, the fused projections, both), twice.
 # Carry .carry as call.sh (the early binaries renamed *-early, *-early128).
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 S=1x16,1x30,1x40,1x48,1x60,1x83,1x120,1x150
 for v in early48 early128 tune128 tune128b early48b; do
   bin=$B/layad-dev-early128; args=""

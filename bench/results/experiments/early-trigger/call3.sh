@@ -4,11 +4,7 @@
 # forward with the new thresholds against the old ones (--fused-proj-tokens 16 --small-gemm-tokens 48), same binary.
 # Carry .carry (scripts/device/prep build/tests/gpu_backend_cuda build/tests/gpu_kernels build/tests/gpu_gemm_tuning;
 # .carry/ref/english.ref; `git rev-parse --short HEAD > .carry/commit`).
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W; t0=$SECONDS
-$B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 for t in gpu_kernels gpu_backend_cuda gpu_gemm_tuning; do
   LAYAD_TINY=$W/tiny timeout 150 $B/$t > $OUT/$t.log 2>&1
   echo "$t exit $? $((SECONDS-t0)) s"; grep -E "Checks|:F:|:E:" $OUT/$t.log

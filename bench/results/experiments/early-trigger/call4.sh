@@ -2,11 +2,7 @@
 # gather, the row-streaming GEMM, the tail): base (5e7f6e4's binary, renamed layad-dev-base) against this commit
 # (layad-dev-tail), the suites on this commit first. Carry .carry (scripts/device/prep build/tests/gpu_kernels
 # build/tests/gpu_backend_cuda /tmp/eb/layad-dev-base /tmp/eb/layad-dev-tail).
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 for t in gpu_kernels gpu_backend_cuda; do
   LAYAD_TINY=$W/tiny timeout 60 $B/$t > $OUT/$t.log 2>&1; echo "$t exit $?"; grep -E "Checks|:F:|:E:" $OUT/$t.log
 done

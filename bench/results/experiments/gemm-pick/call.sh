@@ -4,11 +4,7 @@
 # on the lent GPU machine, carrying .carry (scripts/device/prep build/tests/gpu_backend_cuda;
 # `git rev-parse --short HEAD > .carry/commit`). ~5 minutes: the backend suite (gemm_picks), then the forward
 # off / on / off / on at 16-512 tokens; each bench report's warm-up records say what the picks gained there.
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 LAYAD_TINY=$W/tiny timeout 120 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
 echo "gpu_backend_cuda exit $?"; grep -E "Checks|:F:|:E:|GEMM picks" $OUT/gpu_backend_cuda.log
 for v in off on off2 on2; do

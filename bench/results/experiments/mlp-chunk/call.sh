@@ -5,11 +5,7 @@
 # `git rev-parse --short HEAD > .carry/commit`). ~5 minutes: the backend suite (mlp_chunk_rows), then the
 # forward with chunks of 0 (whole) / 2048 / 1024 / 4096 tokens, twice, one tuning cache for all runs (a shape
 # is timed once; the chunks' new shapes in their first run).
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset tiny --out $W/tiny > /dev/null
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 LAYAD_TINY=$W/tiny timeout 120 $B/gpu_backend_cuda > $OUT/gpu_backend_cuda.log 2>&1
 echo "gpu_backend_cuda exit $?"; grep -E "Checks|:F:|:E:|MLP in chunks" $OUT/gpu_backend_cuda.log
 for v in 0 2048 1024 4096 0b 2048b 1024b; do

@@ -5,10 +5,7 @@
 # `git rev-parse --short HEAD > .carry/commit`). ~4 minutes: the tuning suite (cold_tuning_records), then the
 # forward hot / cold / hot / cold, each tuning afresh into its own file, and how many shapes' algorithms differ
 # between the files (hot against hot: the tuning's own noise).
-export OUT; source .carry/env.sh; export LAYAD_COMMIT=$(cat .carry/commit)
-B=$PWD/.carry/bin; W=/tmp/layad-run; mkdir -p $W
-$B/layad-dev mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json --out $W/english \
-  > /dev/null
+export OUT; source scripts/device/run-env.sh
 timeout 120 $B/gpu_gemm_tuning > $OUT/gpu_gemm_tuning.log 2>&1
 echo "gpu_gemm_tuning exit $?"; grep -E "Checks|:F:|:E:" $OUT/gpu_gemm_tuning.log
 for v in hot cold hot2 cold2; do
