@@ -330,11 +330,6 @@ static long long prewakes_of(int w)
     return st.prewakes;
 }
 
-static long long worker_prewakes(void)
-{
-    return prewakes_of(0);
-}
-
 /* With worker_spin_us set and both threads asleep, scheduler_prewake wakes the
  * worker (counted once) and sets the loop polling for the spin time; a
  * prewake while they are awake wakes nothing; afterwards both sleep again and
@@ -346,16 +341,16 @@ START_TEST(prewake_wakes_sleeping_threads)
     double c0 = loop_cpu_s();
     usleep(100000);
     ck_assert_msg(loop_cpu_s() - c0 < 0.03, "the loop polls while idle");
-    ck_assert_int_eq(worker_prewakes(), 0);
+    ck_assert_int_eq(prewakes_of(0), 0);
     scheduler_prewake(H.s);
     c0 = loop_cpu_s();
-    for (int i = 0; i < 1000 && worker_prewakes() == 0; i++)
+    for (int i = 0; i < 1000 && prewakes_of(0) == 0; i++)
         usleep(1000);
-    ck_assert_int_eq(worker_prewakes(), 1);
+    ck_assert_int_eq(prewakes_of(0), 1);
     scheduler_prewake(H.s); /* the worker polls now: nothing to wake */
     usleep(100000);
     ck_assert_msg(loop_cpu_s() - c0 > 0.02, "the loop used only %.3f s of CPU after a prewake", loop_cpu_s() - c0);
-    ck_assert_int_eq(worker_prewakes(), 1);
+    ck_assert_int_eq(prewakes_of(0), 1);
     usleep(250000); /* past the spin again */
     c0 = loop_cpu_s();
     usleep(300000);
@@ -397,7 +392,7 @@ START_TEST(prewake_without_spin_wakes_nothing)
     usleep(50000);
     scheduler_prewake(H.s);
     usleep(50000);
-    ck_assert_int_eq(worker_prewakes(), 0);
+    ck_assert_int_eq(prewakes_of(0), 0);
     stop(5);
 }
 END_TEST

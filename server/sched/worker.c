@@ -119,13 +119,14 @@ static void wait_todo(serve_worker *w, double last_done)
                 layad_cpu_relax();
             pthread_mutex_lock(&w->lock);
         }
+        /* worker_prewake sets prewake only while sleeping reads 1, so one still set here came
+         * from a stale read (this thread had just woken for a batch): it would cost a spin */
+        w->prewake = 0;
         atomic_store_explicit(&w->sleeping, 1, memory_order_relaxed);
         while (!w->todo && !w->stop && !w->prewake)
             pthread_cond_wait(&w->wake, &w->lock);
         atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-        const int pre = w->prewake;
-        w->prewake = 0;
-        if (w->todo || w->stop || !pre)
+        if (w->todo || w->stop)
             return;
         /* a request is on its way (worker_prewake): poll for it */
         atomic_fetch_add_explicit(&w->n_prewakes, 1, memory_order_relaxed);
