@@ -43,9 +43,9 @@ static void usage(FILE *f)
             "  --per-group N       forwards per group (default 30)\n"
             "  --label NAME        geometry label in the report (default: encoder name)\n"
             "  --commit SHA        commit recorded in the report (default $LAYAD_COMMIT)\n"
-            "  --branch16          residual-branch projections in the serving dtype (see backend_cuda.h)\n"
+            "  --branch16          residual-branch projections in the serving dtype (see model/backend/cuda.h)\n"
 
-            "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see backend_cuda.h)\n"
+            "  --no-gemm-tune      cuBLASLt's heuristic algorithm, untimed (see model/backend/cuda.h)\n"
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 64; 0 never)\n"
