@@ -82,8 +82,8 @@ typedef struct cuda_backend_opts {
                               (kn_gemm_split_small), not cuBLASLt's: a layer's chain 2.6 us
                               faster at 16 rows, 1.9 at 32, 0.85 at 48, 0.5 slower at 64
                               (bench/results/experiments/wide/); with the kernels before it
-                              triggering early, the 64-token bucket's forward -1.8% on an H100
-                              (early-trigger/) */
+                              triggering early, up to 64 the forward at 1x60 -2.5% on an H100
+                              (early-trigger/call3-h100/) */
     int fused_proj_tokens; /* in buckets of at most this many tokens (default 32; 0: never; at
                               most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
                               own kernel with RoPE and GeGLU in their epilogue
@@ -91,8 +91,8 @@ typedef struct cuda_backend_opts {
                               the H200 the forward -3.5% at 1x16 (before Wi's blocks in one
                               wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
                               (bench/results/experiments/bulk-x/); since the kernels before
-                              it trigger early, the 32-token bucket's forward -8% on an H100
-                              with it (early-trigger/) */
+                              it trigger early, up to 32 the forward at 1x30 -8.5% on an H100
+                              (early-trigger/call3-h100/) */
     int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
                               paths by timing at warm-up: each combination of the two own-kernel
                               paths above that applies there (CUDA_PATH_*) is captured and timed,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/backend/cuda_internal.h"
+#include "model/base/clock.h"
 
 int cuda_device_count(void)
 {
@@ -175,10 +176,10 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     CU(cudaStreamCreateWithFlags(&b->ks.s, cudaStreamNonBlocking));
     for (int i = 0; b->o.copy_timing && i < 4; i++)
         CU(cudaEventCreate(&b->ev[i]));
-    const double tu = cuda_now_ms();
+    const double tu = 1e3 * layad_now();
     if (cuda_upload_weights(b, ck, err))
         return -1;
-    b->info.upload_ms = cuda_now_ms() - tu;
+    b->info.upload_ms = 1e3 * layad_now() - tu;
     if (cuda_alloc_acts(b, err))
         return -1;
     b->att_pack_tiles = kn_attention_pack_tiles(b->D);
@@ -199,7 +200,7 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
 laya_backend *cuda_backend_create(const laya_checkpoint *ck, const cuda_backend_opts *o,
                                   layad_error *err)
 {
-    const double t0 = cuda_now_ms();
+    const double t0 = 1e3 * layad_now();
     if (check_geometry(&ck->cfg, o, err))
         return NULL;
     cuda_backend *b = calloc(1, sizeof *b);
@@ -209,7 +210,7 @@ laya_backend *cuda_backend_create(const laya_checkpoint *ck, const cuda_backend_
     }
     if (configure(b, ck, o, err) || open_device(b, ck, o, err))
         goto fail;
-    b->info.init_ms = cuda_now_ms() - t0;
+    b->info.init_ms = 1e3 * layad_now() - t0;
     if (cuda_warm_up(b, err))
         goto fail;
     /* Shapes met from now on run at once with the heuristic's algorithm: no

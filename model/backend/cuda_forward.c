@@ -415,7 +415,7 @@ int cuda_enqueue(cuda_backend *b, int T, int G, int att, layad_error *err)
  * and its whole span. The times are diagnostics: one that cannot be read
  * counts 0 and never fails the forward (the error is not sticky; it is
  * cleared). */
-static void add_copy_times(cuda_backend *b, laya_fwd_timing *tm)
+static void add_device_times(cuda_backend *b, laya_fwd_timing *tm)
 {
     float h2d = 0, d2h = 0, gpu = 0;
     if (!b->o.copy_timing)
@@ -477,7 +477,7 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     if (cuda_launch(b, T, G, att, use_graph, &tm->launch_s, err))
         return -1;
     const double t2 = layad_now();
-    add_copy_times(b, tm);
+    add_device_times(b, tm);
     const stage_layout s = cuda_stage_layout(T, batch_rows_cap(&b->policy, T), G);
     const float *lg = (const float *)(b->pin_out + s.logits);
     const float *ac = (const float *)(b->pin_out + s.act);

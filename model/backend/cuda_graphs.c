@@ -20,17 +20,9 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "model/backend/cuda_internal.h"
 #include "model/base/clock.h"
-
-double cuda_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 int cuda_bucket_index(const cuda_backend *b, int cap)
 {
@@ -163,7 +155,7 @@ static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
  * (path_tune_tokens), and records the bucket in info. */
 static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *err)
 {
-    const double t1 = cuda_now_ms();
+    const double t1 = 1e3 * layad_now();
     double pm[CUDA_PATHS] = {0};
     int nodes = 0, first = 1;
     for (int c = 0; c < BATCH_GCLASSES; c++) {
@@ -179,7 +171,7 @@ static int warm_cap(cuda_backend *b, int T, int *done, int total, layad_error *e
         first = 0;
         (*done)++;
     }
-    const double ms = cuda_now_ms() - t1;
+    const double ms = 1e3 * layad_now() - t1;
     cuda_backend_info *in = &b->info;
     if (in->n_warm < CUDA_MAX_WARM) {
         const int k = in->n_warm++;
@@ -202,11 +194,11 @@ int cuda_warm_up(cuda_backend *b, layad_error *err)
         for (int c = 0; c < BATCH_GCLASSES && wanted(b, T); c++)
             total += batch_gclass_own(&b->policy, T, c);
     }
-    const double t0 = cuda_now_ms();
+    const double t0 = 1e3 * layad_now();
     for (int i = 0; i < b->policy.n_buckets; i++)
         if (wanted(b, b->policy.bucket[i]) && warm_cap(b, b->policy.bucket[i], &done, total, err))
             return -1;
-    b->info.warm_ms = cuda_now_ms() - t0;
+    b->info.warm_ms = 1e3 * layad_now() - t0;
     return 0;
 }
 

@@ -166,8 +166,6 @@ int cuda_warm_up(cuda_backend *b, layad_error *err);
 int cuda_idle(laya_backend *base);
 void cuda_graphs_destroy(cuda_backend *b);
 
-double cuda_now_ms(void);
-
 /* cuda_paths.c: times bucket cap's paths (gathered class gcap) and keeps one in b->path;
  * ms[p] gets path p's median forward (0 where not timed). */
 int cuda_choose_path(cuda_backend *b, int cap, int gcap, double ms[CUDA_PATHS], layad_error *err);
