@@ -50,7 +50,7 @@ typedef float v8f __attribute__((vector_size(ATT_VL * sizeof(float))));
 #define LOAD8(dst, p) memcpy(&(dst), (p), sizeof(v8f))
 #define STORE8(p, src) memcpy((p), &(src), sizeof(v8f))
 
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define ATT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define ATT_CLONES

@@ -56,7 +56,7 @@ typedef float v8f __attribute__((vector_size(GEMM_VL * sizeof(float))));
  * ABI to the ISA). */
 #define LOAD8(dst, p) memcpy(&(dst), (p), sizeof(v8f))
 
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define GEMM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define GEMM_CLONES

@@ -281,8 +281,9 @@ static enum MHD_Result admit(conn_ctx *x, const char *url, const char *method, c
             return send_reply(x, &r);
         }
     }
-    /* a decision is on its way: the scheduler's sleeping threads wake while its body is read */
-    if (is_decide(x->endpoint) && atomic_load_explicit(&app->state, memory_order_relaxed) == APP_READY)
+    /* a decision is on its way: the scheduler's sleeping threads wake while its body is read
+     * (acquire: the scheduler was created before the store that made the state READY) */
+    if (is_decide(x->endpoint) && atomic_load_explicit(&app->state, memory_order_acquire) == APP_READY)
         scheduler_prewake(app->sched);
     return MHD_YES;
 }
