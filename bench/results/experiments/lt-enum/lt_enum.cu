@@ -3,7 +3,7 @@
  * heuristic offers? An experiment, not part of the build:
  *
  *   nvcc -O2 -std=c++17 -o lt_enum lt_enum.cu -lcublasLt
- *   ./lt_enum OUT.json [M,M,...]          (default M = 96,512)
+ *   ./lt_enum OUT.json [M,M,...]          (default M = 96,512; large packs: 4096,32768)
  *
  * For each Laya GEMM (English geometry: Wqkv 3072x1024, attn Wo 1024x1024, Wi 5248x1024, MLP Wo
  * 1024x2624; fp16 in, fp32 accumulation; the forward's layouts: Y^T = W^T' X^T, W with op T)
@@ -13,7 +13,7 @@
  *          (CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID), up to 16 configurations each;
  *   enum   every id x tile x stages x split-K {1,2,3,4,6,8} x CTA swizzle {0,1} that
  *          cublasLtMatmulAlgoCheck accepts (capped per id).
- * Timing: a CUDA graph of 40 launches cycling over 8 copies of W (more bytes than the L2),
+ * Timing: a CUDA graph of 40 launches (8 from 4096 rows) cycling over 8 copies of W (more bytes than the L2),
  * best of 3 replays, per launch. Outputs 16-bit (Y = X W^T), as Wqkv and Wi write them.
  */
 #include <cstdio>
@@ -30,7 +30,9 @@
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "%s:%d %s: %d\n", __FILE__, __LINE__, #x, (int)s_); exit(1); } } while (0)
 
-static const int COPIES = 8, LAUNCHES = 40;
+static const int COPIES = 8;
+/* Launches a timed graph: 40 at the skinny shapes, 8 from 4096 rows (a replay stays ~1-5 ms). */
+static int launches_for(int M) { return M >= 4096 ? 8 : 40; }
 
 struct shape { const char *name; int N, K; };
 struct cand { cublasLtMatmulAlgo_t algo; const char *set; float us; };
@@ -78,7 +80,8 @@ static float time_algo(ctx &c, const cublasLtMatmulAlgo_t *a)
     if (cudaStreamBeginCapture(c.s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
         return -1;
     bool ok = true;
-    for (int i = 0; i < LAUNCHES && ok; i++)
+    const int launches = launches_for(c.M);
+    for (int i = 0; i < launches && ok; i++)
         ok = cublasLtMatmul(c.lt, c.op, &one, c.W[i % COPIES], c.a, c.X, c.b, &zero, c.Y, c.c, c.Y, c.c, a, c.ws,
                             c.ws_bytes, c.s) == CUBLAS_STATUS_SUCCESS;
     if (cudaStreamEndCapture(c.s, &g) != cudaSuccess || !ok || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
@@ -104,7 +107,7 @@ static float time_algo(ctx &c, const cublasLtMatmulAlgo_t *a)
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
     cudaGetLastError();
-    return ok ? best * 1000.0f / LAUNCHES : -1;
+    return ok ? best * 1000.0f / launches : -1;
 }
 
 static void setup(ctx &c, int M, int N, int K)
@@ -236,20 +239,21 @@ int main(int argc, char **argv)
     c.ws_bytes = (size_t)32 << 20;
     CK(cudaMalloc(&c.ws, c.ws_bytes));
     CK(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
-    const size_t wmax = (size_t)5248 * 2624, xmax = (size_t)4096 * 2624;
+    const int maxM = std::max(4096, *std::max_element(Ms.begin(), Ms.end()));
+    const size_t wmax = (size_t)5248 * 2624, xmax = (size_t)maxM * 2624;
     for (int i = 0; i < COPIES; i++) {
         CK(cudaMalloc(&c.W[i], wmax * sizeof(__half)));
         CK(cudaMemset(c.W[i], 0x11, wmax * sizeof(__half)));
     }
     CK(cudaMalloc(&c.X, xmax * sizeof(__half)));
     CK(cudaMemset(c.X, 0x22, xmax * sizeof(__half)));
-    CK(cudaMalloc(&c.Y, (size_t)4096 * 5248 * sizeof(__half)));
+    CK(cudaMalloc(&c.Y, (size_t)maxM * 5248 * sizeof(__half)));
     FILE *f = fopen(outp, "w");
     if (!f) { perror(outp); return 1; }
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
-    fprintf(f, "{\"device\": \"%s\", \"cublaslt\": %zu, \"launches_per_timing\": %d, \"w_copies\": %d, \"results\": [\n",
-            pr.name, cublasLtGetVersion(), LAUNCHES, COPIES);
+    fprintf(f, "{\"device\": \"%s\", \"cublaslt\": %zu, \"launches_per_timing\": \"40, 8 from 4096 rows\", \"w_copies\": %d, \"results\": [\n",
+            pr.name, cublasLtGetVersion(), COPIES);
     bool first = true;
     for (int M : Ms)
         for (const shape &sh : shapes) {
