@@ -76,6 +76,9 @@ static void usage(FILE *f)
             "  --label NAME       name of this run in the report (default: the model dir)\n"
             "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
             "  --fused-proj-tokens N  the backend's fused_proj_tokens (default 0: off)\n"
+            "  --tuning-cache FILE  tuned GEMM algorithms read from FILE (written after\n"
+            "                     warm-up): two builds given one file run the same GEMMs,\n"
+            "                     so their reports differ only where their kernels do\n"
 
             "  --external F[:L]   compare an external forward's logits (JSON, format in\n"
             "                     cmd_parity.c) with the CPU reference, as label L; repeatable\n");
@@ -244,6 +247,12 @@ static void print_verdict(const verdict *v, int dtype, const cuda_backend_stats 
            v->pass ? "PASS" : "FAIL");
 }
 
+/* The backend options parity-fast sets from its flags. */
+typedef struct gpu_run {
+    int device, fused_tokens;
+    const char *tuning_cache;
+} gpu_run;
+
 static json_t *verdict_json(const verdict *v, const cuda_backend_stats *cs, const cuda_backend_opts *o)
 {
     json_t *d = json_pack(
@@ -264,13 +273,14 @@ static json_t *verdict_json(const verdict *v, const cuda_backend_stats *cs, cons
  * ref_rw (bf16 only, may be NULL): the CPU fp32 forward with bf16-rounded weights, which
  * separates the GPU's arithmetic error from the weight rounding (reported, not a gate). */
 static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_out *ref,
-                       const fwd_out *ref_rw, const delta_stats *peer, int dtype, int device,
-                       int fused_tokens, json_t *rep, layad_error *err)
+                       const fwd_out *ref_rw, const delta_stats *peer, int dtype, const gpu_run *g,
+                       json_t *rep, layad_error *err)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
-    o.device = device;
-    o.fused_proj_tokens = fused_tokens;
+    o.device = g->device;
+    o.fused_proj_tokens = g->fused_tokens;
+    o.tuning_cache = g->tuning_cache;
     o.dtype = dtype;
     o.max_batch_rows = 64;
     laya_backend *b = cuda_backend_create(ck, &o, err);
@@ -475,7 +485,7 @@ enum { MAX_EXTERNAL = 8 };
 
 /* The tool's own options (the common ones are in tool). */
 typedef struct parity_opts {
-    const char *dtypes, *ref, *label, *dump;
+    const char *dtypes, *ref, *label, *dump, *tuning_cache;
     const char *external[MAX_EXTERNAL];
     int n_external;
     int want[2]; /* CUDA_DT_FP16, CUDA_DT_BF16: from dtypes */
@@ -491,6 +501,7 @@ static int parity_opt(void *ctx, int c, const char *arg)
     case 'l': p->label = arg; return 0;
     case 'R': p->dump = arg; return 0;
     case 'F': p->fused = atoi(arg); return p->fused < 0 ? 2 : 0;
+    case 'U': p->tuning_cache = arg; return 0;
     case 'x':
         if (p->n_external == MAX_EXTERNAL) {
             fprintf(stderr, "parity-fast: at most %d --external\n", MAX_EXTERNAL);
@@ -588,11 +599,12 @@ static int gpu_gates(tool *t, const parity_opts *p, const synth_set *s, const fw
     }
     json_object_set_new(t->rep, "dtypes", json_object());
     int all_pass = 1;
+    const gpu_run g = {t->device, p->fused, p->tuning_cache};
     for (int dt = 0; dt < 2; dt++) {
         if (!p->want[dt])
             continue;
-        int r = check_dtype(t->ck, s, ref_out, dt == CUDA_DT_BF16 ? rw_out : NULL, bf16_peer, dt,
-                            t->device, p->fused, t->rep, &t->err);
+        int r = check_dtype(t->ck, s, ref_out, dt == CUDA_DT_BF16 ? rw_out : NULL, bf16_peer, dt, &g,
+                            t->rep, &t->err);
         if (r < 0)
             return -1;
         all_pass &= r;
@@ -633,6 +645,7 @@ int cmd_parity_fast(int argc, char **argv)
         {"label", required_argument, 0, 'l'}, TOOL_HELP,
         {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
         {"fused-proj-tokens", required_argument, 0, 'F'},
+        {"tuning-cache", required_argument, 0, 'U'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "parity-fast", usage);
