@@ -141,9 +141,9 @@ test: deps
 # tree `make install DESTDIR=$(BUILD)/stage PREFIX=/usr` writes.
 OPS_TESTS := $(wildcard tests/test_ops_*.sh)
 STAGE    := $(BUILD)/stage
+TEST_ENV  = LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_BUILD=$(BUILD)
 test-cpu: $(BUILD)/layad $(BUILD)/loadgen $(TEST_BIN) $(TINY)/model.safetensors $(STAGE)/.installed
-	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_STAGE=$(STAGE) \
-	    LAYAD_BUILD=$(BUILD) scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
+	@$(TEST_ENV) LAYAD_STAGE=$(STAGE) scripts/run-tests $(TEST_BIN) $(OPS_TESTS)
 
 $(STAGE)/.installed: $(BUILD)/layad $(BUILD)/layad-dev config/layad.conf $(wildcard deploy/* deploy/*/*) Makefile
 	@rm -rf $(STAGE)
@@ -164,11 +164,10 @@ test-tsan:
 
 test-tsan-run: $(BUILD)/layad $(BUILD)/layad-dev $(TSAN_SUITES:%=$(BUILD)/tests/test_%) $(TINY)/model.safetensors
 	@OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 history_size=7 suppressions=$(abspath tests/tsan.supp)" \
-	    LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) LAYAD_BUILD=$(BUILD) \
-	    scripts/run-tests $(TSAN_SUITES:%=$(BUILD)/tests/test_%)
+	    $(TEST_ENV) scripts/run-tests $(TSAN_SUITES:%=$(BUILD)/tests/test_%)
 
 test-gpu: $(BUILD)/layad $(GPU_TEST_BIN) $(TINY)/model.safetensors
-	@LAYAD_BIN=$(BUILD)/layad LAYAD_DEV=$(BUILD)/layad-dev LAYAD_TINY=$(TINY) scripts/run-tests $(GPU_TEST_BIN)
+	@$(TEST_ENV) scripts/run-tests $(GPU_TEST_BIN)
 
 # Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer
 # targets (clang, CPU-only, ASan+UBSan; run e.g. build/fuzz/fuzz_tokenizer_encode -max_total_time=600).

@@ -1,4 +1,4 @@
-# bench/results/experiments/att-skip/call.sh - prepared, not run: the attention skipping, in the tiles a block
+# bench/results/experiments/att-skip/call.sh - run once (call1-h100/, rejected): the attention skipping, in the tiles a block
 # does not see whole, the blocks of 8 keys (scores) and 16 keys (P V) that no row of the warp sees (skip.patch).
 # Sliding layers (a 64-query tile reads 192 keys, a warp's 16 rows see 144 of them) and a short row's last tile
 # (1x83: 19 of its second tile's 64 keys) do fewer MMAs and ldmatrix loads; whole tiles run the unchanged code

@@ -1,4 +1,4 @@
-# bench/results/experiments/att-wide/call.sh - prepared, not run: the attention in two warps of 32 query rows a
+# bench/results/experiments/att-wide/call.sh - run once (call1-h100/, rejected): the attention in two warps of 32 query rows a
 # block (wide.patch, `layad-dev bench --att-wide`), each K / V fragment loaded once for both of a warp's row tiles,
 # against four warps of 16 rows. ~6 minutes. (1) The kernel suite's attention cases (every form, now groups 1-3,
 # bit for bit) and the backend suite (att_wide_rows: the forward's answers identical); (2) the forward A/B/A/B at

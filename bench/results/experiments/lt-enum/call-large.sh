@@ -1,4 +1,4 @@
-# bench/results/experiments/lt-enum/call-large.sh - prepared, not run: every cuBLASLt configuration at
+# bench/results/experiments/lt-enum/call-large.sh - run once (large-h100/, nothing found): every cuBLASLt configuration at
 # the large packs' GEMMs (4096 rows = 8x512, 32768 = 64x512) against the heuristic's first 8, which
 # the forward times at warm-up. The skinny shapes' run (lt-enum-h200.json) found nothing beyond
 # those 8; the large ones were never enumerated, and there the GEMMs are ~60% of the forward.
