@@ -1,4 +1,4 @@
-# bench/results/experiments/att-sass/call.sh - where the attention's ~460 instructions a 64-key step go (att-tk32/:
+# bench/results/experiments/att-sass/call.sh - prepared, not run (no machine started): where the attention's ~460 instructions a 64-key step go (att-tk32/:
 # only ~15% are MMAs): the kernel's SASS (cuobjdump, on the device machine: this one has no disassembler) and
 # Nsight Compute's per-instruction counts and stall samples for a global and a sliding layer at 8x512; then,
 # with the time left, the backend suite under compute-sanitizer memcheck (the kernel suite ran clean at f251e94
