@@ -11,10 +11,11 @@ CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 echo "cuobjdump exit $? ($(wc -l < "$W/att-sass.txt") lines)"; gzip -c "$W/att-sass.txt" > "$OUT/att-sass.txt.gz"
 "$B/layad-dev" bench --model "$W/english" --shapes 8x512 --tuning-cache "$W/tuning.txt" --out "$W/warm.json" | grep -E "^ +[0-9]+x"
 NCU_SKIP=150 NCU_BENCH_ARGS="--tuning-cache $W/tuning.txt" OUT=$W/ncu LAYAD_RUN_DIR=$W \
-  timeout 240 bash scripts/device/ncu-profile 'attention_kernel' 2 8x512 > "$W/ncu.log" 2>&1
+  timeout 180 bash scripts/device/ncu-profile 'attention_kernel' 2 8x512 > "$W/ncu.log" 2>&1
 echo "ncu exit $? $((SECONDS-t0)) s"; tail -4 "$W/ncu.log"
 gzip -c "$W/ncu/ncu-8x512.txt" > "$OUT/ncu-8x512.txt.gz"; cp "$W/ncu/ncu-source.tgz" "$OUT/" 2>/dev/null
 grep -E "^  void|Duration   |Executed Instructions   " "$W/ncu/ncu-8x512.txt" | head -8
+[ "${MEMCHECK:-1}" = 1 ] || exit 0 # MEMCHECK=0: the profile alone (~2 minutes)
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 LAYAD_TINY=$W/tiny timeout $((580 - (SECONDS - t0))) "$cs" --tool memcheck "$B/gpu_backend_cuda" > "$OUT/memcheck-backend.log" 2>&1
 echo "memcheck backend exit $? $((SECONDS-t0)) s"; grep -hE "ERROR SUMMARY|Checks|^[^ ]+:[0-9]+:F" "$OUT/memcheck-backend.log"
