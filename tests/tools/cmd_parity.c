@@ -265,7 +265,8 @@ static json_t *verdict_json(const verdict *v, const cuda_backend_stats *cs, cons
         v->argmax_ok, "graph_identical_ok", v->capture_identical && v->replay_identical, "pass", v->pass,
         "graphs", "captured", (json_int_t)cs->graph_misses, "replayed", (json_int_t)cs->graph_hits);
     json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(v->s1, &v->s1all));
-    json_object_set_new(d, "backend", json_pack("{s:b, s:b}", "gemm_tune", o->gemm_tune, "branch16", o->branch16));
+    json_object_set_new(d, "backend", json_pack("{s:b, s:b, s:s?}", "gemm_tune", o->gemm_tune, "branch16",
+                                                  o->branch16, "tuning_cache", o->tuning_cache));
     return d;
 }
 
