@@ -1,8 +1,8 @@
 /*
  * attention.cu - multi-head attention over the packed (varlen) QKV buffer,
- * head_dim 64, flash-attention style on the tensor cores (mma.sync m16n8k16,
- * fp32 accumulation), with an optional inclusive sliding window and an
- * optional query selection.
+ * head_dim 64, flash-attention style on the tensor cores (warpgroup MMAs on
+ * sm_90a, mma.sync m16n8k16 elsewhere; fp32 accumulation), with an optional
+ * inclusive sliding window and an optional query selection.
  *
  * Layout: qkv [T, 3D] (Q | K | V), row r of the batch at slots [cu[r], cu[r+1]);
  * out [T, D]. The host lists the query tiles (kn_attention_tiles in
@@ -60,15 +60,22 @@
  * Alignment: qkv and out 16-byte aligned; a slot's row is 3D (or D) elements
  * with D % 64 == 0, so every token row, and every head's 64 columns in it, stay
  * 16-byte aligned wherever a row starts (cp.async 16-byte loads, 4-byte stores).
- * K fragments come from shared memory through ldmatrix, V fragments through
- * ldmatrix.trans, on rows padded to 72 elements (conflict-free). Shared memory
- * is dynamic (64 KB a one-group block, 100 KB a two-group one). 168 registers
- * at most, so 3 blocks (12 warps) share an SM: capped at 128 for 4 blocks the
- * kernel spilled 12-28 bytes, and without the spills the forward is 1-3%
- * faster from 1x83 to 1x512 on the H200 (the kernel alone: 8x512 global +3%,
- * 64x512 global +2%; bench/results/experiments/attention-mask/). Measured against the previous
- * version (32-bit shared loads for K, exp2f, a staging loop with divisions) on
- * the H200: 1.08-1.26x faster (bench/results/h200/kernels.md).
+ * The products: on the sm_90a pass, warpgroup MMAs (wgmma, kernels/wgmma.cuh)
+ * with Q, K and V read by the tensor cores from tiles in the 128-byte swizzle,
+ * P from registers; elsewhere (and with -DKN_ATT_WG=0) mma.sync with K
+ * fragments through ldmatrix, V through ldmatrix.trans, on rows padded to 72
+ * elements (conflict-free). Both give the same bits: on random tiles of many
+ * scales the two products agreed in every bit (bench/wgmma_att_probe.cu), and
+ * English parity reports were identical field for field. The wgmma form is
+ * 1.15-1.3x faster alone at 512-1024 tokens in global layers, 1.09-1.18x in
+ * sliding ones (8x512 global 48.1 -> 36.9 us on an H100;
+ * bench/results/experiments/att-wgmma/), with 104 registers
+ * against the mma.sync form's 155-168. Shared memory is dynamic (64 KB a
+ * one-group block, 100 KB a two-group one, + 1 KB to align the swizzled
+ * tiles); it, not registers, holds an SM to 3 one-group blocks (12 warps).
+ * For the mma.sync form, capped at 128 registers for 4 blocks the kernel
+ * spilled 12-28 bytes, and without the spills the forward is 1-3% faster from
+ * 1x83 to 1x512 on the H200 (bench/results/experiments/attention-mask/).
  *
  * The selection variant (kn_attention_select: the last head layer needs only
  * CLS and the markers while keys and values span the row) runs the same tile
@@ -82,6 +89,7 @@
  * bit (same key tiles, same masks, queries independent in a tile).
  */
 #include "kernels/mma.cuh"
+#include "kernels/wgmma.cuh"
 
 #define ATT_TQ 64                 /* queries per block (4 warps x 16) */
 #define ATT_TK 64                 /* keys per tile */
@@ -90,6 +98,17 @@
 #define ATT_SSEG 8                /* selection: blocks sharing one tile of 64 selected queries */
 #define ATT_ST 38                 /* floats of one att_state */
 #define ATT_SL2 (0.125f * 1.4426950408889634f) /* the scale 1/8, in base 2 */
+
+/* The two products on warpgroup MMAs (kernels/wgmma.cuh) where the sm_90a pass
+ * compiles them: the tiles in shared memory swizzled, S = Q K^T and O += P V by
+ * 8 wgmma a warp instead of 64 mma.sync and 32 ldmatrix, Q not held in
+ * registers. Every form (one group, two, the selection) takes the same path, so
+ * they keep giving the same bits. -DKN_ATT_WG=0 builds the mma.sync path. */
+#ifndef KN_ATT_WG
+#define KN_ATT_WG 1
+#endif
+#define ATT_WG (KN_ATT_WG && KN_WGMMA)
+#define ATT_PAD (KN_ATT_WG ? 1024 : 0) /* the host's slack for aligning the swizzled tiles */
 
 static_assert(ATT_TQ == KN_ATT_TQ, "the host's query tiles (kernels/cpu.h) must match the kernel's");
 
@@ -110,6 +129,22 @@ template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float 
 
 __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_cast<const uint32_t *>(p); }
 
+/* Element (r, c) of a staged tile: padded rows for ldmatrix, or the 128-byte
+ * swizzle wgmma reads (within the tile's first 8 KB; tiles are 1024-byte
+ * aligned, see att_smem_at). */
+template <typename T> __device__ __forceinline__ T *att_el(T (*t)[ATT_LD], int r, int c)
+{
+    return ATT_WG ? reinterpret_cast<T *>(reinterpret_cast<unsigned char *>(t) + kn_sw128(r, c)) : &t[r][c];
+}
+
+/* Makes this thread's completed cp.async writes visible to the tensor cores'
+ * (async proxy) reads, ahead of the barrier that publishes them. */
+__device__ __forceinline__ void att_proxy_fence()
+{
+    if (ATT_WG)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 /* Stages keys [j0, j0 + 64) of one head's K and V columns (ksrc = the row's
  * first slot at the head's K column; V is D columns further) into ks and vs;
  * keys >= len (past the row) are zero-filled and not read. Thread tid of the
@@ -127,8 +162,8 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
     for (int k = 0; k < ATT_TK / RSTEP; k++) {
         const int rr = r + k * RSTEP;
         const bool ok = j0 + rr < len;
-        cp_async16(&ks[rr][c], ok ? p : ksrc, ok);
-        cp_async16(&vs[rr][c], ok ? p + D : ksrc, ok);
+        cp_async16(att_el(ks, rr, c), ok ? p : ksrc, ok);
+        cp_async16(att_el(vs, rr, c), ok ? p + D : ksrc, ok);
         p += (size_t)RSTEP * D3;
     }
 }
@@ -136,7 +171,9 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
 /* A block's shared memory, G groups of four warps: the Q tile, two K and V
  * stages a group, one half's softmax state a group thread (ATT_ST floats; see
  * att_tile), and the tile rows' queries (qpos: position in the row, -1 none)
- * and output rows (orow: -1 none). Dynamic: 64 KB for one group, 100 KB for two. */
+ * and output rows (orow: -1 none). Dynamic: 64 KB for one group, 100 KB for two
+ * (+ ATT_PAD). A tile is 9 KB, so from a 1024-byte aligned start every tile is
+ * aligned as the swizzle needs. */
 template <typename T, int G> struct att_smem {
     __align__(16) T qs[ATT_TQ][ATT_LD];
     __align__(16) T ks[G][2][ATT_TK][ATT_LD];
@@ -155,6 +192,17 @@ struct att_state {
     float o[8][4];
 };
 static_assert(sizeof(att_state) == ATT_ST * sizeof(float), "att_smem.st holds one att_state a thread");
+static_assert(ATT_TQ * ATT_LD * 2 % 1024 == 0, "tiles keep the swizzle's alignment");
+
+/* The block's att_smem in its dynamic shared memory (ATT_PAD bytes more). */
+template <typename T, int G> __device__ __forceinline__ att_smem<T, G> &att_smem_at(unsigned char *raw)
+{
+#if ATT_WG
+    return *reinterpret_cast<att_smem<T, G> *>(raw + ((1024 - ((uint32_t)__cvta_generic_to_shared(raw) & 1023)) & 1023));
+#else
+    return *reinterpret_cast<att_smem<T, G> *>(raw);
+#endif
+}
 
 /* A thread's state to and from its column of att_smem.st. */
 __device__ __forceinline__ void att_save(const att_state &s, float (*st)[ATT_THREADS], int tid)
@@ -193,23 +241,33 @@ template <int G> __device__ __forceinline__ void att_bar(int g)
         asm volatile("bar.sync 1, %0;" ::"n"(ATT_THREADS) : "memory");
 }
 
-/* One key tile (keys [j0, j0 + 64), staged in ks / vs) into s, for this
- * thread's rows at positions i0 and i1 (-1: no query) of a tile whose queries
- * span [qmin, qmax]; qa holds the warp's Q fragments. */
+/* S = Q K^T for this warp's 16 rows x 64 keys, four k-steps of 16 dims from
+ * zero. mma.sync: Q from the warp's fragments qa, K fragments by ldmatrix (lane l
+ * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices
+ * are the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1). wgmma: the
+ * warpgroup's 64 rows at once, Q and K from their swizzled tiles. */
 template <typename T>
-__device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4], const T (*ks)[ATT_LD],
-                                         const T (*vs)[ATT_LD], int j0, int len, int window, int qmin, int qmax,
-                                         int i0, int i1)
+__device__ __forceinline__ void att_scores(float (&sc)[8][4], const uint32_t (&qa)[4][4], const T (*qs)[ATT_LD],
+                                           const T (*ks)[ATT_LD])
 {
-    const int lane = threadIdx.x % 32, c4 = lane % 4;
-    const float sl2 = ATT_SL2;
-    /* S = Q K^T for this warp's 16 rows x 64 keys. K fragments by ldmatrix: lane l
-     * addresses key 8n + l % 8, dims 32 sp + 8 (l / 8), so the four 8 x 8 matrices are
-     * the (b0, b1) fragments of k-steps 2 sp and 2 sp + 1. */
-    float sc[8][4];
 #pragma unroll
-    for (int n = 0; n < 8; n++) {
+    for (int n = 0; n < 8; n++)
         sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+#if ATT_WG
+    float(&d)[32] = reinterpret_cast<float(&)[32]>(sc);
+    kn_wg_pin(d);
+    kn_wg_fence();
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        kn_wg_ss<T>(d, kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(qs) + 32 * j),
+                    kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(ks) + 32 * j));
+    kn_wg_commit();
+    kn_wg_wait<0>();
+    kn_wg_pin(d);
+#else
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int n = 0; n < 8; n++)
 #pragma unroll
         for (int sp = 0; sp < 2; sp++) {
             uint32_t kb[4];
@@ -217,7 +275,61 @@ __device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4
             mma16816<T>(sc[n], qa[2 * sp], kb);
             mma16816<T>(sc[n], qa[2 * sp + 1], kb + 2);
         }
-    }
+#endif
+}
+
+/* O += P V over the tile's four k-steps of 16 keys, and l += P 1, the sums of
+ * the very P that weighs V (see the header). mma.sync: V fragments by
+ * ldmatrix.trans (two d tiles each). wgmma: P from registers, V from its
+ * swizzled tile read transposed; the l sums run while it does. */
+template <typename T>
+__device__ __forceinline__ void att_pv(att_state &s, const uint32_t (&pa)[4][4], const T (*vs)[ATT_LD])
+{
+    const uint32_t ones[2] = {pack2<T>(1.0f, 1.0f), pack2<T>(1.0f, 1.0f)};
+#if ATT_WG
+    float(&o)[32] = reinterpret_cast<float(&)[32]>(s.o);
+    kn_wg_pin(o);
+    kn_wg_fence();
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        kn_wg_rs<T>(o, pa[k], kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(vs) + 2048 * k));
+    kn_wg_commit();
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        mma16816<T>(s.l, pa[k], ones);
+    kn_wg_wait<0>();
+    kn_wg_pin(o);
+#else
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+#pragma unroll
+        for (int n = 0; n < 8; n += 2) {
+            if (n == 0)
+                mma16816<T>(s.l, pa[k], ones);
+            uint32_t vb[4];
+            const int key = 16 * k + ((lane / 8) & 1) * 8 + (lane % 8);
+            const int d = 8 * (n + (lane / 16));
+            ldmatrix_x4_trans(vb, &vs[key][d]);
+            mma16816<T>(s.o[n], pa[k], vb);
+            mma16816<T>(s.o[n + 1], pa[k], vb + 2);
+        }
+#endif
+}
+
+/* One key tile (keys [j0, j0 + 64), staged in ks / vs) into s, for this
+ * thread's rows at positions i0 and i1 (-1: no query) of a tile whose queries
+ * span [qmin, qmax]; Q is the warp's fragments qa (mma.sync) or the tile qs
+ * (wgmma). */
+template <typename T>
+__device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4], const T (*qs)[ATT_LD],
+                                         const T (*ks)[ATT_LD], const T (*vs)[ATT_LD], int j0, int len, int window,
+                                         int qmin, int qmax, int i0, int i1)
+{
+    const int lane = threadIdx.x % 32, c4 = lane % 4;
+    const float sl2 = ATT_SL2;
+    float sc[8][4];
+    att_scores<T>(sc, qa, qs, ks);
     /* Mask (only where the tile is not wholly visible to the block); scores stay
      * unscaled, the scale is applied inside the exponent below. */
     const bool full = j0 + ATT_TK <= len && (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
@@ -274,22 +386,7 @@ __device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4
         s.o[n][0] *= a0, s.o[n][1] *= a0;
         s.o[n][2] *= a1, s.o[n][3] *= a1;
     }
-    /* O += P V: k-steps of 16 keys, V fragments by ldmatrix.trans (two d tiles each);
-     * l += P 1, the sums of the very P that weighs V (see the header). */
-    const uint32_t ones[2] = {pack2<T>(1.0f, 1.0f), pack2<T>(1.0f, 1.0f)};
-#pragma unroll
-    for (int k = 0; k < 4; k++)
-#pragma unroll
-        for (int n = 0; n < 8; n += 2) {
-            if (n == 0)
-                mma16816<T>(s.l, pa[k], ones);
-            uint32_t vb[4];
-            const int key = 16 * k + ((lane / 8) & 1) * 8 + (lane % 8);
-            const int d = 8 * (n + (lane / 16));
-            ldmatrix_x4_trans(vb, &vs[key][d]);
-            mma16816<T>(s.o[n], pa[k], vb);
-            mma16816<T>(s.o[n + 1], pa[k], vb + 2);
-        }
+    att_pv<T>(s, pa, vs);
 }
 
 /* x := the softmax state over both halves' keys, from x over the first half's
@@ -359,12 +456,14 @@ __device__ __forceinline__ void att_walk(att_smem<T, G> &sm, att_state &s, const
             att_stage<T>(sm.ks[g][buf ^ 1], sm.vs[g][buf ^ 1], ksrc, D, 3 * D, tile(k + 1) * ATT_TK, len, tid);
         cp_async_commit();
         cp_async_wait<1>();
+        att_proxy_fence();
         att_bar<G>(g);
         if (G == 1 && k == n0 && n0 > 0) { /* half 0 done: its state waits in sm.st */
             att_save(s, sm.st, tid);
             att_reset(s);
         }
-        att_step<T>(s, qa, sm.ks[g][buf], sm.vs[g][buf], tile(k) * ATT_TK, len, window, qmin, qmax, i0, i1);
+        att_step<T>(s, qa, sm.qs, sm.ks[g][buf], sm.vs[g][buf], tile(k) * ATT_TK, len, window, qmin, qmax, i0,
+                    i1);
         att_bar<G>(g); /* the buffer is refilled next iteration */
     }
     cp_async_wait<0>();
@@ -412,7 +511,7 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
         const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
         const int i = sm.qpos[r];
         const T *src = i >= 0 ? row0 + (size_t)i * D3 + h * KN_HEAD_DIM + c : row0;
-        cp_async16(&sm.qs[r][c], src, i >= 0);
+        cp_async16(att_el(sm.qs, r, c), src, i >= 0);
     }
     cp_async_commit();
 
@@ -432,13 +531,14 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
         att_stage<T>(sm.ks[g][0], sm.vs[g][0], ksrc, D, D3, t0 * ATT_TK, len, tid);
     cp_async_commit();
     cp_async_wait<1>(); /* Q has landed */
+    att_proxy_fence();
     __syncthreads();
 
     const int r0 = warp * 16 + gr, r1 = r0 + 8; /* this thread's two query rows in the tile */
     const int i0 = sm.qpos[r0], i1 = sm.qpos[r1];
-    uint32_t qa[4][4];
+    uint32_t qa[4][4]; /* unused on the wgmma path */
 #pragma unroll
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < 4 && !ATT_WG; s++) {
         qa[s][0] = lds32(&sm.qs[r0][16 * s + 2 * c4]);
         qa[s][1] = lds32(&sm.qs[r1][16 * s + 2 * c4]);
         qa[s][2] = lds32(&sm.qs[r0][16 * s + 8 + 2 * c4]);
@@ -498,7 +598,7 @@ attention_kernel(const T *__restrict__ qkv, T *__restrict__ out, int nslot, int 
      * kernel: read before the wait (while RoPE runs, when it lets this kernel
      * start early); qkv only after. */
     extern __shared__ __align__(16) unsigned char att_raw[];
-    att_smem<T, G> &sm = *reinterpret_cast<att_smem<T, G> *>(att_raw);
+    att_smem<T, G> &sm = att_smem_at<T, G>(att_raw);
     const int r = tiles[2 * (size_t)blockIdx.y];
     if (r < 0) {
         kn_pdl_wait();
@@ -531,7 +631,7 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
 {
     kn_pdl_wait();
     extern __shared__ __align__(16) unsigned char att_raw[];
-    att_smem<T, 1> &sm = *reinterpret_cast<att_smem<T, 1> *>(att_raw);
+    att_smem<T, 1> &sm = att_smem_at<T, 1>(att_raw);
     __shared__ int srow[ATT_TQ];    /* the tile's rows (-1: none) */
     __shared__ int run[ATT_TQ + 1]; /* run starts in the tile, then its end */
     __shared__ int nrun;
@@ -585,7 +685,7 @@ template <typename E, int G>
 static int att_launch(kn_stream ks, const void *qkv, void *out, int nslot, int D, const int32_t *cu,
                       const int32_t *tiles, int n_tiles, int window)
 {
-    const size_t smem = sizeof(att_smem<E, G>);
+    const size_t smem = sizeof(att_smem<E, G>) + ATT_PAD;
     auto kern = attention_kernel<E, G>;
     KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     KN_CUDA(kn_launch(kern, dim3(D / KN_HEAD_DIM, (unsigned)n_tiles), dim3(G * ATT_THREADS), smem, ks,
@@ -654,7 +754,7 @@ extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, v
     const size_t blocks = ((size_t)G + ATT_TQ - 1) / ATT_TQ * ATT_SSEG;
     KN_REQUIRE(blocks <= 0x7fffffff, "attention selection too large");
     const dim3 grid((unsigned)blocks, D / KN_HEAD_DIM);
-    const size_t smem = sizeof(att_smem<__half, 1>); /* the same for both 16-bit types */
+    const size_t smem = sizeof(att_smem<__half, 1>) + ATT_PAD; /* the same for both 16-bit types */
     KN_DISPATCH16(dt, E, KN_CUDA(cudaFuncSetAttribute(attention_select_kernel<E>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
                   KN_CUDA(kn_launch(attention_select_kernel<E>, grid, dim3(ATT_THREADS), smem, ks,
