@@ -67,9 +67,9 @@
  * elements (conflict-free). Both give the same bits: on random tiles of many
  * scales the two products agreed in every bit (bench/wgmma_att_probe.cu), and
  * English parity reports were identical field for field. The wgmma form is
- * 1.15-1.3x faster alone at 512-1024 tokens in global layers, 1.09-1.18x in
+ * 1.15-1.32x faster alone at 512-1024 tokens in global layers, 1.09-1.18x in
  * sliding ones (8x512 global 48.1 -> 36.9 us on an H100;
- * bench/results/experiments/att-wgmma/), with 104 registers
+ * bench/results/experiments/att-wgmma/), with 99-111 registers
  * against the mma.sync form's 155-168. Shared memory is dynamic (64 KB a
  * one-group block, 100 KB a two-group one, + 1 KB to align the swizzled
  * tiles); it, not registers, holds an SM to 3 one-group blocks (12 warps).
