@@ -198,7 +198,7 @@ static_assert(ATT_TQ * ATT_LD * 2 % 1024 == 0, "tiles keep the swizzle's alignme
 template <typename T, int G> __device__ __forceinline__ att_smem<T, G> &att_smem_at(unsigned char *raw)
 {
 #if ATT_WG
-    return *reinterpret_cast<att_smem<T, G> *>(raw + ((1024 - ((uint32_t)__cvta_generic_to_shared(raw) & 1023)) & 1023));
+    return *reinterpret_cast<att_smem<T, G> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
 #else
     return *reinterpret_cast<att_smem<T, G> *>(raw);
 #endif

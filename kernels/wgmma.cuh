@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "kernels/cuda_util.cuh"
+#include "kernels/sm90.cuh" /* smem_addr */
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define KN_WGMMA 1
@@ -45,7 +46,7 @@ __host__ __device__ __forceinline__ uint32_t kn_sw128(int r, int c)
  * same 1024 so that either reading of the two offsets gives the one layout. */
 __device__ __forceinline__ uint64_t kn_wg_desc_sw128(const void *smem)
 {
-    const uint64_t a = (uint32_t)__cvta_generic_to_shared(smem);
+    const uint64_t a = smem_addr(smem);
     return ((a & 0x3FFFF) >> 4) | ((uint64_t)(1024 >> 4) << 16) | ((uint64_t)(1024 >> 4) << 32) |
            ((uint64_t)1 << 62);
 }
