@@ -156,14 +156,19 @@ __device__ __forceinline__ void att_stage(T (*ks)[ATT_LD], T (*vs)[ATT_LD], cons
                                           int j0, int len, int tid)
 {
     constexpr int RSTEP = ATT_THREADS / 8;
+    /* rows RSTEP apart share their place in the swizzle, so a thread's copies
+     * go to one place plus a fixed step */
+    static_assert(RSTEP % 8 == 0, "a thread's rows keep one swizzle place");
+    constexpr int DSTEP = RSTEP * (ATT_WG ? 128 : ATT_LD * (int)sizeof(T));
     const int r = tid / 8, c = (tid % 8) * 8;
     const T *p = ksrc + (size_t)(j0 + r) * D3 + c;
+    unsigned char *kd = reinterpret_cast<unsigned char *>(att_el(ks, r, c));
+    unsigned char *vd = reinterpret_cast<unsigned char *>(att_el(vs, r, c));
 #pragma unroll
     for (int k = 0; k < ATT_TK / RSTEP; k++) {
-        const int rr = r + k * RSTEP;
-        const bool ok = j0 + rr < len;
-        cp_async16(att_el(ks, rr, c), ok ? p : ksrc, ok);
-        cp_async16(att_el(vs, rr, c), ok ? p + D : ksrc, ok);
+        const bool ok = j0 + r + k * RSTEP < len;
+        cp_async16(kd + k * DSTEP, ok ? p : ksrc, ok);
+        cp_async16(vd + k * DSTEP, ok ? p + D : ksrc, ok);
         p += (size_t)RSTEP * D3;
     }
 }
@@ -255,12 +260,12 @@ __device__ __forceinline__ void att_scores(float (&sc)[8][4], const uint32_t (&q
         sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
 #if ATT_WG
     float(&d)[32] = reinterpret_cast<float(&)[32]>(sc);
+    const uint64_t dq = kn_wg_desc_sw128(qs), dk = kn_wg_desc_sw128(ks);
     kn_wg_pin(d);
     kn_wg_fence();
 #pragma unroll
     for (int j = 0; j < 4; j++)
-        kn_wg_ss<T>(d, kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(qs) + 32 * j),
-                    kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(ks) + 32 * j));
+        kn_wg_ss<T>(d, kn_wg_desc_at(dq, 32 * j), kn_wg_desc_at(dk, 32 * j));
     kn_wg_commit();
     kn_wg_wait<0>();
     kn_wg_pin(d);
@@ -288,11 +293,12 @@ __device__ __forceinline__ void att_pv(att_state &s, const uint32_t (&pa)[4][4],
     const uint32_t ones[2] = {pack2<T>(1.0f, 1.0f), pack2<T>(1.0f, 1.0f)};
 #if ATT_WG
     float(&o)[32] = reinterpret_cast<float(&)[32]>(s.o);
+    const uint64_t dv = kn_wg_desc_sw128(vs);
     kn_wg_pin(o);
     kn_wg_fence();
 #pragma unroll
     for (int k = 0; k < 4; k++)
-        kn_wg_rs<T>(o, pa[k], kn_wg_desc_sw128(reinterpret_cast<const unsigned char *>(vs) + 2048 * k));
+        kn_wg_rs<T>(o, pa[k], kn_wg_desc_at(dv, 2048 * k));
     kn_wg_commit();
 #pragma unroll
     for (int k = 0; k < 4; k++)
