@@ -19,9 +19,12 @@
  * handoff works; run it under `compute-sanitizer --tool racecheck` to see what
  * the tool says of each case (the case name is printed before its launch).
  *
- * Usage: racecheck_probe [case]   (case: equal, unequal, none, racy; default all but racy)
+ * Usage: racecheck_probe [case [features]]   (case: equal, unequal, none, racy; default all but
+ * racy; features: the F_ bits below, default 0)
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime.h>
@@ -38,18 +41,41 @@ __device__ __forceinline__ void group_bar(int g)
         asm volatile("bar.sync 1, %0;" ::"n"(GROUP) : "memory");
 }
 
-/* Group 0 runs n0 named barriers and group 1 n1, each storing to its own
- * slice between them (work the barriers order); then group 1 hands one value
- * a thread to group 0 through shared memory, across __syncthreads unless
- * racy. out[t] = what thread t of group 0 read (expected 1000 + t). */
-__global__ void handoff(int n0, int n1, int racy, int *out)
+/* What the probe can add around the handoff, to find which part of the
+ * attention makes racecheck report it (a bit mask, "unequal" case): */
+enum {
+    F_CPASYNC = 1, /* the walk's stores are cp.async copies waited for before each barrier */
+    F_PDL = 2,     /* griddepcontrol.wait and launch_dependents at the start */
+    F_HIGH = 4,    /* the state array at byte 84 K of 100 KB of dynamic shared memory */
+    F_GRID = 8,    /* 264 blocks (two an SM at 100 KB), not one */
+};
+#define HIGH_AT (84 * 1024)
+#define HIGH_SMEM (100 * 1024)
+
+/* Group 0 runs n0 pairs of named barriers and group 1 n1, each storing to its
+ * own slice between them (work the barriers order); then group 1 hands one
+ * value a thread to group 0 through shared memory, across __syncthreads
+ * unless racy. out[block][t] = what thread t of group 0 read (expected 1000 +
+ * t). */
+__global__ void handoff(int n0, int n1, int racy, int feat, const int *src, int *out)
 {
-    __shared__ int slice[2][GROUP];
-    __shared__ int st[GROUP];
+    extern __shared__ __align__(16) unsigned char raw[];
+    int(*slice)[GROUP] = reinterpret_cast<int(*)[GROUP]>(raw);
+    int *st = reinterpret_cast<int *>(raw + (feat & F_HIGH ? HIGH_AT : 2 * GROUP * sizeof(int)));
     const int g = threadIdx.x / GROUP, t = threadIdx.x % GROUP;
     const int n = g ? n1 : n0;
+    out += (size_t)blockIdx.x * 3 * GROUP;
+    if (feat & F_PDL)
+        asm volatile("griddepcontrol.wait;\n griddepcontrol.launch_dependents;\n" ::: "memory");
     for (int k = 0; k < n; k++) {
-        slice[g][t] = k;
+        if (feat & F_CPASYNC) {
+            const uint32_t d = (uint32_t)__cvta_generic_to_shared(&slice[g][t & ~3]);
+            if (t % 4 == 0)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + (t & ~3)));
+            asm volatile("cp.async.commit_group;\n cp.async.wait_group 0;\n" ::: "memory");
+        } else {
+            slice[g][t] = k;
+        }
         group_bar(g);
         out[GROUP + g * GROUP + t] = slice[g][(t + 1) % GROUP];
         group_bar(g);
@@ -63,44 +89,54 @@ __global__ void handoff(int n0, int n1, int racy, int *out)
     out[t] = st[t];
 }
 
-static int run_case(const char *name, int n0, int n1, int racy, int *dout)
+static int run_case(const char *name, int n0, int n1, int racy, int feat, const int *src, int *dout)
 {
-    int host[GROUP];
-    printf("case %s: group 0 runs %d named barriers, group 1 %d, %s\n", name, 2 * n0, 2 * n1,
+    const int blocks = feat & F_GRID ? 264 : 1;
+    const size_t smem = feat & F_HIGH ? HIGH_SMEM : 2 * GROUP * sizeof(int) + GROUP * sizeof(int);
+    static int host[264 * 3 * GROUP];
+    printf("case %s, features %d: group 0 runs %d named barriers, group 1 %d, %s\n", name, feat, 2 * n0, 2 * n1,
            racy ? "no __syncthreads before the handoff" : "__syncthreads before the handoff");
     fflush(stdout);
-    cudaMemset(dout, 0, 3 * GROUP * sizeof(int));
-    handoff<<<1, 2 * GROUP>>>(n0, n1, racy, dout);
-    cudaError_t e = cudaDeviceSynchronize();
+    cudaError_t e = cudaFuncSetAttribute(handoff, cudaFuncAttributeMaxDynamicSharedMemorySize, HIGH_SMEM);
     if (e == cudaSuccess)
-        e = cudaMemcpy(host, dout, sizeof host, cudaMemcpyDeviceToHost);
+        e = cudaMemset(dout, 0, (size_t)blocks * 3 * GROUP * sizeof(int));
+    if (e == cudaSuccess) {
+        handoff<<<blocks, 2 * GROUP, smem>>>(n0, n1, racy, feat, src, dout);
+        e = cudaDeviceSynchronize();
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(host, dout, (size_t)blocks * 3 * GROUP * sizeof(int), cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) {
         fprintf(stderr, "case %s: %s\n", name, cudaGetErrorString(e));
         return 1;
     }
     int bad = 0;
-    for (int t = 0; t < GROUP; t++)
-        bad += host[t] != 1000 + t;
-    printf("case %s: %d of %d values read wrong\n", name, bad, GROUP);
+    for (int b = 0; b < blocks; b++)
+        for (int t = 0; t < GROUP; t++)
+            bad += host[b * 3 * GROUP + t] != 1000 + t;
+    printf("case %s, features %d: %d of %d values read wrong\n", name, feat, bad, blocks * GROUP);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
-    int *dout = NULL, rc = 0;
-    if (cudaMalloc(&dout, 3 * GROUP * sizeof(int)) != cudaSuccess) {
-        fprintf(stderr, "cudaMalloc failed\n");
+    const int feat = argc > 2 ? atoi(argv[2]) : 0;
+    int *dout = NULL, *src = NULL, rc = 0;
+    if (cudaMalloc(&dout, 264 * 3 * GROUP * sizeof(int)) != cudaSuccess ||
+        cudaMalloc(&src, GROUP * sizeof(int)) != cudaSuccess || cudaMemset(src, 0, GROUP * sizeof(int)) != cudaSuccess) {
+        fprintf(stderr, "device buffers: %s\n", cudaGetErrorString(cudaGetLastError()));
         return 1;
     }
     if (!only || !strcmp(only, "equal"))
-        rc |= run_case("equal", 3, 3, 0, dout);
+        rc |= run_case("equal", 3, 3, 0, feat, src, dout);
     if (!only || !strcmp(only, "unequal"))
-        rc |= run_case("unequal", 3, 1, 0, dout);
+        rc |= run_case("unequal", 3, 1, 0, feat, src, dout);
     if (!only || !strcmp(only, "none"))
-        rc |= run_case("none", 3, 0, 0, dout);
+        rc |= run_case("none", 3, 0, 0, feat, src, dout);
     if (only && !strcmp(only, "racy"))
-        rc |= run_case("racy", 3, 3, 1, dout);
+        rc |= run_case("racy", 3, 3, 1, feat, src, dout);
+    cudaFree(src);
     cudaFree(dout);
     return rc;
 }
