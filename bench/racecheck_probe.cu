@@ -48,6 +48,7 @@ enum {
     F_PDL = 2,     /* griddepcontrol.wait and launch_dependents at the start */
     F_HIGH = 4,    /* the state array at byte 84 K of 100 KB of dynamic shared memory */
     F_GRID = 8,    /* 264 blocks (two an SM at 100 KB), not one */
+    F_ARRIVE = 16, /* the handoff on barrier 3: group 1 arrives (no wait), group 0 syncs */
 };
 #define HIGH_AT (84 * 1024)
 #define HIGH_SMEM (100 * 1024)
@@ -82,10 +83,20 @@ __global__ void handoff(int n0, int n1, int racy, int feat, const int *src, int 
     }
     if (g == 1)
         st[t] = 1000 + t;
-    if (!racy)
-        __syncthreads();
-    if (g == 1)
-        return;
+    if (feat & F_ARRIVE) {
+        if (g == 1) {
+            if (!racy)
+                asm volatile("bar.arrive 3, %0;" ::"n"(2 * GROUP) : "memory");
+            return;
+        }
+        if (!racy)
+            asm volatile("bar.sync 3, %0;" ::"n"(2 * GROUP) : "memory");
+    } else {
+        if (!racy)
+            __syncthreads();
+        if (g == 1)
+            return;
+    }
     out[t] = st[t];
 }
 
