@@ -9,7 +9,8 @@
  * softmax state to shared memory, the block meets at __syncthreads, and group 0
  * reads it. racecheck reports that store and that load as RAW hazards. This
  * probe repeats the pattern with nothing else around it, so a report here is
- * about the tool's model of barriers, not the kernel:
+ * about the tool's model of barriers, not the kernel, and then adds the
+ * kernel's other parts one at a time (features, below):
  *   - "equal": both groups run N named barriers, then the handoff;
  *   - "unequal": group 0 runs N, group 1 runs 1, then the same handoff;
  *   - "none": group 0 runs N, group 1 none (a group with no key tile);
@@ -42,7 +43,7 @@ __device__ __forceinline__ void group_bar(int g)
 }
 
 /* What the probe can add around the handoff, to find which part of the
- * attention makes racecheck report it (a bit mask, "unequal" case): */
+ * attention makes racecheck report it (a bit mask, any case): */
 enum {
     F_CPASYNC = 1, /* the walk's stores are cp.async copies waited for before each barrier */
     F_PDL = 2,     /* griddepcontrol.wait and launch_dependents at the start */
@@ -113,7 +114,9 @@ static int run_case(const char *name, int n0, int n1, int racy, int feat, const 
         e = cudaMemset(dout, 0, (size_t)blocks * 3 * GROUP * sizeof(int));
     if (e == cudaSuccess) {
         handoff<<<blocks, 2 * GROUP, smem>>>(n0, n1, racy, feat, src, dout);
-        e = cudaDeviceSynchronize();
+        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
     }
     if (e == cudaSuccess)
         e = cudaMemcpy(host, dout, (size_t)blocks * 3 * GROUP * sizeof(int), cudaMemcpyDeviceToHost);
