@@ -238,12 +238,14 @@ $(BUILD)/bench/fused_probe: bench/fused_probe.cu bench/probe_common.cuh bench/pr
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
 	        -lcublasLt -lcublas -lgomp
 
-# The warpgroup-MMA probe (GPU machine): the attention's two products by wgmma against its
-# mma.sync steps, bit for bit, and the time of a tile step each way.
+# The racecheck probe (GPU machine, under compute-sanitizer): the two-group attention's state
+# handoff alone, with the kernel's other parts added one at a time.
 $(BUILD)/bench/racecheck_probe: bench/racecheck_probe.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $<
 
+# The warpgroup-MMA probe (GPU machine): the attention's two products by wgmma against its
+# mma.sync steps, bit for bit, and the time of a tile step each way.
 $(BUILD)/bench/wgmma_att_probe: bench/wgmma_att_probe.cu bench/bench_check.cuh kernels/wgmma.cuh kernels/mma.cuh \
                                kernels/cuda_util.cuh
 	@mkdir -p $(dir $@)

@@ -51,10 +51,10 @@ __device__ __forceinline__ uint64_t kn_wg_desc_sw128(const void *smem)
            ((uint64_t)1 << 62);
 }
 
-/* The descriptor of the tile `bytes` past desc's, in the same layout: the start
- * address sits in the low 14 bits (in 16-byte units), which cannot carry out of
- * them since shared addresses stay below 2^18. One add where kn_wg_desc_sw128
- * is five operations. */
+/* The descriptor of the same layout `bytes` further on (a k-step inside the
+ * tile, or another tile): the start address sits in the low 14 bits, in 16-byte
+ * units, and cannot carry out of them since shared addresses stay below 2^18.
+ * One add where kn_wg_desc_sw128 is five operations. */
 __device__ __forceinline__ uint64_t kn_wg_desc_at(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
 
 __device__ __forceinline__ void kn_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
