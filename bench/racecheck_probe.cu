@@ -14,14 +14,17 @@
  *   - "equal": both groups run N named barriers, then the handoff;
  *   - "unequal": group 0 runs N, group 1 runs 1, then the same handoff;
  *   - "none": group 0 runs N, group 1 none (a group with no key tile);
+ *   - "more": group 0 runs 1, group 1 runs 3 (the walk's halves can give the
+ *     second group more tiles: a span that starts at an odd tile);
+ *   - "first": group 0 runs none, group 1 runs 1;
  *   - "racy": the same without the __syncthreads (a real race, the control
  *     that racecheck must flag).
  * Each case also checks the values group 0 read, so a plain run shows the
  * handoff works; run it under `compute-sanitizer --tool racecheck` to see what
  * the tool says of each case (the case name is printed before its launch).
  *
- * Usage: racecheck_probe [case [features]]   (case: equal, unequal, none, racy; default all but
- * racy; features: the F_ bits below, default 0)
+ * Usage: racecheck_probe [case [features]]   (case: equal, unequal, none, more, first, racy;
+ * default all but racy; features: the F_ bits below, default 0)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +151,10 @@ int main(int argc, char **argv)
         rc |= run_case("unequal", 3, 1, 0, feat, src, dout);
     if (!only || !strcmp(only, "none"))
         rc |= run_case("none", 3, 0, 0, feat, src, dout);
+    if (!only || !strcmp(only, "more"))
+        rc |= run_case("more", 1, 3, 0, feat, src, dout);
+    if (!only || !strcmp(only, "first"))
+        rc |= run_case("first", 0, 1, 0, feat, src, dout);
     if (only && !strcmp(only, "racy"))
         rc |= run_case("racy", 3, 3, 1, feat, src, dout);
     cudaFree(src);
