@@ -240,7 +240,7 @@ $(BUILD)/bench/fused_probe: bench/fused_probe.cu bench/probe_common.cuh bench/pr
 
 # The racecheck probe (GPU machine, under compute-sanitizer): the two-group attention's state
 # handoff alone, with the kernel's other parts added one at a time.
-$(BUILD)/bench/racecheck_probe: bench/racecheck_probe.cu
+$(BUILD)/bench/racecheck_probe: bench/racecheck_probe.cu bench/bench_check.cuh kernels/mma.cuh kernels/cuda_util.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $<
 

@@ -26,12 +26,12 @@
  * Usage: racecheck_probe [case [features]]   (case: equal, unequal, none, more, first, racy;
  * default all but racy; features: the F_ bits below, default 0)
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime.h>
+#include "bench/bench_check.cuh"
+#include "kernels/mma.cuh" /* cp_async16, kn_pdl_wait (kernels/cuda_util.cuh) */
 
 #define GROUP 128
 
@@ -57,11 +57,24 @@ enum {
 #define HIGH_AT (84 * 1024)
 #define HIGH_SMEM (100 * 1024)
 
+/* The block's meeting before group 0 reads what group 1 stored: __syncthreads,
+ * or group 1 arriving on barrier 3 (no wait) while group 0 syncs there; none
+ * when racy. Returns whether the thread goes on to read (group 0). */
+__device__ __forceinline__ bool meet(int g, int racy, int arrive)
+{
+    if (arrive && g == 1 && !racy)
+        asm volatile("bar.arrive 3, %0;" ::"n"(2 * GROUP) : "memory");
+    else if (arrive && !racy)
+        asm volatile("bar.sync 3, %0;" ::"n"(2 * GROUP) : "memory");
+    else if (!racy)
+        __syncthreads();
+    return g == 0;
+}
+
 /* Group 0 runs n0 pairs of named barriers and group 1 n1, each storing to its
  * own slice between them (work the barriers order); then group 1 hands one
- * value a thread to group 0 through shared memory, across __syncthreads
- * unless racy. out[block][t] = what thread t of group 0 read (expected 1000 +
- * t). */
+ * value a thread to group 0 through shared memory (meet). out[block][t] = what
+ * thread t of group 0 read (expected 1000 + t). */
 __global__ void handoff(int n0, int n1, int racy, int feat, const int *src, int *out)
 {
     extern __shared__ __align__(16) unsigned char raw[];
@@ -70,14 +83,16 @@ __global__ void handoff(int n0, int n1, int racy, int feat, const int *src, int 
     const int g = threadIdx.x / GROUP, t = threadIdx.x % GROUP;
     const int n = g ? n1 : n0;
     out += (size_t)blockIdx.x * 3 * GROUP;
-    if (feat & F_PDL)
-        asm volatile("griddepcontrol.wait;\n griddepcontrol.launch_dependents;\n" ::: "memory");
+    if (feat & F_PDL) {
+        kn_pdl_wait();
+        kn_pdl_trigger();
+    }
     for (int k = 0; k < n; k++) {
-        if (feat & F_CPASYNC) {
-            const uint32_t d = (uint32_t)__cvta_generic_to_shared(&slice[g][t & ~3]);
+        if (feat & F_CPASYNC) { /* 16 bytes a fourth thread, as the attention stages its tiles */
             if (t % 4 == 0)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + (t & ~3)));
-            asm volatile("cp.async.commit_group;\n cp.async.wait_group 0;\n" ::: "memory");
+                cp_async16(&slice[g][t], src + t, true);
+            cp_async_commit();
+            cp_async_wait<0>();
         } else {
             slice[g][t] = k;
         }
@@ -87,77 +102,48 @@ __global__ void handoff(int n0, int n1, int racy, int feat, const int *src, int 
     }
     if (g == 1)
         st[t] = 1000 + t;
-    if (feat & F_ARRIVE) {
-        if (g == 1) {
-            if (!racy)
-                asm volatile("bar.arrive 3, %0;" ::"n"(2 * GROUP) : "memory");
-            return;
-        }
-        if (!racy)
-            asm volatile("bar.sync 3, %0;" ::"n"(2 * GROUP) : "memory");
-    } else {
-        if (!racy)
-            __syncthreads();
-        if (g == 1)
-            return;
-    }
-    out[t] = st[t];
+    if (meet(g, racy, feat & F_ARRIVE))
+        out[t] = st[t];
 }
 
-static int run_case(const char *name, int n0, int n1, int racy, int feat, const int *src, int *dout)
+/* One case: prints how many of group 0's values were read wrong. */
+static void run_case(const char *name, int n0, int n1, int racy, int feat, const int *src, int *dout)
 {
     const int blocks = feat & F_GRID ? 264 : 1;
-    const size_t smem = feat & F_HIGH ? HIGH_SMEM : 2 * GROUP * sizeof(int) + GROUP * sizeof(int);
+    const size_t smem = feat & F_HIGH ? HIGH_SMEM : 3 * GROUP * sizeof(int);
     static int host[264 * 3 * GROUP];
     printf("case %s, features %d: group 0 runs %d named barriers, group 1 %d, %s\n", name, feat, 2 * n0, 2 * n1,
-           racy ? "no __syncthreads before the handoff" : "__syncthreads before the handoff");
+           racy ? "nothing orders the handoff" : "a barrier orders the handoff");
     fflush(stdout);
-    cudaError_t e = cudaFuncSetAttribute(handoff, cudaFuncAttributeMaxDynamicSharedMemorySize, HIGH_SMEM);
-    if (e == cudaSuccess)
-        e = cudaMemset(dout, 0, (size_t)blocks * 3 * GROUP * sizeof(int));
-    if (e == cudaSuccess) {
-        handoff<<<blocks, 2 * GROUP, smem>>>(n0, n1, racy, feat, src, dout);
-        e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaDeviceSynchronize();
-    }
-    if (e == cudaSuccess)
-        e = cudaMemcpy(host, dout, (size_t)blocks * 3 * GROUP * sizeof(int), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) {
-        fprintf(stderr, "case %s: %s\n", name, cudaGetErrorString(e));
-        return 1;
-    }
+    CK(cudaFuncSetAttribute(handoff, cudaFuncAttributeMaxDynamicSharedMemorySize, HIGH_SMEM));
+    CK(cudaMemset(dout, 0, (size_t)blocks * 3 * GROUP * sizeof(int)));
+    handoff<<<blocks, 2 * GROUP, smem>>>(n0, n1, racy, feat, src, dout);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(host, dout, (size_t)blocks * 3 * GROUP * sizeof(int), cudaMemcpyDeviceToHost));
     int bad = 0;
     for (int b = 0; b < blocks; b++)
         for (int t = 0; t < GROUP; t++)
             bad += host[b * 3 * GROUP + t] != 1000 + t;
     printf("case %s, features %d: %d of %d values read wrong\n", name, feat, bad, blocks * GROUP);
-    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    static const struct {
+        const char *name;
+        int n0, n1, racy; /* racy: only when asked for by name */
+    } cases[] = {{"equal", 3, 3, 0}, {"unequal", 3, 1, 0}, {"none", 3, 0, 0},
+                 {"more", 1, 3, 0},  {"first", 0, 1, 0},   {"racy", 3, 3, 1}};
     const char *only = argc > 1 ? argv[1] : NULL;
     const int feat = argc > 2 ? atoi(argv[2]) : 0;
-    int *dout = NULL, *src = NULL, rc = 0;
-    if (cudaMalloc(&dout, 264 * 3 * GROUP * sizeof(int)) != cudaSuccess ||
-        cudaMalloc(&src, GROUP * sizeof(int)) != cudaSuccess || cudaMemset(src, 0, GROUP * sizeof(int)) != cudaSuccess) {
-        fprintf(stderr, "device buffers: %s\n", cudaGetErrorString(cudaGetLastError()));
-        return 1;
-    }
-    if (!only || !strcmp(only, "equal"))
-        rc |= run_case("equal", 3, 3, 0, feat, src, dout);
-    if (!only || !strcmp(only, "unequal"))
-        rc |= run_case("unequal", 3, 1, 0, feat, src, dout);
-    if (!only || !strcmp(only, "none"))
-        rc |= run_case("none", 3, 0, 0, feat, src, dout);
-    if (!only || !strcmp(only, "more"))
-        rc |= run_case("more", 1, 3, 0, feat, src, dout);
-    if (!only || !strcmp(only, "first"))
-        rc |= run_case("first", 0, 1, 0, feat, src, dout);
-    if (only && !strcmp(only, "racy"))
-        rc |= run_case("racy", 3, 3, 1, feat, src, dout);
-    cudaFree(src);
-    cudaFree(dout);
-    return rc;
+    int *dout = NULL, *src = NULL;
+    CK(cudaMalloc(&dout, 264 * 3 * GROUP * sizeof(int)));
+    CK(cudaMalloc(&src, GROUP * sizeof(int)));
+    CK(cudaMemset(src, 0, GROUP * sizeof(int)));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (only ? !strcmp(only, cases[i].name) : !cases[i].racy)
+            run_case(cases[i].name, cases[i].n0, cases[i].n1, cases[i].racy, feat, src, dout);
+    CK(cudaFree(src));
+    CK(cudaFree(dout));
+    return 0;
 }

@@ -35,12 +35,6 @@
 
 enum { TL = 64, LD = 72, TILE = TL * TL };
 
-template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
-{
-    typename kn_pair<T>::type v = kn_pack<T>(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-
 /* A tile's shared copies: padded rows for ldmatrix, swizzled for wgmma. */
 template <typename T> struct probe_smem {
     __align__(1024) uint8_t qw[TILE * 2];
@@ -100,10 +94,10 @@ template <typename T> __device__ void p_frags(const T *p, uint32_t (&pa)[4][4])
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const int c = 16 * k + 2 * c4;
-        pa[k][0] = pack2<T>((float)p[r0 * TL + c], (float)p[r0 * TL + c + 1]);
-        pa[k][1] = pack2<T>((float)p[r1 * TL + c], (float)p[r1 * TL + c + 1]);
-        pa[k][2] = pack2<T>((float)p[r0 * TL + c + 8], (float)p[r0 * TL + c + 9]);
-        pa[k][3] = pack2<T>((float)p[r1 * TL + c + 8], (float)p[r1 * TL + c + 9]);
+        pa[k][0] = kn_pack_u32<T>((float)p[r0 * TL + c], (float)p[r0 * TL + c + 1]);
+        pa[k][1] = kn_pack_u32<T>((float)p[r1 * TL + c], (float)p[r1 * TL + c + 1]);
+        pa[k][2] = kn_pack_u32<T>((float)p[r0 * TL + c + 8], (float)p[r0 * TL + c + 9]);
+        pa[k][3] = kn_pack_u32<T>((float)p[r1 * TL + c + 8], (float)p[r1 * TL + c + 9]);
     }
 }
 
@@ -213,7 +207,7 @@ template <typename T, bool WG> __global__ void __launch_bounds__(128) time_kerne
         uint32_t pa[4][4];
         for (int k = 0; k < 4; k++)
             for (int e = 0; e < 4; e++)
-                pa[k][e] = pack2<T>(s[8 * k + 2 * e] * 1e-3f, s[8 * k + 2 * e + 1] * 1e-3f);
+                pa[k][e] = kn_pack_u32<T>(s[8 * k + 2 * e] * 1e-3f, s[8 * k + 2 * e + 1] * 1e-3f);
         if (WG)
             pv_wg<T>(sm, pa, o);
         else

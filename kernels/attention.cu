@@ -68,9 +68,10 @@
  * scales the two products agreed in every bit (bench/wgmma_att_probe.cu), and
  * English parity reports were identical field for field. The wgmma form is
  * 1.15-1.32x faster alone at 512-1024 tokens in global layers, 1.09-1.18x in
- * sliding ones (8x512 global 48.1 -> 36.9 us on an H100;
- * bench/results/experiments/att-wgmma/), with 99-111 registers
- * against the mma.sync form's 155-168. Shared memory is dynamic (64 KB a
+ * sliding ones (8x512 global 48.1 -> 36.9 us on an H100, 36.1 with each
+ * thread's staging places and the descriptors formed once a tile;
+ * bench/results/experiments/att-wgmma/), with 99-108 registers against the
+ * mma.sync form's 155-168. Shared memory is dynamic (64 KB a
  * one-group block, 100 KB a two-group one, + 1 KB to align the swizzled
  * tiles); it, not registers, holds an SM to 3 one-group blocks (12 warps).
  * For the mma.sync form, capped at 128 registers for 4 blocks the kernel
@@ -119,12 +120,6 @@ __device__ __forceinline__ float ex2(float x)
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
-}
-
-template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
-{
-    typename kn_pair<T>::type v = kn_pack<T>(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
 }
 
 __device__ __forceinline__ uint32_t lds32(const void *p) { return *reinterpret_cast<const uint32_t *>(p); }
@@ -290,7 +285,7 @@ __device__ __forceinline__ void att_scores(float (&sc)[8][4], const uint32_t (&q
 template <typename T>
 __device__ __forceinline__ void att_pv(att_state &s, const uint32_t (&pa)[4][4], const T (*vs)[ATT_LD])
 {
-    const uint32_t ones[2] = {pack2<T>(1.0f, 1.0f), pack2<T>(1.0f, 1.0f)};
+    const uint32_t ones[2] = {kn_pack_u32<T>(1.0f, 1.0f), kn_pack_u32<T>(1.0f, 1.0f)};
 #if ATT_WG
     float(&o)[32] = reinterpret_cast<float(&)[32]>(s.o);
     const uint64_t dv = kn_wg_desc_sw128(vs);
@@ -382,8 +377,8 @@ __device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4
     for (int n = 0; n < 8; n++) {
         const float p0 = ex2(fmaf(sc[n][0], sl2, nb0)), p1 = ex2(fmaf(sc[n][1], sl2, nb0));
         const float p2 = ex2(fmaf(sc[n][2], sl2, nb1)), p3 = ex2(fmaf(sc[n][3], sl2, nb1));
-        pa[n / 2][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
-        pa[n / 2][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+        pa[n / 2][(n & 1) * 2 + 0] = kn_pack_u32<T>(p0, p1);
+        pa[n / 2][(n & 1) * 2 + 1] = kn_pack_u32<T>(p2, p3);
     }
     s.l[0] *= a0, s.l[1] *= a0;
     s.l[2] *= a1, s.l[3] *= a1;
@@ -582,9 +577,11 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
     for (int n = 0; n < 8; n++) {
         const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
         if (oa >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) = pack2<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
+            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) =
+                kn_pack_u32<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
         if (ob >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) = pack2<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
+            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) =
+                kn_pack_u32<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
     }
 }
 

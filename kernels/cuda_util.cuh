@@ -94,6 +94,13 @@ template <> __device__ __forceinline__ __nv_bfloat162 kn_pack<__nv_bfloat16>(flo
     return __floats2bfloat162_rn(a, b);
 }
 
+/* kn_pack's pair as one 32-bit register (an mma fragment's element pair). */
+template <typename T> __device__ __forceinline__ uint32_t kn_pack_u32(float lo, float hi)
+{
+    typename kn_pair<T>::type v = kn_pack<T>(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
 /* v[0..8) = p[0..8) as fp32; p 16-byte aligned. */
 template <typename T> __device__ __forceinline__ void kn_load8(const T *p, float v[8])
 {
