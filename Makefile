@@ -37,7 +37,7 @@ ifneq ($(NVCC),)
   CFLAGS    += -DLAYAD_CUDA=1 -I$(CUDA_HOME)/include
   NVFLAGS   ?= -O3 -std=c++17 -I. -lineinfo \
                -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90 \
-               -Xcompiler -Wall,-Wextra,-fPIC
+               -Xcompiler -Wall,-Wextra,-fPIC $(NVDEFS)
   CU_SRC    := $(wildcard kernels/*.cu) $(call rwildcard,model,*.cu)
   CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
   SKIP_SRC  := model/backend/cuda_stub.c # the CUDA backend without CUDA
@@ -65,7 +65,7 @@ GPU_TEST_SRC := $(wildcard tests/gpu_*.c)
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TINY     := $(BUILD)/tiny
 
-.PHONY: all run test test-cpu test-asan test-tsan test-tsan-run test-gpu deps clean install fuzz bench-kernels persist-probe
+.PHONY: all run test test-cpu test-asan test-tsan test-tsan-run test-gpu racecheck-build deps clean install fuzz bench-kernels persist-probe
 .SECONDARY: # keep test objects: make would otherwise delete them as intermediates and rebuild each time
 all: $(BUILD)/layad $(BUILD)/layad-dev
 
@@ -168,6 +168,13 @@ test-tsan-run: $(BUILD)/layad $(BUILD)/layad-dev $(TSAN_SUITES:%=$(BUILD)/tests/
 
 test-gpu: $(BUILD)/layad $(GPU_TEST_BIN) $(TINY)/model.safetensors
 	@$(TEST_ENV) scripts/run-tests $(GPU_TEST_BIN)
+
+# The GPU suites built for compute-sanitizer racecheck: the attention's two groups padded to equal
+# named-barrier counts (kernels/attention.cu, KN_ATT_PAD_BARRIERS; same bits, slower, so not the
+# default), into $(BUILD)/racecheck/tests/.
+racecheck-build:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/racecheck NVDEFS=-DKN_ATT_PAD_BARRIERS=1 \
+	    $(GPU_TEST_BIN:$(BUILD)/%=$(BUILD)/racecheck/%)
 
 # Tokenizer tools: full-corpus parity (scripts/tokenizer-parity), benchmark, libFuzzer
 # targets (clang, CPU-only, ASan+UBSan; run e.g. build/fuzz/fuzz_tokenizer_encode -max_total_time=600).
