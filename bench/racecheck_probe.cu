@@ -10,7 +10,12 @@
  * reads it. racecheck reports that store and that load as RAW hazards. This
  * probe repeats the pattern with nothing else around it, so a report here is
  * about the tool's model of barriers, not the kernel, and then adds the
- * kernel's other parts one at a time (features, below):
+ * kernel's other parts one at a time (features, below). What it found on an
+ * H100 (bench/results/experiments/att-wgmma/, call 8): "more" and "first" are
+ * reported, with or without the features, "equal", "unequal" and "none" are
+ * not, and every value reads right in all of them; so racecheck reports the
+ * handoff exactly when the storing group passed more named barriers
+ * (kernels/attention.cu, KN_ATT_PAD_BARRIERS). The cases:
  *   - "equal": both groups run N named barriers, then the handoff;
  *   - "unequal": group 0 runs N, group 1 runs 1, then the same handoff;
  *   - "none": group 0 runs N, group 1 none (a group with no key tile);
