@@ -119,7 +119,9 @@
  * (make racecheck-build) pads the shorter group to the other's count with its
  * own barrier, which leaves the tool quiet and the bits unchanged; it is off
  * by default because it cost the kernel 2-6% at one row of 83-512 tokens on an
- * H100 (bench/results/experiments/att-wgmma/call9-h100/). */
+ * H100 (bench/results/experiments/att-wgmma/call9-h100/). The groups swapping
+ * halves where half 1 is longer, so group 0 never passes fewer barriers, is
+ * quiet too but cost more (3-7.5%, call11-h100/). */
 #ifndef KN_ATT_PAD_BARRIERS
 #define KN_ATT_PAD_BARRIERS 0
 #endif
