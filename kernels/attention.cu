@@ -500,6 +500,76 @@ template <int G> __device__ __forceinline__ int att_first(const att_plan &p, int
     return p.n[0] ? p.first[0] : p.n[1] ? p.first[1] : -1;
 }
 
+/* The tile's query span (x = qmin, y = qmax; y = -1: no query), by every warp at
+ * once: two entries a lane and a warp reduction (a loop over all 64 in every
+ * thread: the prologue around it drew a quarter of the stall samples at 1x83
+ * under Nsight Compute). */
+template <typename T, int G>
+__device__ __forceinline__ int2 att_qspan(const att_smem<T, G> &sm, int lane)
+{
+    int qmin = 0x7fffffff, qmax = -1;
+    for (int t = lane; t < ATT_TQ; t += 32) {
+        const int i = sm.qpos[t];
+        if (i >= 0) {
+            qmin = i < qmin ? i : qmin;
+            qmax = i > qmax ? i : qmax;
+        }
+    }
+    return make_int2(__reduce_min_sync(0xffffffffu, qmin), __reduce_max_sync(0xffffffffu, qmax));
+}
+
+/* The Q tile of head h into shared memory, one commit group (rows with no
+ * query are zero). */
+template <typename T, int G>
+__device__ __forceinline__ void att_load_q(att_smem<T, G> &sm, const T *row0, int D3, int h)
+{
+    for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += G * ATT_THREADS) {
+        const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
+        const int i = sm.qpos[r];
+        const T *src = i >= 0 ? row0 + (size_t)i * D3 + h * KN_HEAD_DIM + c : row0;
+        cp_async16(att_el(sm.qs, r, c), src, i >= 0);
+    }
+    cp_async_commit();
+}
+
+/* The key tiles [tfirst, tend) that the queries [qmin, qmax] of a row of len
+ * keys see: all, or those within window; none when qmax < 0. */
+__device__ __forceinline__ int2 att_keys(int qmin, int qmax, int len, int window)
+{
+    int jlo = 0, jhi = len;
+    if (window >= 0) {
+        jlo = qmin - window > 0 ? qmin - window : 0;
+        jhi = qmax + window + 1 < len ? qmax + window + 1 : len;
+    }
+    if (qmax < 0)
+        jhi = jlo; /* no query in this tile */
+    const int tfirst = jlo / ATT_TK;
+    return make_int2(tfirst, jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst);
+}
+
+/* Output rows oa and ob (-1: none) of head h from state x, whose rows hold
+ * queries i0 and i1. A tile row without a query (qpos -1, possible in a
+ * selection) may have summed unmasked keys on the all-visible path: it stores
+ * zeros. */
+template <typename T>
+__device__ __forceinline__ void att_store(const att_state &x, T *out, int D, int h, int c4, const int *orow, int r0,
+                                          int r1, int i0, int i1)
+{
+    const float l0 = x.l[0], l1 = x.l[2];
+    const float inv0 = l0 > 0.0f && i0 >= 0 ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f && i1 >= 0 ? 1.0f / l1 : 0.0f;
+    const int oa = orow[r0], ob = orow[r1];
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
+        if (oa >= 0)
+            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) =
+                kn_pack_u32<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
+        if (ob >= 0)
+            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) =
+                kn_pack_u32<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
+    }
+}
+
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
@@ -516,39 +586,13 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
     const int tid = threadIdx.x % ATT_THREADS, g = G == 1 ? 0 : threadIdx.x / ATT_THREADS;
     const int warp = tid / 32, lane = threadIdx.x % 32, gr = lane / 4, c4 = lane % 4;
     const int D3 = 3 * D;
-    /* The tile's query span, by every warp at once: two entries a lane and a warp
-     * reduction (a loop over all 64 in every thread: the prologue around it drew a
-     * quarter of the stall samples at 1x83 under Nsight Compute). */
-    int qmin = 0x7fffffff, qmax = -1;
-    for (int t = lane; t < ATT_TQ; t += 32) {
-        const int i = sm.qpos[t];
-        if (i >= 0) {
-            qmin = i < qmin ? i : qmin;
-            qmax = i > qmax ? i : qmax;
-        }
-    }
-    qmin = __reduce_min_sync(0xffffffffu, qmin);
-    qmax = __reduce_max_sync(0xffffffffu, qmax);
-    /* Q tile (rows with no query are zero). */
-    for (int e = threadIdx.x; e < ATT_TQ * (KN_HEAD_DIM / 8); e += G * ATT_THREADS) {
-        const int r = e / (KN_HEAD_DIM / 8), c = (e % (KN_HEAD_DIM / 8)) * 8;
-        const int i = sm.qpos[r];
-        const T *src = i >= 0 ? row0 + (size_t)i * D3 + h * KN_HEAD_DIM + c : row0;
-        cp_async16(att_el(sm.qs, r, c), src, i >= 0);
-    }
-    cp_async_commit();
+    const int2 q = att_qspan(sm, lane);
+    const int qmin = q.x, qmax = q.y;
+    att_load_q<T, G>(sm, row0, D3, h);
 
-    int jlo = 0, jhi = len;
-    if (window >= 0) {
-        jlo = qmin - window > 0 ? qmin - window : 0;
-        jhi = qmax + window + 1 < len ? qmax + window + 1 : len;
-    }
-    if (qmax < 0)
-        jhi = jlo; /* no query in this tile */
-    const int tfirst = jlo / ATT_TK;
+    const int2 keys = att_keys(qmin, qmax, len, window);
     const T *ksrc = row0 + D + h * KN_HEAD_DIM;
-    const int tend = jhi > jlo ? (jhi + ATT_TK - 1) / ATT_TK : tfirst;
-    const att_plan p = att_halves(tfirst, tend);
+    const att_plan p = att_halves(keys.x, keys.y);
     const int t0 = att_first<G>(p, g);
     if (t0 >= 0)
         att_stage<T>(sm.ks[g][0], sm.vs[g][0], ksrc, D, D3, t0 * ATT_TK, len, tid);
@@ -590,21 +634,7 @@ __device__ __forceinline__ void att_tile(att_smem<T, G> &sm, const T *row0, T *o
     } else {
         x = s;
     }
-    const float l0 = x.l[0], l1 = x.l[2];
-    /* A tile row without a query (qpos -1, possible in a selection) may have summed
-     * unmasked keys on the all-visible path: it stores zeros. */
-    const float inv0 = l0 > 0.0f && i0 >= 0 ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f && i1 >= 0 ? 1.0f / l1 : 0.0f;
-    const int oa = sm.orow[r0], ob = sm.orow[r1];
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        const int d = h * KN_HEAD_DIM + 8 * n + 2 * c4;
-        if (oa >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)oa * D + d) =
-                kn_pack_u32<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
-        if (ob >= 0)
-            *reinterpret_cast<uint32_t *>(out + (size_t)ob * D + d) =
-                kn_pack_u32<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
-    }
+    att_store<T>(x, out, D, h, c4, sm.orow, r0, r1, i0, i1);
 }
 
 /* Block (head x, tile y): the queries [q0, min(q0 + 64, cu[r+1])) of row r =
