@@ -334,6 +334,45 @@ __device__ __forceinline__ void att_pv(att_state &s, const uint32_t (&pa)[4][4],
 #endif
 }
 
+/* Scores of keys the thread's rows (positions i0, i1; -1: no query) do not see
+ * set to -inf. The keys each row sees, [lo, hi) (empty for no query): two
+ * compares a score, the same set as j < len && |i - j| <= window (keys j >= 0);
+ * formed here, not kept across the loop (kept, they made 512-token global rows
+ * 18% slower). */
+__device__ __forceinline__ void att_mask(float (&sc)[8][4], int j0, int len, int window, int i0, int i1, int c4)
+{
+    const int lo0 = i0 < 0 || window < 0 ? 0 : max(i0 - window, 0);
+    const int lo1 = i1 < 0 || window < 0 ? 0 : max(i1 - window, 0);
+    const int hi0 = i0 < 0 ? 0 : window < 0 ? len : min(i0 + window + 1, len);
+    const int hi1 = i1 < 0 ? 0 : window < 0 ? len : min(i1 + window + 1, len);
+#pragma unroll
+    for (int n = 0; n < 8; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int j = j0 + 8 * n + 2 * c4 + (e & 1);
+            const bool vis = e < 2 ? j >= lo0 && j < hi0 : j >= lo1 && j < hi1;
+            sc[n][e] = vis ? sc[n][e] : -INFINITY;
+        }
+}
+
+/* The tile's maximum score of each of the thread's two rows (x, y), over the
+ * four lanes that share them. */
+__device__ __forceinline__ float2 att_rowmax(const float (&sc)[8][4])
+{
+    float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        tm0 = fmaxf(tm0, fmaxf(sc[n][0], sc[n][1]));
+        tm1 = fmaxf(tm1, fmaxf(sc[n][2], sc[n][3]));
+    }
+#pragma unroll
+    for (int x = 1; x < 4; x <<= 1) {
+        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
+        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
+    }
+    return make_float2(tm0, tm1);
+}
+
 /* One key tile (keys [j0, j0 + 64), staged in ks / vs) into s, for this
  * thread's rows at positions i0 and i1 (-1: no query) of a tile whose queries
  * span [qmin, qmax]; Q is the warp's fragments qa (mma.sync) or the tile qs
@@ -350,35 +389,10 @@ __device__ __forceinline__ void att_step(att_state &s, const uint32_t (&qa)[4][4
     /* Mask (only where the tile is not wholly visible to the block); scores stay
      * unscaled, the scale is applied inside the exponent below. */
     const bool full = j0 + ATT_TK <= len && (window < 0 || (j0 >= qmax - window && j0 + ATT_TK - 1 <= qmin + window));
-    if (!full) {
-        /* The keys each of the two rows sees, [lo, hi) (empty for no query): two compares
-         * a score, the same set as j < len && |i - j| <= window (keys j >= 0); formed
-         * here, not kept across the loop (kept, they made 512-token global rows 18%
-         * slower). */
-        const int lo0 = i0 < 0 || window < 0 ? 0 : max(i0 - window, 0);
-        const int lo1 = i1 < 0 || window < 0 ? 0 : max(i1 - window, 0);
-        const int hi0 = i0 < 0 ? 0 : window < 0 ? len : min(i0 + window + 1, len);
-        const int hi1 = i1 < 0 ? 0 : window < 0 ? len : min(i1 + window + 1, len);
-#pragma unroll
-        for (int n = 0; n < 8; n++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int j = j0 + 8 * n + 2 * c4 + (e & 1);
-                const bool vis = e < 2 ? j >= lo0 && j < hi0 : j >= lo1 && j < hi1;
-                sc[n][e] = vis ? sc[n][e] : -INFINITY;
-            }
-    }
-    float tm0 = -INFINITY, tm1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        tm0 = fmaxf(tm0, fmaxf(sc[n][0], sc[n][1]));
-        tm1 = fmaxf(tm1, fmaxf(sc[n][2], sc[n][3]));
-    }
-#pragma unroll
-    for (int x = 1; x < 4; x <<= 1) {
-        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, x));
-        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, x));
-    }
+    if (!full)
+        att_mask(sc, j0, len, window, i0, i1, c4);
+    const float2 tm = att_rowmax(sc);
+    const float tm0 = tm.x, tm1 = tm.y;
     /* m, m' unscaled; alpha = 2^((m - m') sl2) is exactly 1 when the maximum did not
      * move (a tile with nothing visible for the row leaves its state bit for bit) and
      * 0 while m = -inf; p = 2^(s sl2 - m' sl2) in one FMA, 0 for masked s = -inf. */
