@@ -271,15 +271,14 @@ void gpu_snapshot_render(FILE *f)
     free(s);
 }
 
-void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s)
+/* The series labels of GPU i: index="N", plus device="D" when layad serves on it. */
+typedef char gpu_labels[GPU_SNAPSHOT_MAX][80];
+
+static void render_info(FILE *f, const gpu_snapshot *s, gpu_labels lab)
 {
-    if (!s->valid)
-        return;
     char drv[96];
     clean(drv, sizeof drv, s->driver);
     fprintf(f, "# HELP laya_gpu_info GPU identity from NVML (value is always 1).\n# TYPE laya_gpu_info gauge\n");
-    /* lab[i]: the series labels of GPU i: index="N", plus device="D" when layad serves on it. */
-    char lab[GPU_SNAPSHOT_MAX][80];
     for (int i = 0; i < s->n; i++) {
         char dev[32];
         clean(dev, sizeof dev, s->dev[i].device);
@@ -295,6 +294,10 @@ void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s)
         fprintf(f, "laya_gpu_info{%s,name=\"%s\",uuid=\"%s\",driver=\"%s\",pstate=\"%s\"} 1\n", lab[i], name,
                 uuid, drv, s->dev[i].pstate);
     }
+}
+
+static void render_gauges(FILE *f, const gpu_snapshot *s, gpu_labels lab)
+{
     char num[32]; /* shortest round-trip digits: 0.98, not 0.97999999999999998 */
 #define GAUGE(metric, help, have, field)                                                              \
     do {                                                                                              \
@@ -320,18 +323,33 @@ void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s)
     GAUGE("laya_process_gpu_memory_bytes", "Device memory used by this process.", have_proc_mem,
           process_memory_bytes);
 #undef GAUGE
+}
+
+static void render_ecc(FILE *f, const gpu_snapshot *s, gpu_labels lab)
+{
     int any_ecc = 0;
     for (int i = 0; i < s->n; i++)
         any_ecc |= s->dev[i].have_ecc;
-    if (any_ecc) {
-        fprintf(f, "# HELP laya_gpu_ecc_errors_total Device memory ECC errors since the driver loaded (NVML volatile "
-                   "counters).\n# TYPE laya_gpu_ecc_errors_total counter\n");
-        for (int i = 0; i < s->n; i++)
-            if (s->dev[i].have_ecc) {
-                fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"corrected\"} %s\n", lab[i],
-                        (py_float_repr(s->dev[i].ecc_corrected, num), num));
-                fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"uncorrected\"} %s\n", lab[i],
-                        (py_float_repr(s->dev[i].ecc_uncorrected, num), num));
-            }
-    }
+    if (!any_ecc)
+        return;
+    char num[32];
+    fprintf(f, "# HELP laya_gpu_ecc_errors_total Device memory ECC errors since the driver loaded (NVML volatile "
+               "counters).\n# TYPE laya_gpu_ecc_errors_total counter\n");
+    for (int i = 0; i < s->n; i++)
+        if (s->dev[i].have_ecc) {
+            fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"corrected\"} %s\n", lab[i],
+                    (py_float_repr(s->dev[i].ecc_corrected, num), num));
+            fprintf(f, "laya_gpu_ecc_errors_total{%s,type=\"uncorrected\"} %s\n", lab[i],
+                    (py_float_repr(s->dev[i].ecc_uncorrected, num), num));
+        }
+}
+
+void gpu_snapshot_render_snapshot(FILE *f, const gpu_snapshot *s)
+{
+    if (!s->valid)
+        return;
+    gpu_labels lab;
+    render_info(f, s, lab);
+    render_gauges(f, s, lab);
+    render_ecc(f, s, lab);
 }
