@@ -231,7 +231,7 @@ $(BUILD)/bench/persist_probe: bench/persist_probe.cu bench/bench_check.cuh kerne
 # The multicast probe (GPU machine): the residual branches' split products on the library's own
 # kernel (weights fetched before the programmatic wait, X by cp.async) and on the probe's
 # tensor-box forms with clusters, against cuBLASLt's.
-$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh bench/probe_small.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
+$(BUILD)/bench/mcast_probe: bench/mcast_probe.cu bench/probe_common.cuh bench/probe_small.cuh bench/sm90_cluster.cuh kernels/gemm_small.cuh kernels/sm90.cuh bench/bench_check.cuh \
                            kernels/mma.cuh kernels/cuda_util.cuh $(BUILD)/liblayad.a
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $< $(BUILD)/liblayad.a \
@@ -255,6 +255,12 @@ $(BUILD)/bench/racecheck_probe: bench/racecheck_probe.cu bench/bench_check.cuh k
 # mma.sync steps, bit for bit, and the time of a tile step each way.
 $(BUILD)/bench/wgmma_att_probe: bench/wgmma_att_probe.cu bench/bench_check.cuh kernels/wgmma.cuh kernels/mma.cuh \
                                kernels/cuda_util.cuh
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $<
+
+# The ingest probe (GPU machine): how fast bulk copies bring bytes into one SM from L2 and DRAM,
+# with and without multicast, and a flag's round trip between two SMs.
+$(BUILD)/bench/ingest_probe: bench/ingest_probe.cu bench/sm90_cluster.cuh kernels/sm90.cuh bench/bench_check.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a -o $@ $<
 

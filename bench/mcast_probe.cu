@@ -57,41 +57,9 @@ extern "C" {
 
 #include "bench/probe_common.cuh" /* CK, shapes, init_kernel, glue, graph_us */
 #include "bench/probe_small.cuh"  /* xm_load_x, fits */
+#include "bench/sm90_cluster.cuh"  /* bulk_load_multicast, cluster_rank, cluster_arrive / _wait */
 
 enum { S = 4, NT = SO_NT, WARPS = SO_WARPS, THREADS = 32 * WARPS, MAX_MT = 8 };
-
-/* Hopper's cluster primitives, which only this probe uses (the library's kernel copies X by
- * cp.async). bulk_load into the same shared offset of every CTA of the cluster in mask
- * (bit = rank), completing bytes on the barrier at b's offset in each; the multicast exists
- * only in the sm_90a pass (this probe's only one). */
-__device__ __forceinline__ void bulk_load_multicast(void *dst, const void *src, uint32_t bytes, uint64_t *b,
-                                                    uint16_t mask)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], "
-                 "%2, [%3], %4;\n" ::"r"(smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_addr(b)), "h"(mask)
-                 : "memory");
-#else
-    (void)dst, (void)src, (void)bytes, (void)b, (void)mask;
-    __trap();
-#endif
-}
-
-__device__ __forceinline__ uint32_t cluster_rank()
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-/* The cluster barrier in two halves (every thread of every CTA of the cluster,
- * arrive then wait, alternating). */
-__device__ __forceinline__ void cluster_arrive()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 
 /* The library's kernel (kn_gemm_split_small) copies X by cp.async. This form: X by 2-D
  * tensor-map boxes (64 columns x 16 MT rows, 128-byte swizzle: one TMA instruction a box instead

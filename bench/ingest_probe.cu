@@ -1,0 +1,284 @@
+/*
+ * ingest_probe.cu - experiment: how fast bytes reach one SM's shared memory, and how
+ * fast one SM sees another's flag. The question the own GEMMs' and the persistent
+ * kernel's post-mortems left (bench/results/experiments/README.md, "persistent" and
+ * "mcast"): every SM there took 30-40 GB/s from the memory system whatever it asked for,
+ * so a small pack's activations, which every CTA of a K-complete tile reads whole, cost
+ * as much as the weights. Is that rate the SM's port, the L2's total over 132 readers,
+ * or the bytes those kernels kept in flight? Each block (one an SM: its shared memory
+ * holds it alone) moves `bytes` with the TMA engine's bulk copies, `chunk` bytes a copy
+ * and at most `depth` copies in flight, timed by its own clock:
+ *
+ *   - shared: every block reads the same bytes (a pack's X, which L2 holds);
+ *   - l2: each block its own bytes, all of them in L2 (read once before the timing);
+ *   - dram: each block fresh bytes every repeat, from a buffer 80x the L2;
+ *   - mcast: shared, each CTA of a cluster of `cl` issuing every cl-th copy multicast
+ *     to all of them (the L2 serves the bytes once a cluster);
+ *   - cpasync: shared, by 16-byte cp.async from 128 threads, as the library's small
+ *     split kernel copies X (kernels/gemm_small.cu).
+ *
+ * and a flag's round trip between two SMs (a release store, an acquire spin), the
+ * hand-off a persistent kernel's flag-based stages would pay.
+ *
+ * Build: make build/bench/ingest_probe (nvcc, sm_90a); run: build/bench/ingest_probe;
+ * one JSON object per line on stdout. Results: bench/results/experiments/ingest/.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "bench/bench_check.cuh"  /* CK */
+#include "bench/sm90_cluster.cuh" /* bulk_load, mbar_*, bulk_load_multicast, cluster_* */
+
+enum { THREADS = 128, MAX_DEPTH = 64, REPS = 9, SMEM_MAX = 200 * 1024 };
+enum mode { SHARED, L2, DRAM, MCAST, CPASYNC };
+static const char *mode_name[] = {"shared", "l2", "dram", "mcast", "cpasync"};
+
+struct job {
+    const char *src;   /* the buffer */
+    size_t span;       /* its bytes */
+    uint32_t bytes;    /* a block's bytes a repeat */
+    uint32_t chunk;    /* bytes a copy */
+    int depth;         /* copies in flight */
+    int mode;
+    unsigned long long *cycles; /* [REPS][grid] */
+    double *ns_per_cycle;       /* [grid] */
+};
+
+__device__ __forceinline__ unsigned long long gtime()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Where block b's bytes of repeat r start. */
+__device__ const char *block_src(const job &j, int r)
+{
+    size_t off = 0;
+    if (j.mode == L2)
+        off = (size_t)blockIdx.x * j.bytes;
+    else if (j.mode == DRAM)
+        off = ((size_t)r * gridDim.x + blockIdx.x) * j.bytes % (j.span - j.bytes);
+    return j.src + off;
+}
+
+/* One thread streams a repeat's chunks through the ring; c counts chunks over all
+ * repeats, so that a slot's use (c / depth) gives the parity its barrier completes with. */
+__device__ void stream_ring(const job &j, const char *src, char *ring, uint64_t *bar, uint32_t &c)
+{
+    const uint32_t n = j.bytes / j.chunk, d = (uint32_t)j.depth;
+    for (uint32_t i = 0; i < n; i++, c++) {
+        const uint32_t s = c % d;
+        if (c >= d)
+            mbar_wait(&bar[s], (c / d - 1) & 1);
+        mbar_arrive_tx(&bar[s], j.chunk);
+        bulk_load(ring + (size_t)s * j.chunk, src + (size_t)i * j.chunk, j.chunk, &bar[s]);
+    }
+    for (uint32_t k = c - (n < d ? n : d); k < c; k++)
+        mbar_wait(&bar[k % d], (k / d) & 1);
+}
+
+/* Every chunk lands in every CTA of the cluster; this one issues every cl-th. The ring
+ * holds the whole repeat (no slot reuse), so a repeat's barriers are armed once. */
+__device__ void stream_mcast(const job &j, const char *src, char *ring, uint64_t *bar, int r)
+{
+    const uint32_t n = j.bytes / j.chunk, cl = cluster_size(), rank = cluster_rank();
+    for (uint32_t i = 0; i < n; i++)
+        mbar_arrive_tx(&bar[i], j.chunk);
+    for (uint32_t i = rank; i < n; i += cl)
+        bulk_load_multicast(ring + (size_t)i * j.chunk, src + (size_t)i * j.chunk, j.chunk, &bar[i],
+                            (uint16_t)((1u << cl) - 1));
+    for (uint32_t i = 0; i < n; i++)
+        mbar_wait(&bar[i], r & 1);
+}
+
+/* Every thread copies its 16-byte pieces of the repeat, all in flight at once. */
+__device__ void stream_cpasync(const job &j, const char *src, char *ring)
+{
+    for (uint32_t o = threadIdx.x * 16; o < j.bytes; o += THREADS * 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(ring + o)), "l"(src + o)
+                     : "memory");
+    asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
+}
+
+__global__ void __launch_bounds__(THREADS) ingest_kernel(job j)
+{
+    extern __shared__ __align__(128) char smem[];
+    uint64_t *bar = (uint64_t *)smem;
+    char *ring = smem + 1024;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < MAX_DEPTH; s++)
+            mbar_init(&bar[s], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    uint32_t c = 0;
+    unsigned long long g0 = 0, k0 = 0;
+    for (int r = 0; r < REPS; r++) {
+        const char *src = block_src(j, r);
+        if (j.mode == MCAST) { /* a repeat's copies never meet the last one's barriers */
+            cluster_arrive();
+            cluster_wait();
+        } else
+            __syncthreads();
+        const unsigned long long t0 = clock64();
+        if (r == 0)
+            g0 = gtime(), k0 = t0;
+        if (j.mode == CPASYNC)
+            stream_cpasync(j, src, ring);
+        else if (threadIdx.x == 0 && j.mode == MCAST)
+            stream_mcast(j, src, ring, bar, r);
+        else if (threadIdx.x == 0)
+            stream_ring(j, src, ring, bar, c);
+        __syncthreads();
+        if (threadIdx.x == 0)
+            j.cycles[(size_t)r * gridDim.x + blockIdx.x] = clock64() - t0;
+    }
+    if (threadIdx.x == 0)
+        j.ns_per_cycle[blockIdx.x] = (double)(gtime() - g0) / (double)(clock64() - k0);
+    if (j.mode == MCAST) { /* no CTA leaves while a peer may still multicast into it */
+        cluster_arrive();
+        cluster_wait();
+    }
+}
+
+/* Two blocks pass a counter back and forth n times through two flags in global memory. */
+__global__ void pingpong_kernel(unsigned *flags, int n, unsigned long long *ns)
+{
+    if (threadIdx.x != 0)
+        return;
+    unsigned *mine = flags + 32 * blockIdx.x, *theirs = flags + 32 * (1 - blockIdx.x);
+    const unsigned long long t0 = gtime();
+    for (unsigned i = 1; i <= (unsigned)n; i++) {
+        if (blockIdx.x == 0)
+            asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(mine), "r"(i) : "memory");
+        unsigned v = 0, polls = 0;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(theirs) : "memory");
+            if (++polls > (1u << 30))
+                __trap();
+        } while (v != i);
+        if (blockIdx.x == 1)
+            asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(mine), "r"(i) : "memory");
+    }
+    ns[blockIdx.x] = gtime() - t0;
+}
+
+struct buffers {
+    char *big;   /* DRAM runs: 80x the L2 */
+    size_t big_bytes;
+    unsigned long long *cycles;
+    double *npc;
+};
+
+static double quantile(std::vector<double> v, double q)
+{
+    std::sort(v.begin(), v.end());
+    return v[(size_t)(q * (v.size() - 1))];
+}
+
+/* One configuration: its blocks' times of repeats 1.. (repeat 0 brings L2 runs' bytes in). */
+static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, uint32_t chunk, int depth)
+{
+    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, mode, bf.cycles, bf.npc};
+    const uint32_t ring = mode == MCAST || mode == CPASYNC ? bytes : std::min<uint32_t>(bytes, (uint32_t)depth * chunk);
+    const size_t smem = 1024 + (size_t)ring;
+    cudaLaunchConfig_t lc = {};
+    cudaLaunchAttribute at[1];
+    lc.gridDim = dim3(grid);
+    lc.blockDim = dim3(THREADS);
+    lc.dynamicSmemBytes = smem;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = cl, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&lc, ingest_kernel, j));
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> cyc((size_t)REPS * grid);
+    std::vector<double> npc(grid), us;
+    CK(cudaMemcpy(cyc.data(), bf.cycles, cyc.size() * sizeof cyc[0], cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(npc.data(), bf.npc, npc.size() * sizeof npc[0], cudaMemcpyDeviceToHost));
+    for (int r = 1; r < REPS; r++)
+        for (int b = 0; b < grid; b++)
+            us.push_back(cyc[(size_t)r * grid + b] * npc[b] / 1000.0);
+    const double p50 = quantile(us, 0.5), p90 = quantile(us, 0.9), mx = quantile(us, 1.0);
+    printf("{\"probe\": \"ingest\", \"mode\": \"%s\", \"grid\": %d, \"cluster\": %d, \"bytes\": %u, \"chunk\": %u, "
+           "\"depth\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
+           "\"sm_GBps\": %.1f, \"total_TBps\": %.3f, \"ghz\": %.3f}\n",
+           mode_name[mode], grid, cl, bytes, chunk, depth, ring, p50,
+           p90, mx, bytes / p50 / 1e3, (double)grid * bytes / p50 / 1e6, 1.0 / quantile(npc, 0.5));
+    fflush(stdout);
+}
+
+static void pingpong(void)
+{
+    unsigned *flags;
+    unsigned long long *ns, h[2];
+    const int n = 20000;
+    CK(cudaMalloc(&flags, 256));
+    CK(cudaMalloc(&ns, sizeof h));
+    for (int k = 0; k < 3; k++) {
+        CK(cudaMemset(flags, 0, 256));
+        pingpong_kernel<<<2, 32>>>(flags, n, ns);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(h, ns, sizeof h, cudaMemcpyDeviceToHost));
+        printf("{\"probe\": \"pingpong\", \"round_trips\": %d, \"ns_per_round_trip\": %.1f, "
+               "\"ns_one_way\": %.1f}\n",
+               n, (double)h[0] / n, (double)h[0] / n / 2);
+    }
+    CK(cudaFree(flags));
+    CK(cudaFree(ns));
+}
+
+static void sweeps(const buffers &bf, int sms)
+{
+    const int grids[] = {1, 16, 66, sms};
+    const uint32_t xs[] = {24 << 10, 48 << 10, 96 << 10, 192 << 10}; /* X of 12..96 rows at K 1024 */
+    for (uint32_t x : xs)
+        for (int g : grids)
+            for (uint32_t ch : {4u << 10, 16u << 10}) {
+                run(bf, SHARED, g, 1, x, ch, MAX_DEPTH);
+                if (g == sms)
+                    run(bf, L2, g, 1, x, ch, MAX_DEPTH);
+            }
+    for (uint32_t x : xs)
+        for (int cl : {2, 4})
+            for (uint32_t ch : {4u << 10, 16u << 10})
+                if (x / ch <= MAX_DEPTH && sms % cl == 0)
+                    run(bf, MCAST, sms / cl * cl, cl, x, ch, MAX_DEPTH);
+    for (uint32_t x : xs)
+        for (int g : {1, sms})
+            run(bf, CPASYNC, g, 1, x, 16, 1);
+    const struct { uint32_t chunk; int depth; } rings[] = {{4096, 2}, {4096, 4}, {8192, 4}, {16384, 2},
+                                                           {16384, 4}, {16384, 8}, {32768, 4}, {32768, 6}};
+    for (auto rg : rings)
+        for (int g : {1, 16, 66, sms})
+            run(bf, DRAM, g, 1, 1u << 20, rg.chunk, rg.depth);
+}
+
+int main(void)
+{
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    buffers bf;
+    bf.big_bytes = (size_t)p.l2CacheSize * 80;
+    CK(cudaMalloc(&bf.big, bf.big_bytes));
+    CK(cudaMemset(bf.big, 1, bf.big_bytes));
+    CK(cudaMalloc(&bf.cycles, sizeof(unsigned long long) * REPS * p.multiProcessorCount));
+    CK(cudaMalloc(&bf.npc, sizeof(double) * p.multiProcessorCount));
+    CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + 1024));
+    printf("{\"device\": \"%s\", \"sms\": %d, \"l2_bytes\": %d}\n", p.name, p.multiProcessorCount, p.l2CacheSize);
+    pingpong();
+    sweeps(bf, p.multiProcessorCount);
+    CK(cudaFree(bf.big));
+    CK(cudaFree(bf.cycles));
+    CK(cudaFree(bf.npc));
+    return 0;
+}
