@@ -1155,136 +1155,178 @@ static void check_parts_gather(rng *r, kn_dtype dt, int M, int G, int S, int bia
     free(H), free(P), free(w), free(bb), free(lb), free(idx), free(g1), free(g2), free(gy1), free(gy2), free(gh);
 }
 
+/* The head's kernels on a packed batch of HO_R rows (one empty, one of a single
+ * slot) and 5 padding slots; hc holds what the steps below hand each other. */
+enum { HO_R = 5, HO_D = 100, HO_DV = 1024, HO_KP = 7 };
+static const int HO_LENS[HO_R] = {17, 1, 30, 0, 9};
+
+typedef struct {
+    kn_dtype dt;
+    int M, G;
+    int32_t cu[HO_R + 1], goff[HO_R + 1], idx[HO_R * 6];
+    float *H, *gref;    /* host: the slots, their gathered rows by the CPU */
+    float *dG;          /* device: the gathered rows by the GPU */
+    int32_t *dgoff;     /* device: goff */
+    uint8_t mask[HO_R * 6];
+    float *X, *w, bias; /* the tail's scorer inputs */
+    float *ga;          /* the tail's act input by the GPU */
+} head_case;
+
+/* Type embedding and LayerNorm: every slot its row's type, padding slots type 0;
+ * then at D = 1024 (the vector path), each slot of a random type. */
+static void head_type_emb(rng *r, head_case *hc)
+{
+    const int M = hc->M;
+    float *te = hrand(r, 3 * HO_D, -1, 1);
+    int32_t *tt = calloc(M, sizeof *tt);
+    ck_assert_ptr_nonnull(tt);
+    for (int i = 0; i < HO_R; i++) {
+        const int t = rng_int(r, 3);
+        for (int m = hc->cu[i]; m < hc->cu[i + 1]; m++)
+            tt[m] = t;
+    }
+    check_type_emb_layernorm(r, hc->H, te, tt, M, HO_D, hc->dt);
+    float *HV = hrand(r, (size_t)M * HO_DV, -3, 3), *teV = hrand(r, 3 * HO_DV, -1, 1);
+    for (int m = 0; m < M; m++)
+        tt[m] = rng_int(r, 3);
+    check_type_emb_layernorm(r, HV, teV, tt, M, HO_DV, hc->dt);
+    free(HV), free(teV), free(te), free(tt);
+}
+
+/* The gather: each non-empty row's first slot (its CLS), then 1..5 slots of the row
+ * (its markers; none for the single-slot row), goff the per-row ranges; fp32 and
+ * 16-bit rows against the CPU's gather, bit for bit. */
+static void head_gather(rng *r, head_case *hc)
+{
+    const int M = hc->M, D = HO_D;
+    int G = 0;
+    for (int i = 0; i < HO_R; i++) {
+        if (HO_LENS[i] > 0) {
+            hc->idx[G++] = hc->cu[i];
+            const int nm = HO_LENS[i] == 1 ? 0 : 1 + rng_int(r, 5);
+            for (int k = 0; k < nm; k++)
+                hc->idx[G++] = hc->cu[i] + 1 + rng_int(r, HO_LENS[i] - 1);
+        }
+        hc->goff[i + 1] = G;
+    }
+    hc->G = G;
+    int32_t *didx = upload_raw(hc->idx, sizeof(int32_t) * G);
+    hc->dgoff = upload_raw(hc->goff, sizeof hc->goff);
+    hc->gref = malloc(sizeof(float) * G * D);
+    ck_assert_ptr_nonnull(hc->gref);
+    kn_cpu_gather_rows(hc->H, hc->idx, hc->gref, G, D);
+    float *dH = upload_raw(hc->H, sizeof(float) * M * D);
+    hc->dG = dout((size_t)G * D, KN_F32);
+    OK(kn_gather_rows(KS0, KN_F32, dH, didx, hc->dG, G, D));
+    float *g = download(hc->dG, (size_t)G * D, KN_F32);
+    expect_equal("gather_rows fp32", g, hc->gref, (size_t)G * D);
+    free(g);
+    float *ref16 = malloc(sizeof(float) * G * D); /* H's last use: rounded in place below */
+    ck_assert_ptr_nonnull(ref16);
+    void *dH16 = upload(hc->H, (size_t)M * D, hc->dt), *dG16 = dout((size_t)G * D, hc->dt);
+    OK(kn_gather_rows(KS0, hc->dt, dH16, didx, dG16, G, D));
+    g = download(dG16, (size_t)G * D, hc->dt);
+    kn_cpu_gather_rows(hc->H, hc->idx, ref16, G, D); /* H as upload rounded it: the GPU's rows */
+    char what[96];
+    snprintf(what, sizeof what, "gather_rows %s", kn_dtype_name(hc->dt));
+    expect_equal(what, g, ref16, (size_t)G * D);
+    free(g), free(ref16);
+}
+
+/* The decision tail in one launch: scorer outputs of every slot (the CLS slots
+ * masked), each row's features from them, each row's act input. */
+static void head_tail(head_case *hc, float *dw, float *dbias, float *dA)
+{
+    const int G = hc->G, D = HO_D, R = HO_R;
+    for (int i = 0; i < R; i++)
+        for (int k = hc->goff[i]; k < hc->goff[i + 1]; k++)
+            hc->mask[k] = k > hc->goff[i];
+    float *dX = upload_raw(hc->X, sizeof(float) * G * D);
+    uint8_t *dmask = upload_raw(hc->mask, G);
+    float *dlog = dout(G, KN_F32);
+    OK(kn_decision_tail(KS0, dX, dw, dbias, dmask, hc->dG, hc->dgoff, dlog, dA, G, R, D));
+    float fref[4 * R], gf[4 * R];
+    float *gl = download(dlog, G, KN_F32);
+    hc->ga = download(dA, (size_t)R * (D + 4), KN_F32);
+    check_tail_logits("decision_tail logits", gl, hc->ga, hc->X, hc->w, hc->bias, hc->mask, G, R, D, gf);
+    for (int i = 0; i < G; i++)
+        if (!hc->mask[i])
+            ck_assert_float_eq(gl[i], -1e4f);
+    /* the features of the GPU's own logits, as the CPU computes them */
+    kn_cpu_conf_features(gl, hc->mask, hc->goff, fref, R);
+    expect_close("decision_tail features", gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
+    for (int i = 0; i < R; i++)
+        if (hc->goff[i] == hc->goff[i + 1])
+            for (int k = 0; k < 4; k++)
+                ck_assert_msg(gf[4 * i + k] == 0.0f, "empty row %d: feature %d = %g", i, k, gf[4 * i + k]);
+    float *aref = malloc(sizeof(float) * R * (D + 4));
+    ck_assert_ptr_nonnull(aref);
+    kn_cpu_act_input(hc->gref, gf, hc->goff, aref, R, D);
+    expect_equal("decision_tail act input", hc->ga, aref, (size_t)R * (D + 4));
+    free(gl), free(aref);
+}
+
+/* The same rows padded to HO_KP slots with masked slots: features and act input bit
+ * for bit (a row with a live marker; with none, every p would change), and the
+ * padded slots' logits -1e4. */
+static void head_tail_padded(const head_case *hc, float *dw, float *dbias, float *dA)
+{
+    const int D = HO_D, R = HO_R;
+    uint8_t mpad[HO_R * HO_KP];
+    int32_t gpad[HO_R + 1] = {0}, gmap[HO_R * HO_KP];
+    for (int i = 0; i < R; i++) {
+        const int n = hc->goff[i + 1] - hc->goff[i], k0 = gpad[i], np = n >= 2 ? HO_KP : n;
+        gpad[i + 1] = k0 + np;
+        for (int k = 0; k < np; k++) {
+            gmap[k0 + k] = k < n ? hc->goff[i] + k : hc->goff[i];
+            mpad[k0 + k] = k < n ? hc->mask[hc->goff[i] + k] : 0;
+        }
+    }
+    const int GP = gpad[R];
+    float *XP = malloc(sizeof(float) * GP * D), *HP = malloc(sizeof(float) * GP * D);
+    ck_assert_ptr_nonnull(XP);
+    ck_assert_ptr_nonnull(HP);
+    for (int k = 0; k < GP; k++) {
+        memcpy(XP + (size_t)k * D, hc->X + (size_t)gmap[k] * D, sizeof(float) * D);
+        memcpy(HP + (size_t)k * D, hc->gref + (size_t)gmap[k] * D, sizeof(float) * D);
+    }
+    float *dXP = upload_raw(XP, sizeof(float) * GP * D), *dHP = upload_raw(HP, sizeof(float) * GP * D);
+    uint8_t *dmp = upload_raw(mpad, GP);
+    int32_t *dgp = upload_raw(gpad, sizeof gpad);
+    float *dlp = dout(GP, KN_F32);
+    poison(dA, (size_t)R * (D + 4), KN_F32);
+    OK(kn_decision_tail(KS0, dXP, dw, dbias, dmp, dHP, dgp, dlp, dA, GP, R, D));
+    float *g = download(dA, (size_t)R * (D + 4), KN_F32);
+    expect_equal("decision_tail act input == over padded slots", g, hc->ga, (size_t)R * (D + 4));
+    free(g);
+    g = download(dlp, GP, KN_F32);
+    for (int k = 0; k < GP; k++)
+        if (!mpad[k])
+            ck_assert_float_eq(g[k], -1e4f);
+    free(g), free(XP), free(HP);
+}
+
 START_TEST(test_head_ops)
 {
-    const kn_dtype dt = DTS[_i];
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
-        /* A packed batch of R rows (one empty, one of a single slot) and 5 padding slots. */
-        enum { R = 5, D = 100, KP = 7 };
-        const int lens[R] = {17, 1, 30, 0, 9};
-        int32_t cu[R + 1] = {0};
-        for (int i = 0; i < R; i++)
-            cu[i + 1] = cu[i] + lens[i];
-        const int M = cu[R] + 5;
-        char what[96];
-        /* type embedding: every slot its row's type, padding slots type 0 */
-        float *H = hrand(&r, (size_t)M * D, -3, 3), *te = hrand(&r, 3 * D, -1, 1);
-        int32_t *tt = calloc(M, sizeof *tt);
-        ck_assert_ptr_nonnull(tt);
-        for (int i = 0; i < R; i++) {
-            const int t = rng_int(&r, 3);
-            for (int m = cu[i]; m < cu[i + 1]; m++)
-                tt[m] = t;
-        }
-        check_type_emb_layernorm(&r, H, te, tt, M, D, dt);
-        float *dH = upload_raw(H, sizeof(float) * M * D), *g;
-        /* the same at D = 1024 (the vector path), each slot of a random type */
-        enum { DV = 1024 };
-        float *HV = hrand(&r, (size_t)M * DV, -3, 3), *teV = hrand(&r, 3 * DV, -1, 1);
-        for (int m = 0; m < M; m++)
-            tt[m] = rng_int(&r, 3);
-        check_type_emb_layernorm(&r, HV, teV, tt, M, DV, dt);
-        free(HV);
-        free(teV);
-        check_parts_gather(&r, dt, 150, 16, 4, 1);
-        check_parts_gather(&r, dt, 37, 5, 2, 0);
-        /* gather: each non-empty row's first slot (its CLS), then 1..5 slots of the row
-         * (its markers; none for the single-slot row); goff[R+1] the per-row ranges */
-        int32_t goff[R + 1] = {0}, idx[R * 6];
-        int G = 0;
-        for (int i = 0; i < R; i++) {
-            if (lens[i] > 0) {
-                idx[G++] = cu[i];
-                const int nm = lens[i] == 1 ? 0 : 1 + rng_int(&r, 5);
-                for (int k = 0; k < nm; k++)
-                    idx[G++] = cu[i] + 1 + rng_int(&r, lens[i] - 1);
-            }
-            goff[i + 1] = G;
-        }
-        int32_t *didx = upload_raw(idx, sizeof(int32_t) * G), *dgoff = upload_raw(goff, sizeof goff);
-        float *gref = malloc(sizeof(float) * G * D);
-        kn_cpu_gather_rows(H, idx, gref, G, D);
-        float *dG = dout((size_t)G * D, KN_F32);
-        OK(kn_gather_rows(KS0, KN_F32, dH, didx, dG, G, D));
-        g = download(dG, (size_t)G * D, KN_F32);
-        expect_equal("gather_rows fp32", g, gref, (size_t)G * D);
-        free(g);
-        float *H16 = malloc(sizeof(float) * M * D), *gref16 = malloc(sizeof(float) * G * D);
-        memcpy(H16, H, sizeof(float) * M * D);
-        void *dH16 = upload(H16, (size_t)M * D, dt);
-        void *dG16 = dout((size_t)G * D, dt);
-        OK(kn_gather_rows(KS0, dt, dH16, didx, dG16, G, D));
-        g = download(dG16, (size_t)G * D, dt);
-        kn_cpu_gather_rows(H16, idx, gref16, G, D);
-        snprintf(what, sizeof what, "gather_rows %s", kn_dtype_name(dt));
-        expect_equal(what, g, gref16, (size_t)G * D);
-        free(g);
-        /* the decision tail in one launch: scorer outputs of every slot (the CLS
-         * slots masked), each row's features from them, each row's act input */
-        uint8_t mask[R * 6];
-        for (int i = 0; i < R; i++)
-            for (int k = goff[i]; k < goff[i + 1]; k++)
-                mask[k] = k > goff[i];
-        float *X = hrand(&r, (size_t)G * D, -1, 1), *w = hrand(&r, D, -1, 1), bias = 0.25f;
-        float *dX = upload_raw(X, sizeof(float) * G * D), *dw = upload_raw(w, sizeof(float) * D);
-        float *dbias = upload_raw(&bias, sizeof bias);
-        uint8_t *dmask = upload_raw(mask, G);
-        float *dlog = dout(G, KN_F32), *dA = dout((size_t)R * (D + 4), KN_F32);
-        OK(kn_decision_tail(KS0, dX, dw, dbias, dmask, dG, dgoff, dlog, dA, G, R, D));
-        float fref[4 * R], gf[4 * R];
-        float *gl = download(dlog, G, KN_F32), *ga = download(dA, (size_t)R * (D + 4), KN_F32);
-        check_tail_logits("decision_tail logits", gl, ga, X, w, bias, mask, G, R, D, gf);
-        for (int i = 0; i < G; i++)
-            if (!mask[i])
-                ck_assert_float_eq(gl[i], -1e4f);
-        /* the features of the GPU's own logits, as the CPU computes them */
-        kn_cpu_conf_features(gl, mask, goff, fref, R);
-        expect_close("decision_tail features", gf, fref, 4 * R, 1e-5f, 1e-5f, NULL);
-        for (int i = 0; i < R; i++)
-            if (goff[i] == goff[i + 1])
-                for (int k = 0; k < 4; k++)
-                    ck_assert_msg(gf[4 * i + k] == 0.0f, "empty row %d: feature %d = %g", i, k, gf[4 * i + k]);
-        float *aref = malloc(sizeof(float) * R * (D + 4));
-        ck_assert_ptr_nonnull(aref);
-        kn_cpu_act_input(gref, gf, goff, aref, R, D);
-        expect_equal("decision_tail act input", ga, aref, (size_t)R * (D + 4));
-        /* the same rows padded to KP slots with masked slots: features and act
-         * input bit for bit (a row with a live marker; with none, every p would
-         * change), and the padded slots' logits -1e4 */
-        uint8_t mpad[R * KP];
-        int32_t gpad[R + 1] = {0}, gmap[R * KP];
-        for (int i = 0; i < R; i++) {
-            const int n = goff[i + 1] - goff[i], k0 = gpad[i], np = n >= 2 ? KP : n;
-            gpad[i + 1] = k0 + np;
-            for (int k = 0; k < np; k++) {
-                gmap[k0 + k] = k < n ? goff[i] + k : goff[i];
-                mpad[k0 + k] = k < n ? mask[goff[i] + k] : 0;
-            }
-        }
-        const int GP = gpad[R];
-        float *XP = malloc(sizeof(float) * GP * D), *HP = malloc(sizeof(float) * GP * D);
-        ck_assert_ptr_nonnull(XP);
-        ck_assert_ptr_nonnull(HP);
-        for (int k = 0; k < GP; k++) {
-            memcpy(XP + (size_t)k * D, X + (size_t)gmap[k] * D, sizeof(float) * D);
-            memcpy(HP + (size_t)k * D, gref + (size_t)gmap[k] * D, sizeof(float) * D);
-        }
-        float *dXP = upload_raw(XP, sizeof(float) * GP * D), *dHP = upload_raw(HP, sizeof(float) * GP * D);
-        uint8_t *dmp = upload_raw(mpad, GP);
-        int32_t *dgp = upload_raw(gpad, sizeof gpad);
-        float *dlp = dout(GP, KN_F32);
-        poison(dA, (size_t)R * (D + 4), KN_F32);
-        OK(kn_decision_tail(KS0, dXP, dw, dbias, dmp, dHP, dgp, dlp, dA, GP, R, D));
-        g = download(dA, (size_t)R * (D + 4), KN_F32);
-        expect_equal("decision_tail act input == over padded slots", g, ga, (size_t)R * (D + 4));
-        free(g);
-        g = download(dlp, GP, KN_F32);
-        for (int k = 0; k < GP; k++)
-            if (!mpad[k])
-                ck_assert_float_eq(g[k], -1e4f);
-        free(g), free(gl), free(ga), free(XP), free(HP), free(X);
-        free(H), free(te), free(tt), free(gref), free(H16), free(gref16), free(w), free(aref);
+        head_case hc = {.dt = DTS[_i]};
+        for (int i = 0; i < HO_R; i++)
+            hc.cu[i + 1] = hc.cu[i] + HO_LENS[i];
+        hc.M = hc.cu[HO_R] + 5;
+        hc.H = hrand(&r, (size_t)hc.M * HO_D, -3, 3);
+        head_type_emb(&r, &hc);
+        check_parts_gather(&r, hc.dt, 150, 16, 4, 1);
+        check_parts_gather(&r, hc.dt, 37, 5, 2, 0);
+        head_gather(&r, &hc);
+        hc.X = hrand(&r, (size_t)hc.G * HO_D, -1, 1);
+        hc.w = hrand(&r, HO_D, -1, 1);
+        hc.bias = 0.25f;
+        float *dw = upload_raw(hc.w, sizeof(float) * HO_D), *dbias = upload_raw(&hc.bias, sizeof hc.bias);
+        float *dA = dout((size_t)HO_R * (HO_D + 4), KN_F32);
+        head_tail(&hc, dw, dbias, dA);
+        head_tail_padded(&hc, dw, dbias, dA);
+        free(hc.H), free(hc.gref), free(hc.X), free(hc.w), free(hc.ga);
         dfree_all();
     }
 }
