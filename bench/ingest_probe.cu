@@ -68,11 +68,12 @@ __device__ const char *block_src(const job &j, int r)
     return j.src + off;
 }
 
-/* One thread streams a repeat's chunks through the ring; c counts chunks over all
- * repeats, so that a slot's use (c / depth) gives the parity its barrier completes with. */
+/* One thread streams a repeat's chunks through the ring of d slots (no more than a
+ * repeat's chunks: the ring is what the launch gave); c counts chunks over all
+ * repeats, so that a slot's use (c / d) gives the parity its barrier completes with. */
 __device__ void stream_ring(const job &j, const char *src, char *ring, uint64_t *bar, uint32_t &c)
 {
-    const uint32_t n = j.bytes / j.chunk, d = (uint32_t)j.depth;
+    const uint32_t n = j.bytes / j.chunk, d = n < (uint32_t)j.depth ? n : (uint32_t)j.depth;
     for (uint32_t i = 0; i < n; i++, c++) {
         const uint32_t s = c % d;
         if (c >= d)

@@ -19,6 +19,10 @@
  * that leaves the daemon idle between requests (its threads asleep, the GPU's clocks down), as
  * sporadic clients do, where the closed loop without a gap keeps everything hot.
  *
+ * --slow-ms X lists each answer of at least X ms in its level ("slow": when it completed,
+ * its type, its time and its raw Server-Timing), so that a tail's requests can be read one
+ * by one: which of the server's stages, if any, held each.
+ *
  *   build/loadgen --port 8080 --concurrency 1,8,64 --duration 10 [--gap-ms G] --label "..." --out FILE
  *
  * What good output looks like: "errors": 0 at every level, req/s rising with
@@ -81,6 +85,7 @@ static int g_port = 8080;
 static const char *g_host = "127.0.0.1";
 static char g_auth[300] = "";
 static double g_gap_s; /* --gap-ms: a client's pause after each answer */
+static double g_slow_ms; /* --slow-ms: answers at least this slow are listed one by one (0: none) */
 
 static double now_s(void)
 {
@@ -267,6 +272,15 @@ typedef struct stage_sums {
     int k;
 } stage_sums;
 
+/* An answer of at least --slow-ms: when it completed (s into the window), its type and
+ * time, its Server-Timing header's value. */
+#define MAX_SLOW 200
+typedef struct slow {
+    float at_s, ms;
+    unsigned char type;
+    char timing[400];
+} slow;
+
 typedef struct client {
     int id;
     double t_start, t_end; /* record window */
@@ -275,6 +289,8 @@ typedef struct client {
     size_t n, cap;
     long errors;
     stage_sums st;
+    slow *slow; /* MAX_SLOW of them, allocated when --slow-ms is given */
+    int n_slow;
     pthread_t th;
 } client;
 
@@ -326,6 +342,31 @@ static float server_timing(const char *head, size_t n, stage_sums *t)
     return infer;
 }
 
+/* A slow answer: the value of head's Server-Timing header (bytes [0, n)), cut to fit. */
+static void slow_record(slow *w, double at_s, double secs, int type, const char *head, size_t n)
+{
+    *w = (slow){(float)at_s, (float)(secs * 1e3), (unsigned char)type, ""};
+    const char *h = strcasestr(head, "\r\nServer-Timing:");
+    if (!h || h >= head + n)
+        return;
+    const char *v = h + 16 + strspn(h + 16, " "), *end = strstr(v, "\r\n");
+    const int len = (int)(end ? end - v : 0);
+    snprintf(w->timing, sizeof w->timing, "%.*s", len, v);
+}
+
+/* The level's slow answers, client by client, in the order they completed. */
+static json_t *slow_json(const client *cl, int conc)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < conc; i++)
+        for (int k = 0; k < cl[i].n_slow; k++) {
+            const slow *w = &cl[i].slow[k];
+            json_array_append_new(a, json_pack("{s:i,s:f,s:s,s:f,s:s}", "client", i, "at_s", w->at_s, "type",
+                                               type_name[w->type], "ms", w->ms, "server_timing", w->timing));
+        }
+    return a;
+}
+
 /* One answer of the client's: counted if it completed inside the window. */
 static void client_record(client *cl, int st, double t0, double t1, const conn *c, const char *resp, int type)
 {
@@ -343,6 +384,8 @@ static void client_record(client *cl, int st, double t0, double t1, const conn *
     }
     const float infer = server_timing(c->buf, (size_t)(resp - c->buf), &cl->st);
     cl->s[cl->n++] = (sample){(float)((t1 - t0) * 1e3), infer, (unsigned char)type};
+    if (cl->slow && (t1 - t0) * 1e3 >= g_slow_ms && cl->n_slow < MAX_SLOW)
+        slow_record(&cl->slow[cl->n_slow++], t1 - cl->t_start, t1 - t0, type, c->buf, (size_t)(resp - c->buf));
 }
 
 static void *client_main(void *p)
@@ -440,6 +483,8 @@ static size_t run_clients(client *cl, int conc, double warmup, double duration, 
         cl[i].id = i;
         cl[i].t_start = t0 + warmup;
         cl[i].t_stop = t0 + warmup + duration;
+        if (g_slow_ms > 0 && !(cl[i].slow = calloc(MAX_SLOW, sizeof *cl[i].slow)))
+            abort();
         pthread_create(&cl[i].th, NULL, client_main, &cl[i]);
     }
     *errors = 0;
@@ -475,9 +520,11 @@ static json_t *run_level(int conc, double warmup, double duration)
             conc, g_gap_s * 1e3, total, errors, (double)total / elapsed,
             json_real_value(json_object_get(json_object_get(lv, "latency"), "p50_ms")),
             json_real_value(json_object_get(json_object_get(lv, "latency"), "p99_ms")));
+    if (g_slow_ms > 0)
+        json_object_set_new(lv, "slow", slow_json(cl, conc));
     free(all);
     for (int i = 0; i < conc; i++)
-        free(cl[i].s);
+        free(cl[i].s), free(cl[i].slow);
     free(cl);
     return lv;
 }
@@ -552,6 +599,8 @@ static int parse_args(int argc, char **argv, lg_args *o)
             o->warmup = atof(v), i++;
         else if (!strcmp(a, "--gap-ms") && v && atof(v) >= 0)
             g_gap_s = atof(v) * 1e-3, i++;
+        else if (!strcmp(a, "--slow-ms") && v && atof(v) > 0)
+            g_slow_ms = atof(v), i++;
         else if (!strcmp(a, "--label") && v)
             o->label = v, i++;
         else if (!strcmp(a, "--out") && v)
@@ -567,7 +616,7 @@ static int parse_args(int argc, char **argv, lg_args *o)
             g_text = text_index(v), i++;
         else {
             fprintf(stderr, "usage: loadgen [--host H] [--port P] [--concurrency 1,8,64] [--duration S] "
-                            "[--warmup S] [--gap-ms G] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] "
+                            "[--warmup S] [--gap-ms G] [--slow-ms X] [--label TEXT] [--meta KEY=VALUE]... [--key KEY] "
                             "[--text ascii|typographic|russian|chinese] [--out FILE]\n");
             return 2;
         }
