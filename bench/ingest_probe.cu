@@ -6,12 +6,15 @@
  * so a small pack's activations, which every CTA of a K-complete tile reads whole, cost
  * as much as the weights. Is that rate the SM's port, the L2's total over 132 readers,
  * or the bytes those kernels kept in flight? Each block (one an SM: its shared memory
- * holds it alone) moves `bytes` with the TMA engine's bulk copies, `chunk` bytes a copy
- * and at most `depth` copies in flight, timed by its own clock:
+ * holds it alone) moves `bytes` with the TMA engine's bulk copies, `chunk` bytes a copy,
+ * timed by its own clock:
  *
- *   - shared: every block reads the same bytes (a pack's X, which L2 holds);
- *   - l2: each block its own bytes, all of them in L2 (read once before the timing);
- *   - dram: each block fresh bytes every repeat, from a buffer 80x the L2;
+ *   - shared: every block reads the same bytes (a pack's X, which L2 holds), all its
+ *     copies at once, issued by `issuers` of its threads;
+ *   - l2: the same with each block its own bytes, all of them in L2 (read once before
+ *     the timing);
+ *   - dram: each block fresh bytes every repeat, from a buffer 80x the L2, through a
+ *     ring of `depth` copies in flight issued by one thread;
  *   - mcast: shared, each CTA of a cluster of `cl` issuing every cl-th copy multicast
  *     to all of them (the L2 serves the bytes once a cluster);
  *   - cpasync: shared, by 16-byte cp.async from 128 threads, as the library's small
@@ -35,7 +38,7 @@
 #include "bench/bench_check.cuh"  /* CK */
 #include "bench/sm90_cluster.cuh" /* bulk_load, mbar_*, bulk_load_multicast, cluster_* */
 
-enum { THREADS = 128, MAX_DEPTH = 64, REPS = 9, SMEM_MAX = 200 * 1024 };
+enum { THREADS = 128, MAX_DEPTH = 128, BARS_BYTES = 8 * MAX_DEPTH, REPS = 9, SMEM_MAX = 200 * 1024 };
 enum mode { SHARED, L2, DRAM, MCAST, CPASYNC };
 static const char *mode_name[] = {"shared", "l2", "dram", "mcast", "cpasync"};
 
@@ -45,6 +48,7 @@ struct job {
     uint32_t bytes;    /* a block's bytes a repeat */
     uint32_t chunk;    /* bytes a copy */
     int depth;         /* copies in flight */
+    int issuers;       /* shared / l2: threads issuing the copies, chunk i by thread i % issuers */
     int mode;
     unsigned long long *cycles; /* [REPS][grid] */
     double *ns_per_cycle;       /* [grid] */
@@ -85,6 +89,20 @@ __device__ void stream_ring(const job &j, const char *src, char *ring, uint64_t 
         mbar_wait(&bar[k % d], (k / d) & 1);
 }
 
+/* Every chunk of the repeat at once, chunk i issued by thread i % issuers on its own
+ * barrier (the ring holds the whole repeat). */
+__device__ void stream_spread(const job &j, const char *src, char *ring, uint64_t *bar, int r)
+{
+    const uint32_t n = j.bytes / j.chunk;
+    for (uint32_t i = threadIdx.x; i < n && (int)threadIdx.x < j.issuers; i += (uint32_t)j.issuers) {
+        mbar_arrive_tx(&bar[i], j.chunk);
+        bulk_load(ring + (size_t)i * j.chunk, src + (size_t)i * j.chunk, j.chunk, &bar[i]);
+    }
+    if (threadIdx.x == 0)
+        for (uint32_t i = 0; i < n; i++)
+            mbar_wait(&bar[i], r & 1);
+}
+
 /* Every chunk lands in every CTA of the cluster; this one issues every cl-th. The ring
  * holds the whole repeat (no slot reuse), so a repeat's barriers are armed once. */
 __device__ void stream_mcast(const job &j, const char *src, char *ring, uint64_t *bar, int r)
@@ -112,7 +130,7 @@ __global__ void __launch_bounds__(THREADS) ingest_kernel(job j)
 {
     extern __shared__ __align__(128) char smem[];
     uint64_t *bar = (uint64_t *)smem;
-    char *ring = smem + 1024;
+    char *ring = smem + BARS_BYTES;
     if (threadIdx.x == 0) {
         for (int s = 0; s < MAX_DEPTH; s++)
             mbar_init(&bar[s], 1);
@@ -133,6 +151,8 @@ __global__ void __launch_bounds__(THREADS) ingest_kernel(job j)
             g0 = gtime(), k0 = t0;
         if (j.mode == CPASYNC)
             stream_cpasync(j, src, ring);
+        else if (j.mode == SHARED || j.mode == L2)
+            stream_spread(j, src, ring, bar, r);
         else if (threadIdx.x == 0 && j.mode == MCAST)
             stream_mcast(j, src, ring, bar, r);
         else if (threadIdx.x == 0)
@@ -185,11 +205,12 @@ static double quantile(std::vector<double> v, double q)
 }
 
 /* One configuration: its blocks' times of repeats 1.. (repeat 0 brings L2 runs' bytes in). */
-static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, uint32_t chunk, int depth)
+static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, uint32_t chunk, int depth,
+                int issuers = 1)
 {
-    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, mode, bf.cycles, bf.npc};
-    const uint32_t ring = mode == MCAST || mode == CPASYNC ? bytes : std::min<uint32_t>(bytes, (uint32_t)depth * chunk);
-    const size_t smem = 1024 + (size_t)ring;
+    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, issuers, mode, bf.cycles, bf.npc};
+    const uint32_t ring = mode == DRAM ? std::min<uint32_t>(bytes, (uint32_t)depth * chunk) : bytes;
+    const size_t smem = BARS_BYTES + (size_t)ring;
     cudaLaunchConfig_t lc = {};
     cudaLaunchAttribute at[1];
     lc.gridDim = dim3(grid);
@@ -210,9 +231,9 @@ static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, u
             us.push_back(cyc[(size_t)r * grid + b] * npc[b] / 1000.0);
     const double p50 = quantile(us, 0.5), p90 = quantile(us, 0.9), mx = quantile(us, 1.0);
     printf("{\"probe\": \"ingest\", \"mode\": \"%s\", \"grid\": %d, \"cluster\": %d, \"bytes\": %u, \"chunk\": %u, "
-           "\"depth\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
+           "\"depth\": %d, \"issuers\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
            "\"sm_GBps\": %.1f, \"total_TBps\": %.3f, \"ghz\": %.3f}\n",
-           mode_name[mode], grid, cl, bytes, chunk, depth, ring, p50,
+           mode_name[mode], grid, cl, bytes, chunk, depth, issuers, ring, p50,
            p90, mx, bytes / p50 / 1e3, (double)grid * bytes / p50 / 1e6, 1.0 / quantile(npc, 0.5));
     fflush(stdout);
 }
@@ -238,29 +259,32 @@ static void pingpong(void)
     CK(cudaFree(ns));
 }
 
+/* Bulk copies by how many threads issue them (one issuer's copies went ~0.44 us apart in the first
+ * run, whatever their size), against cp.async from every thread; then multicast and DRAM streams. */
 static void sweeps(const buffers &bf, int sms)
 {
-    const int grids[] = {1, 16, 66, sms};
-    const uint32_t xs[] = {24 << 10, 48 << 10, 96 << 10, 192 << 10}; /* X of 12..96 rows at K 1024 */
+    const uint32_t xs[] = {48 << 10, 192 << 10}; /* X of 24 and 96 rows at K 1024 */
+    const struct { uint32_t chunk; int issuers; } spreads[] = {{2048, 1}, {2048, 4}, {2048, 32}, {2048, 96},
+                                                               {16384, 1}, {16384, 4}, {16384, 12}, {0, 1}};
     for (uint32_t x : xs)
-        for (int g : grids)
-            for (uint32_t ch : {4u << 10, 16u << 10}) {
-                run(bf, SHARED, g, 1, x, ch, MAX_DEPTH);
-                if (g == sms)
-                    run(bf, L2, g, 1, x, ch, MAX_DEPTH);
+        for (int g : {1, sms}) {
+            for (auto sp : spreads) {
+                const uint32_t ch = sp.chunk ? sp.chunk : x;
+                if (x / ch >= (uint32_t)sp.issuers)
+                    run(bf, SHARED, g, 1, x, ch, MAX_DEPTH, sp.issuers);
             }
+            run(bf, CPASYNC, g, 1, x, 16, 1);
+        }
+    for (auto sp : spreads)
+        if (sp.chunk)
+            run(bf, L2, sms, 1, 192 << 10, sp.chunk, MAX_DEPTH, sp.issuers);
     for (uint32_t x : xs)
         for (int cl : {2, 4})
-            for (uint32_t ch : {4u << 10, 16u << 10})
-                if (x / ch <= MAX_DEPTH && sms % cl == 0)
-                    run(bf, MCAST, sms / cl * cl, cl, x, ch, MAX_DEPTH);
-    for (uint32_t x : xs)
-        for (int g : {1, sms})
-            run(bf, CPASYNC, g, 1, x, 16, 1);
-    const struct { uint32_t chunk; int depth; } rings[] = {{4096, 2}, {4096, 4}, {8192, 4}, {16384, 2},
-                                                           {16384, 4}, {16384, 8}, {32768, 4}, {32768, 6}};
+            if (sms % cl == 0)
+                run(bf, MCAST, sms / cl * cl, cl, x, 16384, MAX_DEPTH);
+    const struct { uint32_t chunk; int depth; } rings[] = {{4096, 4}, {16384, 4}, {32768, 4}, {65536, 3}};
     for (auto rg : rings)
-        for (int g : {1, 16, 66, sms})
+        for (int g : {1, 66, sms})
             run(bf, DRAM, g, 1, 1u << 20, rg.chunk, rg.depth);
 }
 
@@ -274,7 +298,7 @@ int main(void)
     CK(cudaMemset(bf.big, 1, bf.big_bytes));
     CK(cudaMalloc(&bf.cycles, sizeof(unsigned long long) * REPS * p.multiProcessorCount));
     CK(cudaMalloc(&bf.npc, sizeof(double) * p.multiProcessorCount));
-    CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + 1024));
+    CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + BARS_BYTES));
     printf("{\"device\": \"%s\", \"sms\": %d, \"l2_bytes\": %d}\n", p.name, p.multiProcessorCount, p.l2CacheSize);
     pingpong();
     sweeps(bf, p.multiProcessorCount);
