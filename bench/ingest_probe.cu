@@ -15,6 +15,8 @@
  *     the timing);
  *   - dram: each block fresh bytes every repeat, from a buffer 80x the L2, through a
  *     ring of `depth` copies in flight issued by one thread;
+ *   - dram-spread: dram, all copies at once as in shared (a weight tile of the small
+ *     split kernel: one bulk copy a row);
  *   - mcast: shared, each CTA of a cluster of `cl` issuing every cl-th copy multicast
  *     to all of them (the L2 serves the bytes once a cluster);
  *   - cpasync: shared, by 16-byte cp.async from 128 threads, as the library's small
@@ -39,8 +41,8 @@
 #include "bench/sm90_cluster.cuh" /* bulk_load, mbar_*, bulk_load_multicast, cluster_* */
 
 enum { THREADS = 128, MAX_DEPTH = 128, BARS_BYTES = 8 * MAX_DEPTH, REPS = 9, SMEM_MAX = 200 * 1024 };
-enum mode { SHARED, L2, DRAM, MCAST, CPASYNC };
-static const char *mode_name[] = {"shared", "l2", "dram", "mcast", "cpasync"};
+enum mode { SHARED, L2, DRAM, MCAST, CPASYNC, DRAM_SPREAD };
+static const char *mode_name[] = {"shared", "l2", "dram", "mcast", "cpasync", "dram-spread"};
 
 struct job {
     const char *src;   /* the buffer */
@@ -49,6 +51,7 @@ struct job {
     uint32_t chunk;    /* bytes a copy */
     int depth;         /* copies in flight */
     int issuers;       /* shared / l2: threads issuing the copies, chunk i by thread i % issuers */
+    int one_bar;       /* shared / l2: every copy completes on one barrier, as the library's loads do */
     int mode;
     unsigned long long *cycles; /* [REPS][grid] */
     double *ns_per_cycle;       /* [grid] */
@@ -67,7 +70,7 @@ __device__ const char *block_src(const job &j, int r)
     size_t off = 0;
     if (j.mode == L2)
         off = (size_t)blockIdx.x * j.bytes;
-    else if (j.mode == DRAM)
+    else if (j.mode == DRAM || j.mode == DRAM_SPREAD)
         off = ((size_t)r * gridDim.x + blockIdx.x) * j.bytes % (j.span - j.bytes);
     return j.src + off;
 }
@@ -90,16 +93,21 @@ __device__ void stream_ring(const job &j, const char *src, char *ring, uint64_t 
 }
 
 /* Every chunk of the repeat at once, chunk i issued by thread i % issuers on its own
- * barrier (the ring holds the whole repeat). */
+ * barrier, or all on barrier 0 armed once for the whole repeat (the ring holds it). */
 __device__ void stream_spread(const job &j, const char *src, char *ring, uint64_t *bar, int r)
 {
     const uint32_t n = j.bytes / j.chunk;
+    if (j.one_bar && threadIdx.x == 0)
+        mbar_arrive_tx(&bar[0], n * j.chunk);
+    __syncthreads();
     for (uint32_t i = threadIdx.x; i < n && (int)threadIdx.x < j.issuers; i += (uint32_t)j.issuers) {
-        mbar_arrive_tx(&bar[i], j.chunk);
-        bulk_load(ring + (size_t)i * j.chunk, src + (size_t)i * j.chunk, j.chunk, &bar[i]);
+        uint64_t *b = j.one_bar ? &bar[0] : &bar[i];
+        if (!j.one_bar)
+            mbar_arrive_tx(b, j.chunk);
+        bulk_load(ring + (size_t)i * j.chunk, src + (size_t)i * j.chunk, j.chunk, b);
     }
     if (threadIdx.x == 0)
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < (j.one_bar ? 1 : n); i++)
             mbar_wait(&bar[i], r & 1);
 }
 
@@ -151,7 +159,7 @@ __global__ void __launch_bounds__(THREADS) ingest_kernel(job j)
             g0 = gtime(), k0 = t0;
         if (j.mode == CPASYNC)
             stream_cpasync(j, src, ring);
-        else if (j.mode == SHARED || j.mode == L2)
+        else if (j.mode == SHARED || j.mode == L2 || j.mode == DRAM_SPREAD)
             stream_spread(j, src, ring, bar, r);
         else if (threadIdx.x == 0 && j.mode == MCAST)
             stream_mcast(j, src, ring, bar, r);
@@ -206,9 +214,9 @@ static double quantile(std::vector<double> v, double q)
 
 /* One configuration: its blocks' times of repeats 1.. (repeat 0 brings L2 runs' bytes in). */
 static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, uint32_t chunk, int depth,
-                int issuers = 1)
+                int issuers = 1, int one_bar = 0)
 {
-    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, issuers, mode, bf.cycles, bf.npc};
+    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, issuers, one_bar, mode, bf.cycles, bf.npc};
     const uint32_t ring = mode == DRAM ? std::min<uint32_t>(bytes, (uint32_t)depth * chunk) : bytes;
     const size_t smem = BARS_BYTES + (size_t)ring;
     cudaLaunchConfig_t lc = {};
@@ -231,9 +239,9 @@ static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, u
             us.push_back(cyc[(size_t)r * grid + b] * npc[b] / 1000.0);
     const double p50 = quantile(us, 0.5), p90 = quantile(us, 0.9), mx = quantile(us, 1.0);
     printf("{\"probe\": \"ingest\", \"mode\": \"%s\", \"grid\": %d, \"cluster\": %d, \"bytes\": %u, \"chunk\": %u, "
-           "\"depth\": %d, \"issuers\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
+           "\"depth\": %d, \"issuers\": %d, \"one_barrier\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
            "\"sm_GBps\": %.1f, \"total_TBps\": %.3f, \"ghz\": %.3f}\n",
-           mode_name[mode], grid, cl, bytes, chunk, depth, issuers, ring, p50,
+           mode_name[mode], grid, cl, bytes, chunk, depth, issuers, one_bar, ring, p50,
            p90, mx, bytes / p50 / 1e3, (double)grid * bytes / p50 / 1e6, 1.0 / quantile(npc, 0.5));
     fflush(stdout);
 }
@@ -259,33 +267,24 @@ static void pingpong(void)
     CK(cudaFree(ns));
 }
 
-/* Bulk copies by how many threads issue them (one issuer's copies went ~0.44 us apart in the first
- * run, whatever their size), against cp.async from every thread; then multicast and DRAM streams. */
+/* Bulk copies by size, by how many threads issue them and on how many barriers (call 3: copies of
+ * 2 KB went ~0.13-0.18 us apart on their own barriers, from 1 to 96 issuers), against cp.async from
+ * every thread and one copy of the whole slice. */
 static void sweeps(const buffers &bf, int sms)
 {
-    const uint32_t xs[] = {48 << 10, 192 << 10}; /* X of 24 and 96 rows at K 1024 */
-    const struct { uint32_t chunk; int issuers; } spreads[] = {{2048, 1}, {2048, 4}, {2048, 32}, {2048, 96},
-                                                               {16384, 1}, {16384, 4}, {16384, 12}, {0, 1}};
-    for (uint32_t x : xs)
-        for (int g : {1, sms}) {
-            for (auto sp : spreads) {
-                const uint32_t ch = sp.chunk ? sp.chunk : x;
-                if (x / ch >= (uint32_t)sp.issuers)
-                    run(bf, SHARED, g, 1, x, ch, MAX_DEPTH, sp.issuers);
-            }
-            run(bf, CPASYNC, g, 1, x, 16, 1);
-        }
-    for (auto sp : spreads)
-        if (sp.chunk)
-            run(bf, L2, sms, 1, 192 << 10, sp.chunk, MAX_DEPTH, sp.issuers);
-    for (uint32_t x : xs)
-        for (int cl : {2, 4})
-            if (sms % cl == 0)
-                run(bf, MCAST, sms / cl * cl, cl, x, 16384, MAX_DEPTH);
-    const struct { uint32_t chunk; int depth; } rings[] = {{4096, 4}, {16384, 4}, {32768, 4}, {65536, 3}};
-    for (auto rg : rings)
-        for (int g : {1, 66, sms})
-            run(bf, DRAM, g, 1, 1u << 20, rg.chunk, rg.depth);
+    const uint32_t x = 192 << 10; /* X of 96 rows at K 1024 */
+    const struct { uint32_t chunk; int issuers, one_bar; } spreads[] = {
+        {512, 1, 1}, {512, 32, 1}, {512, 128, 1}, {2048, 1, 1}, {2048, 32, 1}, {2048, 96, 1}, {2048, 96, 0},
+        {8192, 1, 1}, {8192, 24, 1}, {8192, 24, 0}, {16384, 12, 1}, {x, 1, 1}};
+    for (int g : {1, sms}) {
+        for (auto sp : spreads)
+            run(bf, SHARED, g, 1, x, sp.chunk, MAX_DEPTH, sp.issuers, sp.one_bar);
+        run(bf, CPASYNC, g, 1, x, 16, 1);
+    }
+    /* a weight tile of the small split kernel: 32 rows of 512 bytes (attention out, K / 4) from DRAM */
+    for (int iss : {1, 32})
+        run(bf, DRAM_SPREAD, sms, 1, 16 << 10, 512, MAX_DEPTH, iss, 1);
+    run(bf, DRAM_SPREAD, sms, 1, 16 << 10, 16 << 10, MAX_DEPTH, 1, 1);
 }
 
 int main(void)
