@@ -105,6 +105,7 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
         for (int i = 0; i <= (ONE ? 1 : NB); i++)
             mbar_init(&bar[i], 1);
         mbar_init_fence();
+        mbar_arrive_tx(&bar[0], NT * KS * 2);
         if (ONE)
             mbar_arrive_tx(&bar[1], NB * MP * 128);
         else
@@ -112,8 +113,7 @@ parts_tma_kernel(const __grid_constant__ CUtensorMap xmap, const __half *W, floa
                 mbar_arrive_tx(&bar[1 + b], MP * 128);
     }
     __syncthreads();
-    if (warp == 0)
-        so_load_w(W, ws, &bar[0], K, KS, so_rows{n0}, s);
+    so_load_w(W, ws, &bar[0], K, KS, so_rows{n0}, s);
     if (!ONE) {
         cluster_arrive();
         cluster_wait();

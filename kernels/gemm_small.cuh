@@ -63,19 +63,20 @@ template <typename F> static inline int so_on_mt(int M, F f)
     }
 }
 
-/* Warp 0: the block's weight tile (NT rows of slice s) into ws by the TMA engine,
- * lane l taking rows l and l + 32 (row r is row row_of(r) of W: n0 + r for a plain
- * block), completing on bar (initialized). */
+/* The first of the rows this thread issues bulk copies for, then every 32 SO_WARPS-th:
+ * rows go round the warps (row r by lane r / SO_WARPS of warp r % SO_WARPS). A warp's
+ * bulk copies leave one after another, ~30-60 ns apart, and the warps' side by side
+ * (bench/results/experiments/ingest/: 16 rows of 2 KB from one warp take ~0.5-1 us). */
+__device__ __forceinline__ int so_first_row() { return (int)(threadIdx.x % 32) * SO_WARPS + (int)threadIdx.x / 32; }
+
+/* The block's weight tile (NT rows of slice s) into ws by the TMA engine, completing
+ * on bar (initialized and armed: so_prologue), row r (row row_of(r) of W: n0 + r for a
+ * plain block) issued as so_first_row says. Every warp of the block calls it. */
 template <typename T, typename RowOf, int NT = SO_NT>
 __device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, RowOf row_of,
-                                          int s, int x_rows = 0)
+                                          int s)
 {
-    const int lane = threadIdx.x % 32;
-    if (lane == 0) /* x_rows: X rows that so_load_x_bulk will add to the same barrier after the wait */
-        mbar_arrive_tx(bar, (NT + x_rows) * Ks * 2);
-    __syncwarp();
-#pragma unroll
-    for (int r = lane; r < NT; r += 32)
+    for (int r = so_first_row(); r < NT; r += 32 * SO_WARPS)
         bulk_load(ws + r * so_row_bytes(Ks), W + (size_t)row_of(r) * K + (size_t)s * Ks, Ks * 2, bar);
 }
 
@@ -118,17 +119,18 @@ __device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, in
     cp_async_commit();
 }
 
-/* The same slice by the TMA engine, one bulk copy a row (thread m issues row m's), completing
- * on the weight tile's barrier, whose transaction count already holds these bytes (so_load_w's
- * x_rows). From 64 rows the cp.async forms cost each thread ~40 copies of 16 bytes, which the
- * TMA engine takes off the threads; slower below that when issued from a cluster with multicast
+/* The same slice by the TMA engine, one bulk copy a row (rows round the warps: see
+ * so_first_row), completing on the weight tile's barrier, whose transaction count
+ * already holds these bytes (so_prologue's x_rows). From 64 rows the cp.async forms
+ * cost each thread ~40 copies of 16 bytes, which the TMA engine takes off the threads;
+ * slower below that when issued from a cluster with multicast
  * (bench/results/experiments/wide/). */
 template <typename T>
 __device__ __forceinline__ void so_load_x_bulk(const T *X, unsigned char *xs, uint64_t *bar, int M, int K, int Ks,
                                                int s)
 {
     const int rb = so_row_bytes(Ks);
-    for (int m = threadIdx.x; m < M; m += blockDim.x)
+    for (int m = so_first_row(); m < M; m += 32 * SO_WARPS)
         bulk_load(xs + m * rb, X + (size_t)m * K + (size_t)s * Ks, Ks * 2, bar);
 }
 
@@ -159,8 +161,9 @@ static inline size_t so_smem(int MT, int Ks, int NT = SO_NT)
     return 128 + (size_t)NT * so_row_bytes(Ks) + (x > red ? x : red);
 }
 
-/* Rows [M, 16 MT) of the X slice are zeroed (no copy lands there); before the wait,
- * like the weights (row_of: see so_load_w). */
+/* The barrier armed for the W tile and x_rows rows of X (copied after the wait), rows
+ * [M, 16 MT) of the X slice zeroed (no copy lands there), the W tile requested (row_of:
+ * see so_load_w); all before the wait. */
 template <typename T, int MT, int NT = SO_NT, typename RowOf>
 __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsigned char *xs, uint64_t *bar,
                                             int M, int K, int Ks, RowOf row_of, int s, int x_rows = 0)
@@ -169,12 +172,12 @@ __device__ __forceinline__ void so_prologue(const T *W, unsigned char *ws, unsig
     if (threadIdx.x == 0) {
         mbar_init(bar, 1);
         mbar_init_fence();
+        mbar_arrive_tx(bar, (NT + x_rows) * Ks * 2);
     }
     for (int i = threadIdx.x; i < (16 * MT - M) * rb / 16; i += blockDim.x)
         reinterpret_cast<uint4 *>(xs + M * rb)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    if (threadIdx.x < 32)
-        so_load_w<T, RowOf, NT>(W, ws, bar, K, Ks, row_of, s, x_rows);
+    so_load_w<T, RowOf, NT>(W, ws, bar, K, Ks, row_of, s);
 }
 
 /* This warp's share of the slice's k-steps over every row tile. */
