@@ -84,7 +84,7 @@ typedef struct cuda_backend_opts {
                               (bench/results/experiments/wide/); with the kernels before it
                               triggering early, up to 64 the forward at 1x60 -2.5% on an H100
                               (early-trigger/call3-h100/) */
-    int fused_proj_tokens; /* in buckets of at most this many tokens (default 32; 0: never; at
+    int fused_proj_tokens; /* in buckets of at most this many tokens (default 48; 0: never; at
                               most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
                               own kernel with RoPE and GeGLU in their epilogue
                               (kn_proj_small_rope / _geglu): two launches fewer a layer. On
@@ -92,7 +92,9 @@ typedef struct cuda_backend_opts {
                               wave), +0.9% at 1x30 and +8% at 1x40 with it up to 32 / 48
                               (bench/results/experiments/bulk-x/); since the kernels before
                               it trigger early, up to 32 the forward at 1x30 -8.5% on an H100
-                              (early-trigger/call3-h100/) */
+                              (early-trigger/call3-h100/); since their bulk copies go round
+                              the warps, up to 48 the forward at 1x40 -2% on an H100
+                              (bulk-spread/call2-h100/) */
     int path_tune_tokens; /* buckets of at most this many tokens (default 0: none) choose their
                               paths by timing at warm-up: each combination of the two own-kernel
                               paths above that applies there (CUDA_PATH_*) is captured and timed,

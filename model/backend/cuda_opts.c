@@ -18,7 +18,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->residual_epilogue = 1;
     o->split_tokens = 128;
     o->small_gemm_tokens = 64;
-    o->fused_proj_tokens = 32;
+    o->fused_proj_tokens = 48;
     o->att_pack_tokens = 1024;
     o->pdl = 1;
     o->copy_timing = 1;
