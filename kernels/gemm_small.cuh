@@ -63,21 +63,25 @@ template <typename F> static inline int so_on_mt(int M, F f)
     }
 }
 
-/* The first of the rows this thread issues bulk copies for, then every 32 SO_WARPS-th:
+/* The first of the X rows this thread issues bulk copies for, then every 32 SO_WARPS-th:
  * rows go round the warps (row r by lane r / SO_WARPS of warp r % SO_WARPS). A warp's
  * bulk copies leave one after another, ~30-60 ns apart, and the warps' side by side
  * (bench/results/experiments/ingest/: 16 rows of 2 KB from one warp take ~0.5-1 us). */
 __device__ __forceinline__ int so_first_row() { return (int)(threadIdx.x % 32) * SO_WARPS + (int)threadIdx.x / 32; }
 
-/* The block's weight tile (NT rows of slice s) into ws by the TMA engine, completing
- * on bar (initialized and armed: so_prologue), row r (row row_of(r) of W: n0 + r for a
- * plain block) issued as so_first_row says. Every warp of the block calls it. */
+/* The block's weight tile (NT rows of slice s) into ws by the TMA engine, by warp 0
+ * (lane l taking rows l and l + 32; row r is row row_of(r) of W: n0 + r for a plain
+ * block), completing on bar (initialized and armed: so_prologue). Every warp calls it.
+ * Before the wait their issue hides behind the kernel before; round the warps as X's
+ * rows are, the forward was 1-1.7% slower at 24-30 tokens
+ * (bench/results/experiments/bulk-spread/). */
 template <typename T, typename RowOf, int NT = SO_NT>
 __device__ __forceinline__ void so_load_w(const T *W, unsigned char *ws, uint64_t *bar, int K, int Ks, RowOf row_of,
                                           int s)
 {
-    for (int r = so_first_row(); r < NT; r += 32 * SO_WARPS)
-        bulk_load(ws + r * so_row_bytes(Ks), W + (size_t)row_of(r) * K + (size_t)s * Ks, Ks * 2, bar);
+    if (threadIdx.x < 32)
+        for (int r = threadIdx.x; r < NT; r += 32)
+            bulk_load(ws + r * so_row_bytes(Ks), W + (size_t)row_of(r) * K + (size_t)s * Ks, Ks * 2, bar);
 }
 
 /* The rows of a plain block: n0 + lane. */
