@@ -1,7 +1,7 @@
 /*
  * probe_small.cuh - what the probes of the small-pack kernel (bench/mcast_probe.cu,
- * bench/fused_probe.cu) share beyond kernels/gemm_small.cuh: the X slice's copy in
- * three forms, whether the kernel's shared memory holds a slice, and a layer's buffers
+ * bench/fused_probe.cu) share beyond kernels/gemm_small.cuh: the X slice's copy by
+ * cp.async in two forms (and none at all), whether the kernel's shared memory holds a slice, and a layer's buffers
  * with cuBLASLt's plans for them. Include after kernels/cuda.h and probe_common.cuh.
  */
 #ifndef LAYAD_BENCH_PROBE_SMALL_CUH
@@ -11,7 +11,41 @@
 
 #include "kernels/gemm_small.cuh"
 
-/* The X slice's rows into xs (one commit group): XM 0, the library's so_load_x (a flat index
+/* X's slice s (M rows of Ks columns of X [M, K]) into xs, 16 bytes a thread at a
+ * time in one commit group, thread t taking chunks t, t + 128, ... of the slice: the
+ * library's small split kernel's copy at 17-32 rows until its bulk copies went round
+ * the warps (bench/results/experiments/bulk-spread/). One bulk copy a row, multicast to
+ * a neighbour, was slower (bench/results/experiments/wide/). */
+template <typename T>
+__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
+        const int m = i / cpr, c = i % cpr;
+        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
+    }
+    cp_async_commit();
+}
+
+/* The same copies with warp w taking rows w, w + 4, ... and its lanes a row's
+ * consecutive chunks: no integer division a chunk (so_load_x's costs ~36
+ * instructions a copy in the SASS; no faster on the H200:
+ * bench/results/experiments/xcopy/). */
+template <typename T>
+__device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
+{
+    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
+    const int lane = threadIdx.x % 32;
+    for (int m = threadIdx.x / 32; m < M; m += SO_WARPS) {
+        const T *src = X + (size_t)m * K + (size_t)s * Ks + 8 * lane;
+        unsigned char *dst = xs + m * rb + 16 * lane;
+        for (int c = lane; c < cpr; c += 32, src += 8 * 32, dst += 16 * 32)
+            cp_async16(dst, src, true);
+    }
+    cp_async_commit();
+}
+
+/* The X slice's rows into xs (one commit group): XM 0, so_load_x (a flat index
  * over the slice's 16-byte chunks, an integer division a chunk); 1, so_load_x_rows (a warp a row,
  * its lanes along the row, no division; experiments/xcopy/xcopy.patch); 2, no copy at all (the
  * room keeps its zeros: wrong products, a bound on what any faster X delivery could give). */

@@ -7,8 +7,8 @@
  * programmatic-launch wait, so those bytes move while the kernel before still
  * runs; cuBLASLt's kernels never wait programmatically and start their loads only
  * after their predecessor has finished and flushed. After the wait the X slice's
- * rows follow by the TMA engine onto the same barrier, one bulk copy a row, or at
- * 17-32 rows by cp.async from every thread (see below).
+ * rows follow by the TMA engine onto the same barrier, one bulk copy a row, the rows
+ * round the warps (see below).
  * Four warps split the slice's k-steps (mma.sync m16n8k16, fp32 accumulators)
  * and their tiles are summed in shared memory in warp order: a row's bits depend
  * on neither M nor the launch, nor on how X arrived.
@@ -24,11 +24,13 @@
  * at 16 rows, 7.15 against 8.44 at 96) and in the forward at 16 tokens (-1.5%;
  * even at 40 and 60), though at 32 rows attention out is slower (2.96 against
  * 2.84 us; the forward at 1x30 +0.9%), and they still lose to cuBLASLt at 96
- * rows (1x83 +7%; bench/results/experiments/bulk-x/). So 17-32 rows take cp.async
+ * rows (1x83 +7%; bench/results/experiments/bulk-x/). So 17-32 rows took cp.async
  * again: 1x30 0.899 / 0.899 against 0.905 / 0.911 ms on an H100, 1x16 and 1x40
- * unchanged (bulk-x/run3/). 64-feature blocks over 8 parts, and the
- * same kernel for Wqkv and Wi in fp32 parts summed by the next kernel, were
- * slower and are not built.
+ * unchanged (bulk-x/run3/). A warp's bulk copies leave one after another; with the
+ * rows round the four warps, not all from warp 0, bulk copies beat cp.async there
+ * too: 1x20-1x30 -1.5% on an H100 (bulk-spread/call6-h100/). 64-feature blocks over
+ * 8 parts, and the same kernel for Wqkv and Wi in fp32 parts summed by the next
+ * kernel, were slower and are not built.
  */
 #include "kernels/gemm_small.cuh"
 
@@ -37,13 +39,9 @@ __global__ void __launch_bounds__(32 * SO_WARPS, 1)
 split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K)
 {
     extern __shared__ __align__(128) unsigned char sm[];
-    if constexpr (MT == 2) /* 17-32 rows: cp.async from every thread (see the header) */
-        so_split_block<T, MT>(sm, W, P, M, K,
-                              [&](unsigned char *x, int Ks, int s) { so_load_x<T>(X, x, M, K, Ks, s); });
-    else
-        so_split_block<T, MT, true>(sm, W, P, M, K, [&](unsigned char *x, uint64_t *bar, int Ks, int s) {
-            so_load_x_bulk<T>(X, x, bar, M, K, Ks, s);
-        });
+    so_split_block<T, MT, true>(sm, W, P, M, K, [&](unsigned char *x, uint64_t *bar, int Ks, int s) {
+        so_load_x_bulk<T>(X, x, bar, M, K, Ks, s);
+    });
 }
 
 template <typename T, int MT>

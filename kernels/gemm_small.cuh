@@ -90,45 +90,13 @@ struct so_rows {
     __device__ __forceinline__ int operator()(int lane) const { return n0 + lane; }
 };
 
-/* X's slice s (M rows of Ks columns of X [M, K]) into xs, 16 bytes a thread at a
- * time in one commit group, thread t taking chunks t, t + 128, ... of the slice. One
- * bulk copy a row, multicast to a neighbour, was slower (bench/results/experiments/wide/);
- * without the cluster it is faster (so_load_x_bulk). */
-template <typename T>
-__device__ __forceinline__ void so_load_x(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
-{
-    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
-    for (int i = threadIdx.x; i < M * cpr; i += blockDim.x) {
-        const int m = i / cpr, c = i % cpr;
-        cp_async16(xs + m * rb + 16 * c, X + (size_t)m * K + (size_t)s * Ks + 8 * c, true);
-    }
-    cp_async_commit();
-}
-
-/* The same copies with warp w taking rows w, w + 4, ... and its lanes a row's
- * consecutive chunks: no integer division a chunk (so_load_x's costs ~36
- * instructions a copy in the SASS; no faster on the H200:
- * bench/results/experiments/xcopy/). */
-template <typename T>
-__device__ __forceinline__ void so_load_x_rows(const T *X, unsigned char *xs, int M, int K, int Ks, int s)
-{
-    const int rb = so_row_bytes(Ks), cpr = Ks / 8; /* 16-byte chunks a row */
-    const int lane = threadIdx.x % 32;
-    for (int m = threadIdx.x / 32; m < M; m += SO_WARPS) {
-        const T *src = X + (size_t)m * K + (size_t)s * Ks + 8 * lane;
-        unsigned char *dst = xs + m * rb + 16 * lane;
-        for (int c = lane; c < cpr; c += 32, src += 8 * 32, dst += 16 * 32)
-            cp_async16(dst, src, true);
-    }
-    cp_async_commit();
-}
-
-/* The same slice by the TMA engine, one bulk copy a row (rows round the warps: see
- * so_first_row), completing on the weight tile's barrier, whose transaction count
- * already holds these bytes (so_prologue's x_rows). From 64 rows the cp.async forms
- * cost each thread ~40 copies of 16 bytes, which the TMA engine takes off the threads;
- * slower below that when issued from a cluster with multicast
- * (bench/results/experiments/wide/). */
+/* X's slice s (M rows of Ks columns of X [M, K]) into xs by the TMA engine, one bulk
+ * copy a row (rows round the warps: see so_first_row), completing on the weight tile's
+ * barrier, whose transaction count already holds these bytes (so_prologue's x_rows).
+ * From 64 rows cp.async from every thread (bench/probe_small.cuh) costs each thread
+ * ~40 copies of 16 bytes, which the TMA engine takes off the threads; with the rows
+ * issued from one warp cp.async was faster at 17-32 rows, round the warps these copies
+ * are faster at every row count (bench/results/experiments/bulk-spread/). */
 template <typename T>
 __device__ __forceinline__ void so_load_x_bulk(const T *X, unsigned char *xs, uint64_t *bar, int M, int K, int Ks,
                                                int s)
