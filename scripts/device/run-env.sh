@@ -1,7 +1,8 @@
 # scripts/device/run-env.sh - sourced by a call script on the lent GPU machine, from the repository root: our
 # binaries and libraries (.carry/env.sh), LAYAD_COMMIT from .carry/commit, B (the binaries) and W (the run folder,
 # /tmp/layad-run unless set), and the tiny and English-large checkpoints written into W; mkmodel_mmbert DIR writes
-# the mmBERT-base geometry when a call asks for it.
+# the mmBERT-base geometry when a call asks for it; run_suites, run_parity and bench_abab are the checks and the
+# A/B/A/B forward that experiment calls share.
 # shellcheck disable=SC1091
 source .carry/env.sh
 export LAYAD_COMMIT; LAYAD_COMMIT=$(cat .carry/commit)
@@ -18,4 +19,29 @@ mkmodel_mmbert() {
 {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "mask_token": "[MASK]", "unk_token": "[UNK]", "model_max_length": 8192, "tokenizer_class": "PreTrainedTokenizerFast"}
 JSON
   sed -i 's/"pad_token_id": 0/"pad_token_id": 50283/; s/"eos_token_id": 1/"eos_token_id": 50282/; s/"bos_token_id": 2/"bos_token_id": 50281/; s/"cls_token_id": 2/"cls_token_id": 50281/; s/"sep_token_id": 1/"sep_token_id": 50282/' "$1/encoder/config.json"
+}
+# run_suites: the kernel and backend suites ($W/kernels.log, $W/backend.log), their summaries printed with the
+# seconds since the caller's t0.
+run_suites() {
+  timeout 120 "$B/gpu_kernels" > "$W/kernels.log" 2>&1; echo "kernels exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/kernels.log")"
+  LAYAD_TINY=$W/tiny timeout 120 "$B/gpu_backend_cuda" > "$W/backend.log" 2>&1
+  echo "backend exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend.log")"
+}
+# run_parity OUT-NAME LOG-NAME LABEL [ARG...]: English fp16 parity-fast against .carry/ref/english.ref into
+# $OUT/OUT-NAME, its log $W/LOG-NAME, its gates printed.
+run_parity() {
+  local out=$1 log=$2 label=$3; shift 3
+  timeout 120 "$B/layad-dev" parity-fast --model "$W/english" --dtype fp16 --label "$label" "$@" \
+    --ref .carry/ref/english.ref --out "$OUT/$out" > "$W/$log" 2>&1
+  echo "parity ($label) exit $? $((SECONDS-t0)) s"; grep -E "gates" "$W/$log" | head -2
+}
+# bench_abab SHAPES NAME-A BINARY-A NAME-B BINARY-B: `bench` on the English checkpoint, A, B, A again, B again
+# (the second runs named NAME-A2, NAME-B2), each into $OUT/forward-NAME.json, the timed rows printed.
+bench_abab() {
+  local shapes=$1 r
+  for r in "$2:$3" "$4:$5" "${2}2:$3" "${4}2:$5"; do
+    echo "== ${r%%:*}"
+    timeout 100 "${r#*:}" bench --model "$W/english" --shapes "$shapes" --commit "$LAYAD_COMMIT (${r%%:*})" \
+      --out "$OUT/forward-${r%%:*}.json" | grep -E "^ +[0-9]+x"
+  done
 }

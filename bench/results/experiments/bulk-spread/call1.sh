@@ -9,12 +9,8 @@
 # carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
-timeout 120 "$B/gpu_kernels" > "$W/kernels.log" 2>&1; echo "kernels exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/kernels.log")"
-LAYAD_TINY=$W/tiny timeout 120 "$B/gpu_backend_cuda" > "$W/backend.log" 2>&1
-echo "backend exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend.log")"
-timeout 120 "$B/layad-dev" parity-fast --model "$W/english" --dtype fp16 --label english --ref .carry/ref/english.ref \
-  --out "$OUT/parity-english-fp16.json" > "$W/parity.log" 2>&1
-echo "parity exit $? $((SECONDS-t0)) s"; grep -E "gates" "$W/parity.log" | head -2
+run_suites
+run_parity parity-english-fp16.json parity.log english
 AB_SHAPES=1x16,1x30,1x40,1x83 LAYAD_RUN_DIR=$W timeout 400 bash scripts/device/binary-ab gemm_split,proj_small > /dev/null 2>&1
 echo "binary-ab exit $? $((SECONDS-t0)) s"; grep -vE "^(bench_kernels|==)" "$OUT/log.txt" | head -60
 timeout 100 "$B/layad-dev" bench --model "$W/english" --label "english new2" --shapes 1x16,1x30,1x40,1x83 \

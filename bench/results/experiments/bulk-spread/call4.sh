@@ -5,10 +5,5 @@
 # scripts/device/prep build/base/layad-dev-w0; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
-for v in tree w0 tree2 w02; do
-  b=$B/layad-dev; case $v in w0*) b=$B/layad-dev-w0 ;; esac
-  echo "== $v"
-  timeout 100 "$b" bench --model "$W/english" --shapes 1x16,1x24,1x30,1x40,1x48 \
-    --commit "$LAYAD_COMMIT ($v)" --out "$OUT/forward-$v.json" | grep -E "^ +[0-9]+x"
-done
+bench_abab 1x16,1x24,1x30,1x40,1x48 tree "$B/layad-dev" w0 "$B/layad-dev-w0"
 echo "done $((SECONDS-t0)) s"

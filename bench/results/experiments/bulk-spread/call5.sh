@@ -5,16 +5,7 @@
 # build/tests/gpu_kernels build/tests/gpu_backend_cuda build/base/layad-dev-base; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
-timeout 120 "$B/gpu_kernels" > "$W/kernels.log" 2>&1; echo "kernels exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/kernels.log")"
-LAYAD_TINY=$W/tiny timeout 120 "$B/gpu_backend_cuda" > "$W/backend.log" 2>&1
-echo "backend exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend.log")"
-timeout 120 "$B/layad-dev" parity-fast --model "$W/english" --dtype fp16 --label "english fused 48" \
-  --fused-proj-tokens 48 --ref .carry/ref/english.ref --out "$OUT/parity-fused48.json" > "$W/parity.log" 2>&1
-echo "parity exit $? $((SECONDS-t0)) s"; grep -E "gates" "$W/parity.log" | head -2
-for v in base new base2 new2; do
-  b=$B/layad-dev; case $v in base*) b=$B/layad-dev-base ;; esac
-  echo "== $v"
-  timeout 100 "$b" bench --model "$W/english" --shapes 1x16,1x24,1x30,1x40,1x48,1x83 \
-    --commit "$LAYAD_COMMIT ($v)" --out "$OUT/forward-$v.json" | grep -E "^ +[0-9]+x"
-done
+run_suites
+run_parity parity-fused48.json parity.log "english fused 48" --fused-proj-tokens 48
+bench_abab 1x16,1x24,1x30,1x40,1x48,1x83 base "$B/layad-dev-base" new "$B/layad-dev"
 echo "done $((SECONDS-t0)) s"

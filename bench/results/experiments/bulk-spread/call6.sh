@@ -5,10 +5,5 @@
 # (the tree with bulk32.patch), scripts/device/prep build/base/layad-dev-bulk32; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
-for v in tree bulk32 tree2 bulk322; do
-  b=$B/layad-dev; case $v in bulk*) b=$B/layad-dev-bulk32 ;; esac
-  echo "== $v"
-  timeout 100 "$b" bench --model "$W/english" --shapes 1x16,1x20,1x24,1x30,1x40 \
-    --commit "$LAYAD_COMMIT ($v)" --out "$OUT/forward-$v.json" | grep -E "^ +[0-9]+x"
-done
+bench_abab 1x16,1x20,1x24,1x30,1x40 tree "$B/layad-dev" bulk32 "$B/layad-dev-bulk32"
 echo "done $((SECONDS-t0)) s"

@@ -9,12 +9,8 @@ export OUT; source scripts/device/run-env.sh; source scripts/device/serve-lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 timeout 150 "$B/ingest_probe" > "$OUT/ingest.jsonl" 2> "$W/ingest.err"
 echo "ingest exit $? $((SECONDS-t0)) s: $(wc -l < "$OUT/ingest.jsonl") lines"; tail -3 "$W/ingest.err"
-timeout 120 "$B/gpu_kernels" > "$W/kernels.log" 2>&1; echo "kernels exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/kernels.log")"
-LAYAD_TINY=$W/tiny timeout 120 "$B/gpu_backend_cuda" > "$W/backend.log" 2>&1
-echo "backend exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend.log")"
-timeout 120 "$B/layad-dev" parity-fast --model "$W/english" --dtype fp16 --label english --ref .carry/ref/english.ref \
-  --out "$OUT/parity-english-fp16.json" > "$W/parity.log" 2>&1
-echo "parity exit $? $((SECONDS-t0)) s"; grep -E "gates|max" "$W/parity.log" | head -4
+run_suites
+run_parity parity-english-fp16.json parity.log english
 timeout 100 "$B/layad-dev" bench --model "$W/english" --shapes 1x16,1x83,1x150,1x512,8x512,64x512 --path-tune-tokens 64 \
   --commit "$LAYAD_COMMIT" --out "$OUT/forward.json" | grep -E "^ +[0-9]+x"
 echo "bench $((SECONDS-t0)) s"
