@@ -68,7 +68,7 @@ START_TEST(path_choice)
     cuda_backend_opts_default(&o);
     ck_assert_int_eq(cuda_path_fixed(&o, 16), CUDA_PATH_SMALL | CUDA_PATH_FUSED);
     ck_assert_int_eq(cuda_path_fixed(&o, 32), CUDA_PATH_SMALL | CUDA_PATH_FUSED);
-    ck_assert_int_eq(cuda_path_fixed(&o, 48), CUDA_PATH_SMALL);
+    ck_assert_int_eq(cuda_path_fixed(&o, 48), CUDA_PATH_SMALL | CUDA_PATH_FUSED);
     ck_assert_int_eq(cuda_path_fixed(&o, 64), CUDA_PATH_SMALL);
     ck_assert_int_eq(cuda_path_fixed(&o, 80), 0);
     o.small_gemm_tokens = 0;
