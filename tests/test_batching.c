@@ -15,11 +15,17 @@
 #include "model/backend/batching.h"
 #include "tests/lib/testutil.h"
 
+/* The policy the daemon runs by default: 32768 tokens a pack, 64 rows. */
+static void default_policy(batch_policy *p)
+{
+    layad_error err = {0};
+    ck_assert_int_eq(batch_policy_init(p, 32768, 64, 0, &err), 0);
+}
+
 START_TEST(bucket_set)
 {
     batch_policy p;
-    layad_error err = {0};
-    ck_assert_int_eq(batch_policy_init(&p, 32768, 64, 0, &err), 0);
+    default_policy(&p);
     ck_assert_int_eq(p.n_buckets, 64); /* a few dozen graphs */
     ck_assert_int_eq(p.bucket[0], 16);
     ck_assert_int_ge(p.bucket[p.n_buckets - 1], 32768);
@@ -30,6 +36,14 @@ START_TEST(bucket_set)
         if (p.bucket[i - 1] >= 512)
             ck_assert_msg(step <= p.bucket[i - 1] / 8, "step %d after %d", step, p.bucket[i - 1]);
     }
+}
+END_TEST
+
+/* The smallest bucket that holds a pack's tokens, and its cost. */
+START_TEST(bucket_capacity)
+{
+    batch_policy p;
+    default_policy(&p);
     ck_assert_int_eq(batch_capacity(&p, 1, 1), 16);
     ck_assert_int_eq(batch_capacity(&p, 40, 1), 48);
     ck_assert_int_eq(batch_capacity(&p, 83, 1), 96);
@@ -49,6 +63,13 @@ START_TEST(bucket_set)
             ck_assert(!(p.bucket[i] >= t && p.bucket[i] < c));
     }
     ck_assert_int_eq(batch_cost(&p, 83, 1), 96 + BATCH_OVERHEAD_TOKENS);
+}
+END_TEST
+
+START_TEST(bucket_rows)
+{
+    batch_policy p;
+    default_policy(&p);
     /* row slots: a sixteenth of the bucket, 8 to max_rows; more rows take a larger bucket */
     ck_assert_int_eq(batch_rows_cap(&p, 128), 8);
     ck_assert_int_eq(batch_rows_cap(&p, 512), 32);
@@ -57,6 +78,13 @@ START_TEST(bucket_set)
     ck_assert_int_eq(batch_capacity(&p, 83, 9), 160);
     ck_assert_int_eq(batch_capacity(&p, 1000, 64), 1024);
     ck_assert_int_eq(batch_capacity(&p, 1000, 65), -1);
+}
+END_TEST
+
+START_TEST(gathered_classes)
+{
+    batch_policy p;
+    default_policy(&p);
     /* gathered classes: 16 (up to 1280 tokens), a sixteenth of the bucket (at least 80), or
      * one per token and row */
     ck_assert_int_eq(batch_gcap(&p, 128, 0), 16);
@@ -87,6 +115,13 @@ START_TEST(bucket_set)
         }
     }
     ck_assert_int_eq(shapes, 150); /* batching.h: graph shapes for 32768 tokens */
+}
+END_TEST
+
+START_TEST(small_and_exact_sets)
+{
+    batch_policy p;
+    layad_error err = {0};
     /* a small max_tokens gets a small set; exact policies have none */
     ck_assert_int_eq(batch_policy_init(&p, 100, 4, 0, &err), 0);
     ck_assert_int_eq(p.n_buckets, 7); /* 16, 32, ..., 112 */
@@ -240,6 +275,10 @@ int main(void)
     Suite *s = suite_create("batching");
     TCase *t = tcase_create("policy");
     tcase_add_test(t, bucket_set);
+    tcase_add_test(t, bucket_capacity);
+    tcase_add_test(t, bucket_rows);
+    tcase_add_test(t, gathered_classes);
+    tcase_add_test(t, small_and_exact_sets);
     tcase_add_test(t, cut_budgets_and_oversized_jobs);
     tcase_add_test(t, pack_layout);
     suite_add_tcase(s, t);

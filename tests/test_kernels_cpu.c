@@ -481,6 +481,80 @@ static void pack_rows(packed *p, const float *qkv, int B, int L, int D, const in
     ck_assert(p->n_tiles >= 0);
 }
 
+/* The packed kernel's rows against the double reference R; the slot past the rows is
+ * not written. */
+static void att_check_ref(const packed *p, const float *out, const double *R, int B, int L, int D,
+                          const int32_t *lens, int window)
+{
+    for (int b = 0; b < B; b++) {
+        double e = 0;
+        for (int i = 0; i < lens[b]; i++)
+            for (int t = 0; t < D; t++) {
+                double d = fabs(out[((size_t)p->cu[b] + i) * D + t] - R[((size_t)b * L + i) * D + t]);
+                e = d > e ? d : e;
+            }
+        ck_assert_msg(e <= TOL, "attention B=%d L=%d window=%d row %d err %g", B, L, window, b, e);
+    }
+    ck_assert(isnan(out[(size_t)p->T * D]));
+}
+
+/* Pack composition: the rows in reverse order (other starts) and each row alone give
+ * the packed outputs bit for bit. */
+static void att_check_packing(const float *qkv, const packed *p, const float *out, int B, int L, int D,
+                              const int32_t *lens, int window)
+{
+    int rev[16];
+    for (int b = 0; b < B; b++)
+        rev[b] = B - 1 - b;
+    packed q;
+    pack_rows(&q, qkv, B, L, D, lens, rev);
+    float *outr = falloc((size_t)(q.T + 1) * D);
+    kn_cpu_attention(q.qkv, outr, q.T, D, q.cu, q.tiles, q.n_tiles, window);
+    for (int i = 0; i < B; i++) {
+        const int b = rev[i];
+        ck_assert_msg(memcmp(outr + (size_t)q.cu[i] * D, out + (size_t)p->cu[b] * D,
+                             sizeof(float) * (size_t)lens[b] * D) == 0, "row %d moved differs", b);
+        packed one;
+        pack_rows(&one, qkv + (size_t)b * L * 3 * D, 1, L, D, &lens[b], &(int){0});
+        float *o1 = falloc((size_t)(one.T + 1) * D);
+        kn_cpu_attention(one.qkv, o1, one.T, D, one.cu, one.tiles, one.n_tiles, window);
+        ck_assert_msg(memcmp(o1, out + (size_t)p->cu[b] * D, sizeof(float) * (size_t)lens[b] * D) == 0,
+                      "row %d alone differs from packed", b);
+        free(o1), free(one.qkv);
+    }
+    free(outr), free(q.qkv);
+}
+
+/* Query selection equals the full kernel at the selected slots (each row's first, a
+ * random and its last); row -1 gives zeros. */
+static void att_check_select(const packed *p, const float *out, int B, int D, const int32_t *lens, int window)
+{
+    int32_t qrow[64], qpos[64];
+    int G = 0;
+    for (int b = 0; b < B; b++) {
+        if (!lens[b])
+            continue;
+        const int at[3] = {0, irand(lens[b]), lens[b] - 1};
+        for (int t = 0; t < 3; t++, G++) {
+            qrow[G] = b;
+            qpos[G] = p->cu[b] + at[t];
+        }
+    }
+    qrow[G] = -1, qpos[G] = 0, G++;
+    float *os = falloc((size_t)G * D);
+    poison(os, (size_t)G * D);
+    kn_cpu_attention_select(p->qkv, os, D, p->cu, window, qrow, qpos, G);
+    for (int g = 0; g < G; g++) {
+        if (qrow[g] < 0) {
+            for (int t = 0; t < D; t++)
+                ck_assert(os[(size_t)g * D + t] == 0.0f);
+            continue;
+        }
+        ck_assert(memcmp(os + (size_t)g * D, out + (size_t)qpos[g] * D, sizeof(float) * D) == 0);
+    }
+    free(os);
+}
+
 static void att_case(int B, int L, int D, const int32_t *lens, int window, float qscale)
 {
     const size_t n = (size_t)B * L;
@@ -490,24 +564,15 @@ static void att_case(int B, int L, int D, const int32_t *lens, int window, float
             qkv[m * 3 * D + t] *= qscale;
     double *R = malloc(sizeof(double) * n * D);
     att_ref(qkv, R, B, L, D, lens, window);
-    int fwd[16], rev[16];
+    int fwd[16];
     for (int b = 0; b < B; b++)
-        fwd[b] = b, rev[b] = B - 1 - b;
-    packed p, q;
+        fwd[b] = b;
+    packed p;
     pack_rows(&p, qkv, B, L, D, lens, fwd);
     float *out = falloc((size_t)(p.T + 1) * D);
     poison(out, (size_t)(p.T + 1) * D);
     kn_cpu_attention(p.qkv, out, p.T, D, p.cu, p.tiles, p.n_tiles + 3, window);
-    for (int b = 0; b < B; b++) {
-        double e = 0;
-        for (int i = 0; i < lens[b]; i++)
-            for (int t = 0; t < D; t++) {
-                double d = fabs(out[((size_t)p.cu[b] + i) * D + t] - R[((size_t)b * L + i) * D + t]);
-                e = d > e ? d : e;
-            }
-        ck_assert_msg(e <= TOL, "attention B=%d L=%d window=%d row %d err %g", B, L, window, b, e);
-    }
-    ck_assert(isnan(out[(size_t)p.T * D])); /* the slot past the rows is not written */
+    att_check_ref(&p, out, R, B, L, D, lens, window);
 
     /* Thread-count independence. */
     float *out1 = falloc((size_t)(p.T + 1) * D);
@@ -517,49 +582,9 @@ static void att_case(int B, int L, int D, const int32_t *lens, int window, float
     omp_set_num_threads(saved);
     ck_assert(memcmp(out, out1, sizeof(float) * (size_t)p.T * D) == 0);
 
-    /* Pack composition: the rows in reverse order (other starts) and each row
-     * alone give the same outputs bit for bit. */
-    pack_rows(&q, qkv, B, L, D, lens, rev);
-    float *outr = falloc((size_t)(q.T + 1) * D);
-    kn_cpu_attention(q.qkv, outr, q.T, D, q.cu, q.tiles, q.n_tiles, window);
-    for (int i = 0; i < B; i++) {
-        const int b = rev[i];
-        ck_assert_msg(memcmp(outr + (size_t)q.cu[i] * D, out + (size_t)p.cu[b] * D,
-                             sizeof(float) * (size_t)lens[b] * D) == 0, "row %d moved differs", b);
-        packed one;
-        pack_rows(&one, qkv + (size_t)b * L * 3 * D, 1, L, D, &lens[b], &(int){0});
-        float *o1 = falloc((size_t)(one.T + 1) * D);
-        kn_cpu_attention(one.qkv, o1, one.T, D, one.cu, one.tiles, one.n_tiles, window);
-        ck_assert_msg(memcmp(o1, out + (size_t)p.cu[b] * D, sizeof(float) * (size_t)lens[b] * D) == 0,
-                      "row %d alone differs from packed", b);
-        free(o1), free(one.qkv);
-    }
-
-    /* Query selection equals the full kernel at the selected slots; row -1 gives zeros. */
-    int32_t qrow[64], qpos[64];
-    int G = 0;
-    for (int b = 0; b < B; b++) {
-        if (!lens[b])
-            continue;
-        const int at[3] = {0, irand(lens[b]), lens[b] - 1};
-        for (int t = 0; t < 3; t++, G++) {
-            qrow[G] = b;
-            qpos[G] = p.cu[b] + at[t];
-        }
-    }
-    qrow[G] = -1, qpos[G] = 0, G++;
-    float *os = falloc((size_t)G * D);
-    poison(os, (size_t)G * D);
-    kn_cpu_attention_select(p.qkv, os, D, p.cu, window, qrow, qpos, G);
-    for (int g = 0; g < G; g++) {
-        if (qrow[g] < 0) {
-            for (int t = 0; t < D; t++)
-                ck_assert(os[(size_t)g * D + t] == 0.0f);
-            continue;
-        }
-        ck_assert(memcmp(os + (size_t)g * D, out + (size_t)qpos[g] * D, sizeof(float) * D) == 0);
-    }
-    free(qkv), free(out), free(out1), free(outr), free(R), free(os), free(p.qkv), free(q.qkv);
+    att_check_packing(qkv, &p, out, B, L, D, lens, window);
+    att_check_select(&p, out, B, D, lens, window);
+    free(qkv), free(out), free(out1), free(R), free(p.qkv);
 }
 
 START_TEST(test_attention_windows_lengths)
