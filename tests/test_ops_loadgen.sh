@@ -3,7 +3,8 @@
 # checkpoint daemon: a closed-loop level and a sporadic one (--gap-ms) both complete without
 # errors, the gap is recorded and holds (fewer requests a second than its period allows), and
 # every level carries the server's own account of the same answers (Server-Timing stages, and the
-# infer stage per request type no longer than the client's whole round trip).
+# infer stage per request type no longer than the client's whole round trip); --slow-ms lists
+# exactly the answers at least that slow, each with its Server-Timing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/ops.sh"
@@ -18,9 +19,19 @@ ops_wait_ready d || ops_fail "daemon not ready"
   { cat "$T/lg.log"; ops_fail "loadgen (closed loop)"; }
 "$LG" --port "${OPS_PORT[d]}" --concurrency 1 --duration 1.5 --warmup 0.2 --gap-ms 40 --out "$T/gap.json" \
   2>>"$T/lg.log" || { cat "$T/lg.log"; ops_fail "loadgen --gap-ms"; }
-python3 - "$T/closed.json" "$T/gap.json" <<'PY' || ops_fail "loadgen reports"
+"$LG" --port "${OPS_PORT[d]}" --concurrency 1 --duration 1 --warmup 0.2 --slow-ms 0.001 --out "$T/slow.json" \
+  2>>"$T/lg.log" || { cat "$T/lg.log"; ops_fail "loadgen --slow-ms"; }
+python3 - "$T/closed.json" "$T/gap.json" "$T/slow.json" <<'PY' || ops_fail "loadgen reports"
 import json, sys
-closed, gap = (json.load(open(f))["levels"][0] for f in sys.argv[1:])
+closed, gap, slow = (json.load(open(f))["levels"][0] for f in sys.argv[1:])
+assert "slow" not in closed, "slow answers listed without --slow-ms"
+# every answer takes more than 1 us: all are listed (up to 200 a client), each with its stages
+rows = slow["slow"]
+assert len(rows) == min(slow["requests"], 200) and rows, (len(rows), slow["requests"])
+for r in rows:
+    assert r["ms"] >= 0.001 and r["type"] in slow["by_type"], r
+    assert "infer;dur=" in r["server_timing"] and "queue;dur=" in r["server_timing"], r
+    assert 0 <= r["at_s"] <= 1.05, r
 for lv, g in ((closed, 0.0), (gap, 40.0)):
     assert lv["errors"] == 0 and lv["requests"] > 0, lv
     assert lv["gap_ms"] == g, lv["gap_ms"]
