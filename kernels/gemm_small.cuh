@@ -3,10 +3,10 @@
  * kernels/gemm_small.cu, and the projections, kernels/proj_small.cu) that their
  * probes (bench/mcast_probe.cu, bench/fused_probe.cu) share: the block's shape
  * (NT weight rows, 32 unless said) and shared memory, the prologue before the
- * wait (the weight tile's bulk copy), the X slice's copy (by bulk copies, which
- * the kernels use, or two cp.async forms the probes compare), the weight
- * fragments of a k-step, the warps' k-steps, and the warps' tiles summed and
- * stored as fp32 parts. Internal to kernels/ and its benchmarks.
+ * wait (the weight tile's bulk copy), the X slice's bulk copies (the probes add
+ * cp.async forms: bench/probe_small.cuh), the weight fragments of a k-step, the
+ * warps' k-steps, and the warps' tiles summed and stored as fp32 parts. Internal
+ * to kernels/ and its benchmarks.
  */
 #ifndef LAYAD_KERNELS_GEMM_SMALL_CUH
 #define LAYAD_KERNELS_GEMM_SMALL_CUH
