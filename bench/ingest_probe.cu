@@ -26,7 +26,8 @@
  * hand-off a persistent kernel's flag-based stages would pay.
  *
  * Build: make build/bench/ingest_probe (nvcc, sm_90a); run: build/bench/ingest_probe;
- * one JSON object per line on stdout. Results: bench/results/experiments/ingest/.
+ * one JSON object per line on stdout. Every mode ran on an H100 in calls 2-4; this sweep,
+ * which gathers their configurations in one run, has not run as one. Results: bench/results/experiments/ingest/.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -267,21 +268,37 @@ static void pingpong(void)
     CK(cudaFree(ns));
 }
 
-/* Bulk copies by size, by how many threads issue them and on how many barriers (call 3: copies of
- * 2 KB went ~0.13-0.18 us apart on their own barriers, from 1 to 96 issuers), against cp.async from
- * every thread and one copy of the whole slice. */
-static void sweeps(const buffers &bf, int sms)
+/* Bulk copies of 192 KB (X of 96 rows at K 1024) by size, by how many threads issue them and on
+ * how many barriers, against cp.async from every thread and one copy of the whole slice (the
+ * experiments README's first table: calls 3 and 4). */
+static void sweep_spread(const buffers &bf, int sms)
 {
-    const uint32_t x = 192 << 10; /* X of 96 rows at K 1024 */
+    const uint32_t x = 192 << 10;
     const struct { uint32_t chunk; int issuers, one_bar; } spreads[] = {
         {512, 1, 1}, {512, 32, 1}, {512, 128, 1}, {2048, 1, 1}, {2048, 32, 1}, {2048, 96, 1}, {2048, 96, 0},
-        {8192, 1, 1}, {8192, 24, 1}, {8192, 24, 0}, {16384, 12, 1}, {x, 1, 1}};
+        {4096, 1, 0}, {8192, 1, 1}, {8192, 24, 1}, {8192, 24, 0}, {16384, 12, 1}, {x, 1, 1}};
     for (int g : {1, sms}) {
         for (auto sp : spreads)
             run(bf, SHARED, g, 1, x, sp.chunk, MAX_DEPTH, sp.issuers, sp.one_bar);
         run(bf, CPASYNC, g, 1, x, 16, 1);
     }
-    /* a weight tile of the small split kernel: 32 rows of 512 bytes (attention out, K / 4) from DRAM */
+}
+
+/* Each SM its own bytes in L2, multicast in clusters, and streams from DRAM through a ring of
+ * copies in flight (calls 2 and 3), then a weight tile of the small split kernel: 32 rows of
+ * 512 bytes (attention out, K / 4) from DRAM, as row copies and as one copy (call 4). */
+static void sweep_sources(const buffers &bf, int sms)
+{
+    for (int iss : {1, 12})
+        run(bf, L2, sms, 1, 192 << 10, 16384, MAX_DEPTH, iss, 0);
+    for (uint32_t x : {48u << 10, 192u << 10})
+        for (int cl : {2, 4})
+            if (sms % cl == 0)
+                run(bf, MCAST, sms / cl * cl, cl, x, 16384, MAX_DEPTH);
+    const struct { uint32_t chunk; int depth; } rings[] = {{4096, 4}, {16384, 4}, {32768, 4}, {65536, 3}};
+    for (auto rg : rings)
+        for (int g : {1, 66, sms})
+            run(bf, DRAM, g, 1, 1u << 20, rg.chunk, rg.depth);
     for (int iss : {1, 32})
         run(bf, DRAM_SPREAD, sms, 1, 16 << 10, 512, MAX_DEPTH, iss, 1);
     run(bf, DRAM_SPREAD, sms, 1, 16 << 10, 16 << 10, MAX_DEPTH, 1, 1);
@@ -300,7 +317,8 @@ int main(void)
     CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + BARS_BYTES));
     printf("{\"device\": \"%s\", \"sms\": %d, \"l2_bytes\": %d}\n", p.name, p.multiProcessorCount, p.l2CacheSize);
     pingpong();
-    sweeps(bf, p.multiProcessorCount);
+    sweep_spread(bf, p.multiProcessorCount);
+    sweep_sources(bf, p.multiProcessorCount);
     CK(cudaFree(bf.big));
     CK(cudaFree(bf.cycles));
     CK(cudaFree(bf.npc));

@@ -319,15 +319,23 @@ static void stage_add(stage_sums *t, const char *name, size_t len, double sum_ms
         t->sum_ms[i] += sum_ms, t->n[i] += n;
 }
 
-/* The Server-Timing header among head's bytes [0, n) ("a;dur=0.1, b;dur=2") into t;
- * returns the infer stage's ms, or -1 when the response has none. */
-static float server_timing(const char *head, size_t n, stage_sums *t)
+/* The value of the Server-Timing header among head's bytes [0, n) ("a;dur=0.1, b;dur=2"),
+ * its end at *end; NULL when the response has none. */
+static const char *timing_value(const char *head, size_t n, const char **end)
 {
     const char *h = strcasestr(head, "\r\nServer-Timing:");
-    float infer = -1;
     if (!h || h >= head + n)
-        return -1;
-    const char *p = h + 16, *end = strstr(p, "\r\n");
+        return NULL;
+    const char *v = h + 16 + strspn(h + 16, " ");
+    *end = strstr(v, "\r\n");
+    return *end ? v : NULL;
+}
+
+/* The stages of a Server-Timing value [p, end) into t; returns the infer stage's ms, or -1
+ * when it has none. */
+static float server_timing(const char *p, const char *end, stage_sums *t)
+{
+    float infer = -1;
     while (p && p < end) {
         p += strspn(p, " ,");
         const char *semi = strstr(p, ";dur=");
@@ -342,16 +350,12 @@ static float server_timing(const char *head, size_t n, stage_sums *t)
     return infer;
 }
 
-/* A slow answer: the value of head's Server-Timing header (bytes [0, n)), cut to fit. */
-static void slow_record(slow *w, double at_s, double secs, int type, const char *head, size_t n)
+/* A slow answer with its Server-Timing value [v, end) (v NULL: none), cut to fit. */
+static void slow_record(slow *w, double at_s, double secs, int type, const char *v, const char *end)
 {
     *w = (slow){(float)at_s, (float)(secs * 1e3), (unsigned char)type, ""};
-    const char *h = strcasestr(head, "\r\nServer-Timing:");
-    if (!h || h >= head + n)
-        return;
-    const char *v = h + 16 + strspn(h + 16, " "), *end = strstr(v, "\r\n");
-    const int len = (int)(end ? end - v : 0);
-    snprintf(w->timing, sizeof w->timing, "%.*s", len, v);
+    if (v)
+        snprintf(w->timing, sizeof w->timing, "%.*s", (int)(end - v), v);
 }
 
 /* The level's slow answers, client by client, in the order they completed. */
@@ -382,10 +386,11 @@ static void client_record(client *cl, int st, double t0, double t1, const conn *
         if (!cl->s)
             abort();
     }
-    const float infer = server_timing(c->buf, (size_t)(resp - c->buf), &cl->st);
+    const char *end = NULL, *v = timing_value(c->buf, (size_t)(resp - c->buf), &end);
+    const float infer = v ? server_timing(v, end, &cl->st) : -1;
     cl->s[cl->n++] = (sample){(float)((t1 - t0) * 1e3), infer, (unsigned char)type};
     if (cl->slow && (t1 - t0) * 1e3 >= g_slow_ms && cl->n_slow < MAX_SLOW)
-        slow_record(&cl->slow[cl->n_slow++], t1 - cl->t_start, t1 - t0, type, c->buf, (size_t)(resp - c->buf));
+        slow_record(&cl->slow[cl->n_slow++], t1 - cl->t_start, t1 - t0, type, v, end);
 }
 
 static void *client_main(void *p)
