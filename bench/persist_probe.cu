@@ -28,12 +28,17 @@
  * a sum stage after the GEMM (deterministic, no atomics). Earlier versions (git history of
  * this file, bench/results/experiments/persistent/): v1 copied weights row by row and
  * streamed X through a 2-chunk ring, v2 one bulk copy and a deeper ring, with only Wo and Wo2
- * split.
+ * split, v3 (the loop above) requested the next GEMM's weights only when a GEMM started.
+ * v3's X slices waited longest where the next weights were largest (8 KB of X in 2 us while
+ * Wi's weights arrived), though an SM takes 120-180 GB/s from the L2 when nothing else is in
+ * flight (bench/ingest_probe.cu); v4 times where the next weights come from (W_EARLY as v3,
+ * W_LATE, W_L2, W_NONE: see persist_kernel) and splits a stage into its phases.
  *
- * Reported (JSON on stdout): grid barrier cost alone; per M and split, the persistent
- * chain's time per layer, its stages (CTA 0's clock between barriers), the same GEMM chain
- * on cuBLAS (cublasGemmEx, one graph) in the same process, and the max difference between
- * the two chains' outputs after one layer (relative to max |ref|).
+ * Reported (JSON on stdout): grid barrier cost alone; per M, weight mode and split, the
+ * persistent chain's time per layer, its stages (CTA 0's clock between barriers), the last
+ * layer's phases per GEMM (mean and max over CTAs), the same GEMM chain on cuBLAS
+ * (cublasGemmEx, one graph) in the same process, and the max difference between the two
+ * chains' outputs after one layer (relative to max |ref|; W_NONE computes garbage).
  *
  * Build: make build/bench/persist_probe (nvcc, sm_90a); run: make persist-probe, or
  *        build/bench/persist_probe [M ...] (default 16 96 128); JSON on stdout.
@@ -58,6 +63,7 @@
 #define MAXT 4                  /* units per CTA and GEMM */
 #define MAXG 128                /* GEMMs per launch */
 #define NSTAMP (MAXG * 2 + 2)
+#define NPHASE 5                /* weights wait, X arrival, MMAs, sums + stores, barrier */
 
 struct Gemm {
     const __half *X;
@@ -70,8 +76,12 @@ struct Gemm {
     __half *sum_out;
 };
 
+/* Where GEMM j + 1's weights come from while GEMM j runs (see persist_kernel). */
+enum { W_EARLY, W_LATE, W_L2, W_NONE, W_MODES };
+static const char *const W_MODE_NAMES[W_MODES] = {"early", "late", "l2", "none"};
+
 struct Plan {
-    int n;
+    int n, wmode;
     Gemm g[MAXG];
     int w_off[2]; /* byte offsets of the two weight buffers in shared memory */
     int x_off, red_off;
@@ -113,6 +123,18 @@ __device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
     mbar_arrive_tx(bar, bytes);
     if (bytes)
         bulk_load(buf, (const char *)g.W + (size_t)u0 * ub, bytes, bar);
+}
+
+/* Thread 0: this CTA's weights of GEMM g into the L2 only (no bytes come back to the SM). */
+__device__ void prefetch_l2(const Gemm &g)
+{
+    int u0, u1;
+    units_of(g, &u0, &u1);
+    const uint32_t ub = 16u * (g.K / g.S * 2 + 16), bytes = (uint32_t)(u1 - u0) * ub;
+    if (bytes)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((const char *)g.W + (size_t)u0 * ub),
+                     "r"(bytes)
+                     : "memory");
 }
 
 /* The four k lanes' partials of each tile summed in a fixed order (kq 0 + 1 + 2 + 3)
@@ -164,7 +186,7 @@ __device__ void reduce_store(const Gemm &g, float (&acc)[MAXT][MP / 16][4], int 
 /* Up to MAXT tiles t0.. of one K split s, the split's X slice already in shared memory
  * (xs: MP rows, pitch Ks * 2 + 16 bytes): 8 warps = 4 k-step lanes x 2 token halves. */
 template <int MP>
-__device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, const char *xs,
+__device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int t0, int s, const char *xs,
                            float4 *red)
 {
     constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
@@ -199,15 +221,19 @@ __device__ void gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt, int
                 }
         }
     }
+    const long long c0 = clock64();
     reduce_store<MP>(g, acc, nt, t0, s, red);
+    return clock64() - c0;
 }
 
 /* A CTA's units, run by run (a run: consecutive units of one K split): the run's X slice
  * [MP, Ks] comes into shared memory once, in one batch of 16-byte copies (one L2 round
  * trip), and serves all of the run's tiles. */
-template <int MP> __device__ long long gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red)
+template <int MP, typename AfterX>
+__device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red, long long *xwait, long long *store,
+                           AfterX after_x)
 {
-    long long xwait = 0; /* cycles from the X copies' issue to their arrival, all runs */
+    bool told = false; /* after_x() runs once, when the first run's X has landed (or at the end) */
     int u0, u1;
     units_of(g, &u0, &u1);
     const int T = g.N / 16, Ks = g.K / g.S, per = Ks / 8, pitch = Ks * 2 + 16;
@@ -224,12 +250,15 @@ template <int MP> __device__ long long gemm_stage(const Gemm &g, const char *wbu
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();
-        xwait += clock64() - x0;
+        *xwait += clock64() - x0;
+        if (!told)
+            after_x(), told = true;
         for (int v = u; v < e; v += MAXT)
-            gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), v % T, s, xs, red);
+            *store += gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), v % T, s, xs, red);
         u = e;
     }
-    return xwait;
+    if (!told)
+        after_x();
 }
 
 /* sum_out[MP, N] = sum over s of P[s] (fixed order), fp16; every CTA a share. */
@@ -252,12 +281,22 @@ template <int MP> __device__ void sum_stage(const Gemm &g)
 
 __constant__ Plan c_plan;
 
+/* GEMM j + 1's weights (wmode):
+ *   W_EARLY: bulk-copied into shared memory when GEMM j starts, so they stream in while GEMM j
+ *            runs (asking only when a stage is reached cost 1.6-2.8 us more a stage:
+ *            bench/results/experiments/README.md); GEMM j's X slice then queues behind them;
+ *   W_LATE:  the same copy, issued once GEMM j's first X slice has landed;
+ *   W_L2:    GEMM j + 2's weights prefetched into the L2 when GEMM j starts (the DRAM time,
+ *            no bytes into the SM), GEMM j + 1's copied into shared memory from the L2 once
+ *            GEMM j's X has landed;
+ *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage). */
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) uint64_t bars[2];
     const Plan &pl = c_plan;
+    const int wm = pl.wmode;
     unsigned epoch = 0;
     int ns = 0;
     auto stamp = [&]() {
@@ -271,26 +310,37 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
     }
     __syncthreads();
     stamp();
-    /* GEMM j + 1's weights are requested when GEMM j starts (asking only when a stage is
-     * reached cost 1.6-2.8 us more a stage: bench/results/experiments/README.md) */
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0 && wm != W_NONE) {
         prefetch(pl.g[0], smem + pl.w_off[0], &bars[0]);
+        if (wm == W_L2 && pl.n > 1)
+            prefetch_l2(pl.g[1]);
+    }
     for (int j = 0; j < pl.n; j++) {
         const Gemm &g = pl.g[j];
-        if (threadIdx.x == 0 && j + 1 < pl.n)
-            prefetch(pl.g[j + 1], smem + pl.w_off[(j + 1) & 1], &bars[(j + 1) & 1]);
+        const bool next = threadIdx.x == 0 && j + 1 < pl.n;
+        auto copy_next = [&] { prefetch(pl.g[j + 1], smem + pl.w_off[(j + 1) & 1], &bars[(j + 1) & 1]); };
+        if (next && wm == W_EARLY)
+            copy_next();
+        if (threadIdx.x == 0 && wm == W_L2 && j + 2 < pl.n)
+            prefetch_l2(pl.g[j + 2]);
         const long long t0 = clock64();
-        mbar_wait(&bars[j & 1], (j >> 1) & 1);
+        if (wm != W_NONE)
+            mbar_wait(&bars[j & 1], (j >> 1) & 1);
         const long long t1 = clock64();
-        const long long xw =
-            gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off));
+        long long xw = 0, st = 0;
+        gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off), &xw,
+                       &st, [&] {
+                           if (next && (wm == W_LATE || wm == W_L2))
+                               copy_next();
+                       });
         __syncthreads();
         const long long t2 = clock64();
         grid_sync(ctr, epoch);
         stamp();
-        if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles waiting for weights, computing, at the barrier */
-            float *q = prof + ((j - (pl.n - 4)) * gridDim.x + blockIdx.x) * 4;
-            q[0] = (float)(t1 - t0), q[1] = (float)(t2 - t1), q[2] = (float)(clock64() - t2), q[3] = (float)xw;
+        if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles of each phase */
+            float *q = prof + ((size_t)(j - (pl.n - 4)) * gridDim.x + blockIdx.x) * NPHASE;
+            q[0] = (float)(t1 - t0), q[1] = (float)xw, q[2] = (float)(t2 - t1 - xw - st), q[3] = (float)st,
+            q[4] = (float)(clock64() - t2);
         }
         if (g.S > 1) {
             sum_stage<MP>(g);
@@ -342,10 +392,11 @@ static void init(__half *p, size_t n, float scale, uint32_t seed)
     CK(cudaGetLastError());
 }
 
-static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, size_t *smem)
+static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, int wmode, size_t *smem)
 {
     Plan p;
     memset(&p, 0, sizeof p);
+    p.wmode = wmode;
     for (int l = 0; l < layers; l++) {
         Gemm *g = &p.g[p.n];
         g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, sp[0], b.Q, 3 * D, b.P, b.Q};
@@ -499,7 +550,7 @@ static void setup(Probe *p)
     init(p->X0, (size_t)MPMAX * D, 1.f, 5u);
     CK(cudaMalloc(&p->ctr, 4));
     CK(cudaMalloc(&p->stamps, NSTAMP * 8));
-    CK(cudaMalloc(&p->prof, (size_t)4 * p->G * 4 * sizeof(float)));
+    CK(cudaMalloc(&p->prof, (size_t)4 * p->G * NPHASE * sizeof(float)));
     CK(cudaDeviceSynchronize());
 }
 
@@ -552,17 +603,17 @@ static float cublas_reference(Probe *p, int Mp, __half *ref)
 /* Per GEMM of the last layer: mean and max over CTAs of each phase, us. */
 static void print_phases(const Probe *p)
 {
-    std::vector<float> pf((size_t)4 * p->G * 4);
+    std::vector<float> pf((size_t)4 * p->G * NPHASE);
     CK(cudaMemcpy(pf.data(), p->prof, pf.size() * sizeof(float), cudaMemcpyDeviceToHost));
     const char *gn[4] = {"wqkv", "wo", "wi", "wo2"};
-    const char *ph[4] = {"weights_wait", "compute", "barrier", "of_compute_x_arrival"};
+    const char *ph[NPHASE] = {"weights_wait", "x_arrival", "mma", "sum_store", "barrier"};
     printf("\"last_layer_gemm_phases_us\": {");
     for (int j = 0; j < 4; j++) {
         printf("%s\"%s\": {", j ? ", " : "", gn[j]);
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < NPHASE; q++) {
             double sum = 0, mx = 0;
             for (int c = 0; c < p->G; c++) {
-                const double v = pf[((size_t)j * p->G + c) * 4 + q] / (p->clk * 1e-3);
+                const double v = pf[((size_t)j * p->G + c) * NPHASE + q] / (p->clk * 1e-3);
                 sum += v, mx = std::max(mx, v);
             }
             printf("%s\"%s_mean\": %.2f, \"%s_max\": %.2f", q ? ", " : "", ph[q], sum / p->G, ph[q], mx);
@@ -596,10 +647,11 @@ static void print_stages(const Probe *p, const int *sp)
 
 /* One split configuration at M tokens: the one-layer check against ref, then 28 layers timed.
  * Returns 0 when the configuration does not fit in shared memory (nothing printed). */
-static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, float t_cublas, const __half *ref, int first)
+static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, int wmode, float t_cublas, const __half *ref,
+                     int first)
 {
     size_t smem;
-    Plan p1 = make_plan(p->b, 1, Mp, sp, p->G, &smem);
+    Plan p1 = make_plan(p->b, 1, Mp, sp, p->G, wmode, &smem);
     if (smem > (size_t)p->prop.sharedMemPerBlockOptin - 64) {
         fprintf(stderr, "M %d splits %d/%d/%d/%d: %zu bytes of shared memory, skipped\n", M, sp[0], sp[1], sp[2],
                 sp[3], smem);
@@ -617,13 +669,13 @@ static int run_split(Probe *p, kfn k, int M, int Mp, const int *sp, float t_cubl
     CK(cudaStreamSynchronize(p->st));
     float rmax;
     const float d = maxabs_diff(p->b.X, ref, (size_t)M * D, &rmax);
-    Plan pl = make_plan(p->b, L, Mp, sp, p->G, &smem);
+    Plan pl = make_plan(p->b, L, Mp, sp, p->G, wmode, &smem);
     CK(cudaMemcpyToSymbol(c_plan, &pl, sizeof pl));
     const float t = time_ms(p->st, 20, [&] { launch(k, p->G, smem, p->ctr, p->stamps, p->prof, p->st); });
-    printf("%s  {\"M\": %d, \"Mp\": %d, \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], "
+    printf("%s  {\"M\": %d, \"Mp\": %d, \"weights\": \"%s\", \"splits_wqkv_wo_wi_wo2\": [%d, %d, %d, %d], "
            "\"smem\": %zu, \"persistent_ms\": %.4f, \"persistent_us_per_layer\": %.2f, \"cublas_graph_ms\": %.4f, "
            "\"cublas_us_per_layer\": %.2f, \"weight_tbps\": %.2f, \"check_maxdiff\": %.3g, \"check_refmax\": %.3g, ",
-           first ? "" : ",\n", M, Mp, sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas,
+           first ? "" : ",\n", M, Mp, W_MODE_NAMES[wmode], sp[0], sp[1], sp[2], sp[3], smem, t, t * 1e3 / L, t_cublas,
            t_cublas * 1e3 / L, p->wbytes / (t * 1e-3) / 1e12, d, rmax);
     print_stages(p, sp);
     printf(", ");
@@ -658,9 +710,10 @@ int main(int argc, char **argv)
         __half *ref;
         CK(cudaMalloc(&ref, (size_t)Mp * D * 2));
         const float t_cublas = cublas_reference(&p, Mp, ref);
-        for (const int *sp : splits)
-            if (run_split(&p, k, M, Mp, sp, t_cublas, ref, first))
-                first = 0;
+        for (int wm = 0; wm < W_MODES; wm++)
+            for (const int *sp : splits)
+                if (run_split(&p, k, M, Mp, sp, wm, t_cublas, ref, first))
+                    first = 0;
         CK(cudaFree(ref));
     }
     printf("\n ]\n}\n");
