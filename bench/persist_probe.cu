@@ -63,6 +63,7 @@
 #define MAXT 4                  /* units per CTA and GEMM */
 #define MAXG 128                /* GEMMs per launch */
 #define NSTAMP (MAXG * 2 + 2)
+#define CTR_BYTES (1024 * 128) /* the barrier counter, or a 128-byte line a CTA (grid_sync_flags) */
 #define NPHASE 5                /* weights wait, X arrival, MMAs, sums + stores, barrier */
 
 struct Gemm {
@@ -77,8 +78,8 @@ struct Gemm {
 };
 
 /* Where GEMM j + 1's weights come from while GEMM j runs (see persist_kernel). */
-enum { W_EARLY, W_LATE, W_L2, W_NONE, W_MODES };
-static const char *const W_MODE_NAMES[W_MODES] = {"early", "late", "l2", "none"};
+enum { W_EARLY, W_LATE, W_L2, W_NONE, W_L2_FLAGS, W_MODES };
+static const char *const W_MODE_NAMES[W_MODES] = {"early", "late", "l2", "none", "l2-flags"};
 
 struct Plan {
     int n, wmode;
@@ -99,6 +100,26 @@ __device__ __forceinline__ void grid_sync(unsigned *ctr, unsigned &epoch)
             if (++polls > (1u << 28))
                 __trap();
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(ctr) : "memory");
+        } while (v < epoch);
+    }
+    __syncthreads();
+}
+
+/* The same barrier without one counter that every CTA's arrival serializes on: CTA c stores
+ * the epoch into its own line (flags[32 c], release), and thread t of every CTA waits for
+ * CTA t's line (acquire), all lines polled side by side. */
+__device__ __forceinline__ void grid_sync_flags(unsigned *flags, unsigned &epoch)
+{
+    __syncthreads();
+    epoch++;
+    if (threadIdx.x == 0)
+        asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flags + 32 * blockIdx.x), "r"(epoch) : "memory");
+    if (threadIdx.x < gridDim.x) {
+        unsigned v, polls = 0;
+        do {
+            if (++polls > (1u << 28))
+                __trap();
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flags + 32 * threadIdx.x) : "memory");
         } while (v < epoch);
     }
     __syncthreads();
@@ -289,14 +310,21 @@ __constant__ Plan c_plan;
  *   W_L2:    GEMM j + 2's weights prefetched into the L2 when GEMM j starts (the DRAM time,
  *            no bytes into the SM), GEMM j + 1's copied into shared memory from the L2 once
  *            GEMM j's X has landed;
- *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage). */
+ *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage);
+ *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers. */
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) uint64_t bars[2];
     const Plan &pl = c_plan;
-    const int wm = pl.wmode;
+    const int wm = pl.wmode == W_L2_FLAGS ? W_L2 : pl.wmode; /* W_L2_FLAGS: W_L2 with grid_sync_flags */
+    auto sync = [&](unsigned &e) {
+        if (pl.wmode == W_L2_FLAGS)
+            grid_sync_flags(ctr, e);
+        else
+            grid_sync(ctr, e);
+    };
     unsigned epoch = 0;
     int ns = 0;
     auto stamp = [&]() {
@@ -335,7 +363,7 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
                        });
         __syncthreads();
         const long long t2 = clock64();
-        grid_sync(ctr, epoch);
+        sync(epoch);
         stamp();
         if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles of each phase */
             float *q = prof + ((size_t)(j - (pl.n - 4)) * gridDim.x + blockIdx.x) * NPHASE;
@@ -344,17 +372,21 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
         }
         if (g.S > 1) {
             sum_stage<MP>(g);
-            grid_sync(ctr, epoch);
+            sync(epoch);
             stamp();
         }
     }
 }
 
-__global__ void barrier_kernel(unsigned *ctr, int n)
+/* n barriers in a row: the counter (grid_sync) or the flags (grid_sync_flags). */
+__global__ void barrier_kernel(unsigned *ctr, int n, int flags)
 {
     unsigned epoch = 0;
     for (int i = 0; i < n; i++)
-        grid_sync(ctr, epoch);
+        if (flags)
+            grid_sync_flags(ctr, epoch);
+        else
+            grid_sync(ctr, epoch);
 }
 
 /* W [N, K] -> packed units (see prefetch) */
@@ -440,7 +472,7 @@ static kfn kernel_for(int Mp)
 
 static void launch(kfn k, int G, size_t smem, unsigned *ctr, long long *stamps, float *prof, cudaStream_t st)
 {
-    CK(cudaMemsetAsync(ctr, 0, 4, st));
+    CK(cudaMemsetAsync(ctr, 0, CTR_BYTES, st));
     void *args[] = {&ctr, &stamps, &prof};
     CK(cudaLaunchCooperativeKernel((void *)k, G, THREADS, args, smem, st));
 }
@@ -548,17 +580,17 @@ static void setup(Probe *p)
     CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
     CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * F2 * 4));
     init(p->X0, (size_t)MPMAX * D, 1.f, 5u);
-    CK(cudaMalloc(&p->ctr, 4));
+    CK(cudaMalloc(&p->ctr, CTR_BYTES));
     CK(cudaMalloc(&p->stamps, NSTAMP * 8));
     CK(cudaMalloc(&p->prof, (size_t)4 * p->G * NPHASE * sizeof(float)));
     CK(cudaDeviceSynchronize());
 }
 
-/* us per grid barrier: 2,000 in one kernel against 10. */
-static double barrier_us(Probe *p)
+/* us per grid barrier (flags: grid_sync_flags): 2,000 in one kernel against 10. */
+static double barrier_us(Probe *p, int flags)
 {
     int n = 0;
-    void *args[] = {&p->ctr, &n};
+    void *args[] = {&p->ctr, &n, &flags};
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -566,7 +598,7 @@ static double barrier_us(Probe *p)
     for (int w = 0; w < 2; w++) {
         n = w ? 2000 : 10;
         for (int rep = 0; rep < 2; rep++) { /* the first launch warms up */
-            CK(cudaMemsetAsync(p->ctr, 0, 4, p->st));
+            CK(cudaMemsetAsync(p->ctr, 0, CTR_BYTES, p->st));
             if (rep)
                 CK(cudaEventRecord(e0, p->st));
             CK(cudaLaunchCooperativeKernel((void *)barrier_kernel, p->G, THREADS, args, 0, p->st));
@@ -696,7 +728,7 @@ int main(int argc, char **argv)
     printf("{\n \"tool\": \"bench/persist_probe.cu\", \"gpu\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d,\n",
            p.prop.name, p.G, p.clk);
     printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", p.wbytes / 1e6, L);
-    printf(" \"grid_barrier_us\": %.3f,\n", barrier_us(&p));
+    printf(" \"grid_barrier_us\": %.3f, \"grid_barrier_flags_us\": %.3f,\n", barrier_us(&p, 0), barrier_us(&p, 1));
     printf(" \"runs\": [\n");
     const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}};
     int first = 1;

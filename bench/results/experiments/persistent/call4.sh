@@ -1,5 +1,6 @@
 # bench/results/experiments/persistent/call4.sh - the persistent probe's v4 (where the next GEMM's weights come from:
-# early / late / via the L2 / none, and a stage's phases) at 16-128 tokens; then the tree on the GPU (suites, English
+# early / late / via the L2 / none, the L2 form with a barrier of per-CTA flags, and a stage's
+# phases; a barrier alone, on one counter and on flags) at 16-128 tokens; then the tree on the GPU (suites, English
 # fp16 parity, the forward at the shapes), mmBERT-base against the last session's start (ab0c7ee: the small
 # kernels' three changes together), and racecheck over the small kernels' cases (racecheck build, one case at a time:
 # together they outgrew the machine's memory). Stage: make racecheck-build; cp build/racecheck/tests/gpu_kernels
