@@ -41,7 +41,8 @@
  * chains' outputs after one layer (relative to max |ref|; W_NONE computes garbage).
  *
  * Build: make build/bench/persist_probe (nvcc, sm_90a); run: make persist-probe, or
- *        build/bench/persist_probe [M ...] (default 16 96 128); JSON on stdout.
+ *        build/bench/persist_probe [M ...] (default 16 96 128); JSON on stdout; PERSIST_MODE=i
+ *        and PERSIST_SPLIT=i run one weight mode (W_*) and one row of splits[] only.
  */
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -344,7 +345,11 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
             prefetch_l2(pl.g[1]);
     }
     for (int j = 0; j < pl.n; j++) {
+#if PERSIST_GEMM_COPY /* the stage's descriptor read out of constant memory at once (a variant) */
+        const Gemm g = pl.g[j];
+#else
         const Gemm &g = pl.g[j];
+#endif
         const bool next = threadIdx.x == 0 && j + 1 < pl.n;
         auto copy_next = [&] { prefetch(pl.g[j + 1], smem + pl.w_off[(j + 1) & 1], &bars[(j + 1) & 1]); };
         if (next && wm == W_EARLY)
@@ -723,6 +728,9 @@ int main(int argc, char **argv)
         Ms.push_back(atoi(argv[i]));
     if (Ms.empty())
         Ms = {16, 96, 128};
+    /* PERSIST_MODE / PERSIST_SPLIT: one weight mode / split row only (for a profiler) */
+    const char *em = getenv("PERSIST_MODE"), *es = getenv("PERSIST_SPLIT");
+    const int only_mode = em ? atoi(em) : -1, only_split = es ? atoi(es) : -1;
     static Probe p;
     setup(&p);
     printf("{\n \"tool\": \"bench/persist_probe.cu\", \"gpu\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d,\n",
@@ -743,8 +751,9 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&ref, (size_t)Mp * D * 2));
         const float t_cublas = cublas_reference(&p, Mp, ref);
         for (int wm = 0; wm < W_MODES; wm++)
-            for (const int *sp : splits)
-                if (run_split(&p, k, M, Mp, sp, wm, t_cublas, ref, first))
+            for (int i = 0; i < (int)(sizeof splits / sizeof splits[0]); i++)
+                if ((only_mode < 0 || only_mode == wm) && (only_split < 0 || only_split == i) &&
+                    run_split(&p, k, M, Mp, splits[i], wm, t_cublas, ref, first))
                     first = 0;
         CK(cudaFree(ref));
     }
