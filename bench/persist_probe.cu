@@ -214,13 +214,18 @@ __device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt
     constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
     const int Ks = g.K / g.S, pitch = Ks * 2 + 16, nsteps = Ks / 16;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
-    float acc[MAXT][NTH][4];
+    /* Each accumulator is a chain of dependent MMAs; at few rows a warp has only nt of them,
+     * so up to 32 rows its even and odd k-steps go into two sets, summed at the end. */
+    constexpr int NACC = MP <= 32 ? 2 : 1;
+    float acc[NACC][MAXT][NTH][4];
 #pragma unroll
-    for (int i = 0; i < MAXT; i++)
+    for (int h = 0; h < NACC; h++)
 #pragma unroll
-        for (int j = 0; j < NTH; j++)
-            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
-    for (int ks = kq; ks < nsteps; ks += 4) {
+        for (int i = 0; i < MAXT; i++)
+#pragma unroll
+            for (int j = 0; j < NTH; j++)
+                acc[h][i][j][0] = acc[h][i][j][1] = acc[h][i][j][2] = acc[h][i][j][3] = 0.f;
+    auto step = [&](int ks, float(&ac)[MAXT][NTH][4]) {
         uint32_t a[MAXT][4];
 #pragma unroll
         for (int i = 0; i < MAXT; i++)
@@ -237,14 +242,30 @@ __device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt
 #pragma unroll
             for (int i = 0; i < MAXT; i++)
                 if (i < nt) {
-                    mma16816<__half>(acc[i][j], a[i], &b[0]);
+                    mma16816<__half>(ac[i][j], a[i], &b[0]);
                     if (j + 1 < NTH)
-                        mma16816<__half>(acc[i][j + 1], a[i], &b[2]);
+                        mma16816<__half>(ac[i][j + 1], a[i], &b[2]);
                 }
         }
+    };
+    int ks = kq;
+    if constexpr (NACC == 2) {
+        for (; ks + 4 < nsteps; ks += 8)
+            step(ks, acc[0]), step(ks + 4, acc[1]);
+    }
+    for (; ks < nsteps; ks += 4)
+        step(ks, acc[0]);
+    if constexpr (NACC == 2) {
+#pragma unroll
+        for (int i = 0; i < MAXT; i++)
+#pragma unroll
+            for (int j = 0; j < NTH; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    acc[0][i][j][q] += acc[1][i][j][q];
     }
     const long long c0 = clock64();
-    reduce_store<MP>(g, acc, nt, t0, s, red);
+    reduce_store<MP>(g, acc[0], nt, t0, s, red);
     return clock64() - c0;
 }
 
@@ -265,9 +286,16 @@ __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *re
         while (e < u1 && e / T == s)
             e++;
         const long long x0 = clock64();
-        for (int i = threadIdx.x; i < MP * per; i += THREADS) {
-            const int r = i / per, p = i % per;
-            cp_async16(xs + r * pitch + p * 16, g.X + (size_t)r * g.ldx + (size_t)s * Ks + p * 8, true);
+        /* chunk i = row r, 16-byte column p, stepped without a division a chunk (the
+         * divisions made the issue as slow as the copies: Nsight Compute, call 5) */
+        int r = threadIdx.x / per, p = threadIdx.x % per;
+        const int dr = THREADS / per, dp = THREADS % per;
+        const __half *xg = g.X + (size_t)s * Ks;
+        while (r < MP) {
+            cp_async16(xs + r * pitch + p * 16, xg + (size_t)r * g.ldx + p * 8, true);
+            r += dr, p += dp;
+            if (p >= per)
+                p -= per, r++;
         }
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 0;\n" ::);
@@ -738,7 +766,7 @@ int main(int argc, char **argv)
     printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", p.wbytes / 1e6, L);
     printf(" \"grid_barrier_us\": %.3f, \"grid_barrier_flags_us\": %.3f,\n", barrier_us(&p, 0), barrier_us(&p, 1));
     printf(" \"runs\": [\n");
-    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}};
+    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}, {4, 4, 4, 8}};
     int first = 1;
     for (int M : Ms) {
         const int Mp = (M + 15) / 16 * 16;
