@@ -126,9 +126,11 @@ __device__ __forceinline__ void grid_sync_flags(unsigned *flags, unsigned &epoch
     __syncthreads();
 }
 
+/* 32-bit: 64-bit divisions here and per unit in gemm_stage were a sixth of a 16-row run's
+ * warp samples (Nsight Compute, call 6). */
 __device__ __forceinline__ void units_of(const Gemm &g, int *u0, int *u1)
 {
-    const long U = (long)(g.N / 16) * g.S;
+    const unsigned U = (unsigned)(g.N / 16 * g.S);
     *u0 = (int)(U * blockIdx.x / gridDim.x);
     *u1 = (int)(U * (blockIdx.x + 1) / gridDim.x);
 }
@@ -281,10 +283,7 @@ __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *re
     units_of(g, &u0, &u1);
     const int T = g.N / 16, Ks = g.K / g.S, per = Ks / 8, pitch = Ks * 2 + 16;
     for (int u = u0; u < u1;) {
-        const int s = u / T;
-        int e = u;
-        while (e < u1 && e / T == s)
-            e++;
+        const int s = u / T, e = min(u1, (s + 1) * T), t0 = u - s * T;
         const long long x0 = clock64();
         /* chunk i = row r, 16-byte column p, stepped without a division a chunk (the
          * divisions made the issue as slow as the copies: Nsight Compute, call 5) */
@@ -304,7 +303,7 @@ __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *re
         if (!told)
             after_x(), told = true;
         for (int v = u; v < e; v += MAXT)
-            *store += gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), v % T, s, xs, red);
+            *store += gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), t0 + (v - u), s, xs, red);
         u = e;
     }
     if (!told)
@@ -766,7 +765,7 @@ int main(int argc, char **argv)
     printf(" \"weights_mb\": %.1f, \"layers\": %d,\n", p.wbytes / 1e6, L);
     printf(" \"grid_barrier_us\": %.3f, \"grid_barrier_flags_us\": %.3f,\n", barrier_us(&p, 0), barrier_us(&p, 1));
     printf(" \"runs\": [\n");
-    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}, {4, 4, 4, 8}};
+    const int splits[][4] = {{1, 4, 1, 4}, {2, 4, 2, 4}, {4, 4, 4, 4}, {4, 8, 4, 4}, {8, 8, 8, 4}};
     int first = 1;
     for (int M : Ms) {
         const int Mp = (M + 15) / 16 * 16;

@@ -1,5 +1,6 @@
 # bench/results/experiments/persistent/call6.sh - v4 after call 5's profile: X's copies issued without a division a
-# chunk, two accumulator sets a warp up to 32 rows, and a split row that fits 96 rows (4/4/4/8); the whole probe, plain
+# chunk, two accumulator sets a warp up to 32 rows, the units bookkeeping in 32 bits without a division a unit (the
+# first run also tried a split row 4/4/4/8, which Wo2 refuses: 2624 / 8 is no multiple of 16); the whole probe, plain
 # and with PERSIST_GEMM_COPY, at 16-128 tokens, then Nsight Compute on the timed 16-row W_NONE launch again. Stage:
 # scripts/device/prep build/bench/persist_probe build/bench/persist_probe_copy; carry .carry.
 export OUT; source .carry/env.sh; W=/tmp/layad-run; mkdir -p "$W"; B=$PWD/.carry/bin; t0=$SECONDS
