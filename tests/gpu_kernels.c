@@ -72,6 +72,9 @@ int main(void)
 #include "tests/lib/gpu_check.h" /* CU, OK */
 
 static uint64_t g_fresh_seed;
+/* LAYAD_TEST_NO_TUNE=1: cuBLASLt's heuristic choice only, no candidates timed (for racecheck,
+ * whose host memory the tuner's many candidate kernels outgrow) */
+static int g_tune = 1;
 static const kn_dtype DTS[2] = {KN_F16, KN_BF16};
 static const kn_stream KS0 = {NULL, 0}; /* the legacy stream, plain launches */
 
@@ -346,7 +349,7 @@ START_TEST(test_gemm)
     for (int at_prepare = 0; at_prepare < 2; at_prepare++) {
         kn_gemm_ctx *tctx = kn_gemm_ctx_create(0, 0);
         ck_assert_ptr_nonnull(tctx);
-        kn_gemm_ctx_set_tuning(tctx, 1);
+        kn_gemm_ctx_set_tuning(tctx, g_tune);
         rng r = {seed_of(1)};
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (cases[i].want_lt)
@@ -718,7 +721,7 @@ START_TEST(test_split_branch)
     const kn_dtype dt = DTS[_i];
     kn_gemm_ctx *ctx = kn_gemm_ctx_create(0, 0);
     ck_assert_ptr_nonnull(ctx);
-    kn_gemm_ctx_set_tuning(ctx, 1);
+    kn_gemm_ctx_set_tuning(ctx, g_tune);
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};
         run_split_case(ctx, dt, 37, 1024, 1024, 4, 0.0f, 0, &r);
@@ -1666,6 +1669,7 @@ int main(void)
         printf("SKIP: gpu_kernels: no CUDA device\n");
         return 0;
     }
+    g_tune = !getenv("LAYAD_TEST_NO_TUNE");
     const char *env = getenv("LAYAD_TEST_SEED");
     g_fresh_seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     struct cudaDeviceProp prop;

@@ -1,0 +1,17 @@
+# bench/results/experiments/racecheck-own/call1.sh - compute-sanitizer racecheck over the kernel suite's cases that
+# had not finished under it: split (OOM-killed at 128 GB of the tool's host memory) and vs_cpu (past 150 s), on the
+# racecheck build, with cuBLASLt's kernels left out (--kernel-name-exclude kns=nvjet: not ours, and the bulk of the
+# instrumented launches) and its tuner off (LAYAD_TEST_NO_TUNE=1: with it on, the excluded run ended in an internal
+# sanitizer error while timing candidates, persistent/call7-h100/). The small and proj cases passed racecheck in
+# persistent/call4-h100/, the attention in att-wgmma/call12-h100/. Stage: make racecheck-build; cp
+# build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; scripts/device/prep build/rc/gpu_kernels_rc; carry .carry.
+export OUT; source scripts/device/run-env.sh; t0=$SECONDS; cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
+for c in split vs_cpu; do
+  lim=150; [ $c = vs_cpu ] && lim=300
+  LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck --kernel-name-exclude kns=nvjet \
+    "$B/gpu_kernels_rc" > "$W/rc-$c.log" 2>&1
+  echo "racecheck $c exit $? $((SECONDS-t0)) s: $(grep -hE 'RACECHECK SUMMARY|Checks|rror' "$W/rc-$c.log" | head -4 | tr '\n' ' ')"
+done
+for l in rc-split.log rc-vs_cpu.log; do head -c 30000 "$W/$l" > "$W/$l.head"; done
+(cd "$W" && tar czf "$OUT/logs.tgz" *.head)
