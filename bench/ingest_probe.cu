@@ -25,13 +25,17 @@
  * and a flag's round trip between two SMs (a release store, an acquire spin), the
  * hand-off a persistent kernel's flag-based stages would pay.
  *
- * Build: make build/bench/ingest_probe (nvcc, sm_90a); run: build/bench/ingest_probe;
- * one JSON object per line on stdout. Every mode ran on an H100 in calls 2-4; this sweep,
+ * Any of shared, cpasync and mcast can read fresh bytes instead: written by every SM just
+ * before the launch, each repeat its own region (see sweep_fresh).
+ *
+ * Build: make build/bench/ingest_probe (nvcc, sm_90a); run: build/bench/ingest_probe [fresh]
+ * (fresh: that sweep only); one JSON object per line on stdout. Every mode ran on an H100 in calls 2-4; this sweep,
  * which gathers their configurations in one run, has not run as one. Results: bench/results/experiments/ingest/.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <algorithm>
 #include <vector>
@@ -54,6 +58,9 @@ struct job {
     int issuers;       /* shared / l2: threads issuing the copies, chunk i by thread i % issuers */
     int one_bar;       /* shared / l2: every copy completes on one barrier, as the library's loads do */
     int mode;
+    int fresh;         /* shared, cpasync, mcast: repeat r reads region r of src, written by every SM
+                        * just before the launch and not read since (a GEMM's X after the kernel
+                        * before wrote it) */
     unsigned long long *cycles; /* [REPS][grid] */
     double *ns_per_cycle;       /* [grid] */
 };
@@ -69,7 +76,9 @@ __device__ __forceinline__ unsigned long long gtime()
 __device__ const char *block_src(const job &j, int r)
 {
     size_t off = 0;
-    if (j.mode == L2)
+    if (j.fresh)
+        off = (size_t)r * j.bytes;
+    else if (j.mode == L2)
         off = (size_t)blockIdx.x * j.bytes;
     else if (j.mode == DRAM || j.mode == DRAM_SPREAD)
         off = ((size_t)r * gridDim.x + blockIdx.x) * j.bytes % (j.span - j.bytes);
@@ -178,6 +187,13 @@ __global__ void __launch_bounds__(THREADS) ingest_kernel(job j)
     }
 }
 
+/* The fresh regions rewritten, every block a share of every region (16-byte stores). */
+__global__ void write_kernel(uint4 *dst, size_t n, unsigned salt)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = make_uint4((unsigned)i ^ salt, salt, (unsigned)(i >> 32), 1u);
+}
+
 /* Two blocks pass a counter back and forth n times through two flags in global memory. */
 __global__ void pingpong_kernel(unsigned *flags, int n, unsigned long long *ns)
 {
@@ -202,6 +218,7 @@ __global__ void pingpong_kernel(unsigned *flags, int n, unsigned long long *ns)
 
 struct buffers {
     char *big;   /* DRAM runs: 80x the L2 */
+    char *fresh; /* fresh runs: REPS regions of at most SMEM_MAX bytes */
     size_t big_bytes;
     unsigned long long *cycles;
     double *npc;
@@ -215,9 +232,15 @@ static double quantile(std::vector<double> v, double q)
 
 /* One configuration: its blocks' times of repeats 1.. (repeat 0 brings L2 runs' bytes in). */
 static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, uint32_t chunk, int depth,
-                int issuers = 1, int one_bar = 0)
+                int issuers = 1, int one_bar = 0, int fresh = 0)
 {
-    job j = {bf.big, bf.big_bytes, bytes, chunk, depth, issuers, one_bar, mode, bf.cycles, bf.npc};
+    job j = {fresh ? bf.fresh : bf.big, bf.big_bytes, bytes, chunk, depth, issuers, one_bar, mode, fresh, bf.cycles,
+             bf.npc};
+    static unsigned salt;
+    if (fresh) {
+        write_kernel<<<132, 256>>>((uint4 *)bf.fresh, (size_t)REPS * bytes / 16, ++salt);
+        CK(cudaGetLastError());
+    }
     const uint32_t ring = mode == DRAM ? std::min<uint32_t>(bytes, (uint32_t)depth * chunk) : bytes;
     const size_t smem = BARS_BYTES + (size_t)ring;
     cudaLaunchConfig_t lc = {};
@@ -240,9 +263,9 @@ static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, u
             us.push_back(cyc[(size_t)r * grid + b] * npc[b] / 1000.0);
     const double p50 = quantile(us, 0.5), p90 = quantile(us, 0.9), mx = quantile(us, 1.0);
     printf("{\"probe\": \"ingest\", \"mode\": \"%s\", \"grid\": %d, \"cluster\": %d, \"bytes\": %u, \"chunk\": %u, "
-           "\"depth\": %d, \"issuers\": %d, \"one_barrier\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
+           "\"depth\": %d, \"issuers\": %d, \"one_barrier\": %d, \"fresh\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
            "\"sm_GBps\": %.1f, \"total_TBps\": %.3f, \"ghz\": %.3f}\n",
-           mode_name[mode], grid, cl, bytes, chunk, depth, issuers, one_bar, ring, p50,
+           mode_name[mode], grid, cl, bytes, chunk, depth, issuers, one_bar, fresh, ring, p50,
            p90, mx, bytes / p50 / 1e3, (double)grid * bytes / p50 / 1e6, 1.0 / quantile(npc, 0.5));
     fflush(stdout);
 }
@@ -304,22 +327,46 @@ static void sweep_sources(const buffers &bf, int sms)
     run(bf, DRAM_SPREAD, sms, 1, 16 << 10, 16 << 10, MAX_DEPTH, 1, 1);
 }
 
-int main(void)
+/* X just written by other SMs, against the same bytes read before: 21-32 KB of X took ~1.3 us to
+ * reach each SM in the persistent probe (~25 GB/s an SM) where L2-resident bytes came at 120-180
+ * (persistent/, call 6). Whole-slice and 16 KB bulk copies, cp.async from every thread, and
+ * multicast in clusters of 2 and 4 (the L2 asked once a cluster), at 32 and 192 KB. */
+static void sweep_fresh(const buffers &bf, int sms)
 {
+    for (uint32_t x : {32u << 10, 192u << 10})
+        for (int fresh : {0, 1}) {
+            for (int g : {1, sms}) {
+                run(bf, SHARED, g, 1, x, 16384, MAX_DEPTH, 12, 1, fresh);
+                run(bf, CPASYNC, g, 1, x, 16, 1, 1, 0, fresh);
+            }
+            for (int cl : {2, 4})
+                if (sms % cl == 0)
+                    run(bf, MCAST, sms / cl * cl, cl, x, 16384, MAX_DEPTH, 1, 0, fresh);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    const bool fresh_only = argc > 1 && !strcmp(argv[1], "fresh");
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     buffers bf;
     bf.big_bytes = (size_t)p.l2CacheSize * 80;
     CK(cudaMalloc(&bf.big, bf.big_bytes));
     CK(cudaMemset(bf.big, 1, bf.big_bytes));
+    CK(cudaMalloc(&bf.fresh, (size_t)REPS * SMEM_MAX));
     CK(cudaMalloc(&bf.cycles, sizeof(unsigned long long) * REPS * p.multiProcessorCount));
     CK(cudaMalloc(&bf.npc, sizeof(double) * p.multiProcessorCount));
     CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + BARS_BYTES));
     printf("{\"device\": \"%s\", \"sms\": %d, \"l2_bytes\": %d}\n", p.name, p.multiProcessorCount, p.l2CacheSize);
-    pingpong();
-    sweep_spread(bf, p.multiProcessorCount);
-    sweep_sources(bf, p.multiProcessorCount);
+    sweep_fresh(bf, p.multiProcessorCount);
+    if (!fresh_only) {
+        pingpong();
+        sweep_spread(bf, p.multiProcessorCount);
+        sweep_sources(bf, p.multiProcessorCount);
+    }
     CK(cudaFree(bf.big));
+    CK(cudaFree(bf.fresh));
     CK(cudaFree(bf.cycles));
     CK(cudaFree(bf.npc));
     return 0;

@@ -4,9 +4,13 @@
 # instrumented launches) and its tuner off (LAYAD_TEST_NO_TUNE=1: with it on, the excluded run ended in an internal
 # sanitizer error while timing candidates, persistent/call7-h100/). The small and proj cases passed racecheck in
 # persistent/call4-h100/, the attention in att-wgmma/call12-h100/. Stage: make racecheck-build; cp
-# build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; scripts/device/prep build/rc/gpu_kernels_rc; carry .carry.
+# build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; scripts/device/prep build/rc/gpu_kernels_rc
+# build/bench/ingest_probe; carry .carry. First, the ingest probe's fresh sweep (X just written by other SMs against
+# the same bytes read before; results in ingest/call5-*).
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
+timeout 60 "$B/ingest_probe" fresh > "$OUT/ingest-fresh.jsonl" 2> "$W/ingest.err"
+echo "ingest fresh exit $? $((SECONDS-t0)) s"; tail -2 "$W/ingest.err"
 for c in split vs_cpu; do
   lim=150; [ $c = vs_cpu ] && lim=300
   LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck --kernel-name-exclude kns=nvjet \
