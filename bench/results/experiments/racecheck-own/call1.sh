@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noh
 timeout 60 "$B/ingest_probe" fresh > "$OUT/ingest-fresh.jsonl" 2> "$W/ingest.err"
 echo "ingest fresh exit $? $((SECONDS-t0)) s"; tail -2 "$W/ingest.err"
 for c in split vs_cpu; do
-  lim=150; [ $c = vs_cpu ] && lim=300
+  lim=150; [ $c = vs_cpu ] && lim=$((320 - (SECONDS - t0)))
   LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck --kernel-name-exclude kns=nvjet \
     "$B/gpu_kernels_rc" > "$W/rc-$c.log" 2>&1
   echo "racecheck $c exit $? $((SECONDS-t0)) s: $(grep -hE 'RACECHECK SUMMARY|Checks|rror' "$W/rc-$c.log" | head -4 | tr '\n' ' ')"
