@@ -207,6 +207,36 @@ __device__ void reduce_store(const Gemm &g, float (&acc)[MAXT][MP / 16][4], int 
     }
 }
 
+/* One k-step ks of up to nt (<= MAXT) tiles into ac: this warp's token half (warp / 4). */
+template <int MP>
+__device__ __forceinline__ void mma_step(const char *wbuf, const char *xs, int wu0, int nt, int pitch, int ks,
+                                         float (&ac)[MAXT][MP / 16][4])
+{
+    constexpr int NTH = MP / 16;
+    const int lane = threadIdx.x & 31, nh = threadIdx.x >> 7;
+    uint32_t a[MAXT][4];
+#pragma unroll
+    for (int i = 0; i < MAXT; i++)
+        if (i < nt) {
+            const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
+            ldmatrix_x4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
+        }
+#pragma unroll
+    for (int j = 0; j < NTH; j += 2) {
+        uint32_t b[4];
+        /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
+        const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
+        ldmatrix_x4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
+#pragma unroll
+        for (int i = 0; i < MAXT; i++)
+            if (i < nt) {
+                mma16816<__half>(ac[i][j], a[i], &b[0]);
+                if (j + 1 < NTH)
+                    mma16816<__half>(ac[i][j + 1], a[i], &b[2]);
+            }
+    }
+}
+
 /* Up to MAXT tiles t0.. of one K split s, the split's X slice already in shared memory
  * (xs: MP rows, pitch Ks * 2 + 16 bytes): 8 warps = 4 k-step lanes x 2 token halves. */
 template <int MP>
@@ -215,7 +245,7 @@ __device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt
 {
     constexpr int NTH = MP / 16; /* n-tiles (8 tokens) per token half */
     const int Ks = g.K / g.S, pitch = Ks * 2 + 16, nsteps = Ks / 16;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, kq = warp & 3, nh = warp >> 2;
+    const int kq = (threadIdx.x >> 5) & 3;
     /* Each accumulator is a chain of dependent MMAs; at few rows a warp has only nt of them,
      * so up to 32 rows its even and odd k-steps go into two sets, summed at the end. */
     constexpr int NACC = MP <= 32 ? 2 : 1;
@@ -227,36 +257,13 @@ __device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt
 #pragma unroll
             for (int j = 0; j < NTH; j++)
                 acc[h][i][j][0] = acc[h][i][j][1] = acc[h][i][j][2] = acc[h][i][j][3] = 0.f;
-    auto step = [&](int ks, float(&ac)[MAXT][NTH][4]) {
-        uint32_t a[MAXT][4];
-#pragma unroll
-        for (int i = 0; i < MAXT; i++)
-            if (i < nt) {
-                const int r = (lane & 7) + ((lane >> 3) & 1) * 8, kk = ks * 16 + ((lane >> 4) & 1) * 8;
-                ldmatrix_x4(a[i], wbuf + ((wu0 + i) * 16 + r) * pitch + kk * 2);
-            }
-#pragma unroll
-        for (int j = 0; j < NTH; j += 2) {
-            uint32_t b[4];
-            /* an odd last n-tile: the upper lanes read a valid row; b[2], b[3] go unused */
-            const int n = min((nh * NTH + j) * 8 + ((lane >> 4) & 1) * 8 + (lane & 7), MP - 1);
-            ldmatrix_x4(b, xs + n * pitch + (ks * 16 + ((lane >> 3) & 1) * 8) * 2);
-#pragma unroll
-            for (int i = 0; i < MAXT; i++)
-                if (i < nt) {
-                    mma16816<__half>(ac[i][j], a[i], &b[0]);
-                    if (j + 1 < NTH)
-                        mma16816<__half>(ac[i][j + 1], a[i], &b[2]);
-                }
-        }
-    };
     int ks = kq;
     if constexpr (NACC == 2) {
         for (; ks + 4 < nsteps; ks += 8)
-            step(ks, acc[0]), step(ks + 4, acc[1]);
+            mma_step<MP>(wbuf, xs, wu0, nt, pitch, ks, acc[0]), mma_step<MP>(wbuf, xs, wu0, nt, pitch, ks + 4, acc[1]);
     }
     for (; ks < nsteps; ks += 4)
-        step(ks, acc[0]);
+        mma_step<MP>(wbuf, xs, wu0, nt, pitch, ks, acc[0]);
     if constexpr (NACC == 2) {
 #pragma unroll
         for (int i = 0; i < MAXT; i++)
@@ -340,6 +347,30 @@ __constant__ Plan c_plan;
  *            GEMM j's X has landed;
  *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage);
  *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers. */
+/* The weight barriers, then GEMM 0's weights requested (and GEMM 1's into the L2, W_L2). */
+__device__ void first_weights(const Plan &pl, int wm, char *smem, uint64_t *bars)
+{
+    if (threadIdx.x == 0) {
+        mbar_init(&bars[0], 1);
+        mbar_init(&bars[1], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && wm != W_NONE) {
+        prefetch(pl.g[0], smem + pl.w_off[0], &bars[0]);
+        if (wm == W_L2 && pl.n > 1)
+            prefetch_l2(pl.g[1]);
+    }
+}
+
+/* A GEMM stage's cycles: waiting for weights (t0..t1), X's arrival (xw), the MMAs (the rest to
+ * t2), sums and stores (st), at the barrier (t2..now). */
+__device__ void record_phases(float *q, long long t0, long long t1, long long t2, long long xw, long long st)
+{
+    q[0] = (float)(t1 - t0), q[1] = (float)xw, q[2] = (float)(t2 - t1 - xw - st), q[3] = (float)st;
+    q[4] = (float)(clock64() - t2);
+}
+
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
@@ -347,30 +378,19 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
     __shared__ __align__(8) uint64_t bars[2];
     const Plan &pl = c_plan;
     const int wm = pl.wmode == W_L2_FLAGS ? W_L2 : pl.wmode; /* W_L2_FLAGS: W_L2 with grid_sync_flags */
-    auto sync = [&](unsigned &e) {
-        if (pl.wmode == W_L2_FLAGS)
-            grid_sync_flags(ctr, e);
-        else
-            grid_sync(ctr, e);
-    };
     unsigned epoch = 0;
     int ns = 0;
-    auto stamp = [&]() {
+    auto sync = [&] { /* a grid barrier, then CTA 0's stamp */
+        if (pl.wmode == W_L2_FLAGS)
+            grid_sync_flags(ctr, epoch);
+        else
+            grid_sync(ctr, epoch);
         if (blockIdx.x == 0 && threadIdx.x == 0 && ns < NSTAMP)
             stamps[ns++] = clock64();
     };
-    if (threadIdx.x == 0) {
-        mbar_init(&bars[0], 1);
-        mbar_init(&bars[1], 1);
-        mbar_init_fence();
-    }
-    __syncthreads();
-    stamp();
-    if (threadIdx.x == 0 && wm != W_NONE) {
-        prefetch(pl.g[0], smem + pl.w_off[0], &bars[0]);
-        if (wm == W_L2 && pl.n > 1)
-            prefetch_l2(pl.g[1]);
-    }
+    first_weights(pl, wm, smem, bars);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        stamps[ns++] = clock64();
     for (int j = 0; j < pl.n; j++) {
 #if PERSIST_GEMM_COPY /* the stage's descriptor read out of constant memory at once (a variant) */
         const Gemm g = pl.g[j];
@@ -395,17 +415,12 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
                        });
         __syncthreads();
         const long long t2 = clock64();
-        sync(epoch);
-        stamp();
-        if (threadIdx.x == 0 && j >= pl.n - 4) { /* the last layer: cycles of each phase */
-            float *q = prof + ((size_t)(j - (pl.n - 4)) * gridDim.x + blockIdx.x) * NPHASE;
-            q[0] = (float)(t1 - t0), q[1] = (float)xw, q[2] = (float)(t2 - t1 - xw - st), q[3] = (float)st,
-            q[4] = (float)(clock64() - t2);
-        }
+        sync();
+        if (threadIdx.x == 0 && j >= pl.n - 4) /* the last layer */
+            record_phases(prof + ((size_t)(j - (pl.n - 4)) * gridDim.x + blockIdx.x) * NPHASE, t0, t1, t2, xw, st);
         if (g.S > 1) {
             sum_stage<MP>(g);
-            sync(epoch);
-            stamp();
+            sync();
         }
     }
 }

@@ -5,12 +5,15 @@
 # sanitizer error while timing candidates, persistent/call7-h100/). The small and proj cases passed racecheck in
 # persistent/call4-h100/, the attention in att-wgmma/call12-h100/. Stage: make racecheck-build; cp
 # build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; scripts/device/prep build/rc/gpu_kernels_rc
-# build/bench/ingest_probe; carry .carry. First, the ingest probe's fresh sweep (X just written by other SMs against
-# the same bytes read before; results in ingest/call5-*).
+# build/bench/ingest_probe build/bench/persist_probe; carry .carry. First, the ingest probe's fresh sweep (X just
+# written by other SMs against the same bytes read before), and the persistent probe after its functions were split
+# (mma_step, first_weights, record_phases: the same work as persistent/call6's).
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 timeout 60 "$B/ingest_probe" fresh > "$OUT/ingest-fresh.jsonl" 2> "$W/ingest.err"
 echo "ingest fresh exit $? $((SECONDS-t0)) s"; tail -2 "$W/ingest.err"
+PERSIST_SPLIT=0 timeout 60 "$B/persist_probe" 16 32 > "$OUT/persist-probe.json" 2> "$W/persist.err"
+echo "persist probe exit $? $((SECONDS-t0)) s"
 for c in split vs_cpu; do
   lim=150; [ $c = vs_cpu ] && lim=$((320 - (SECONDS - t0)))
   LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck --kernel-name-exclude kns=nvjet \
