@@ -15,7 +15,8 @@ echo "ingest fresh exit $? $((SECONDS-t0)) s"; tail -2 "$W/ingest.err"
 PERSIST_SPLIT=0 timeout 60 "$B/persist_probe" 16 32 > "$OUT/persist-probe.json" 2> "$W/persist.err"
 echo "persist probe exit $? $((SECONDS-t0)) s"
 for c in split vs_cpu; do
-  lim=150; [ $c = vs_cpu ] && lim=$((320 - (SECONDS - t0)))
+  lim=120; [ $c = vs_cpu ] && lim=$((190 - (SECONDS - t0)))
+  [ $lim -ge 30 ] || break
   LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck --kernel-name-exclude kns=nvjet \
     "$B/gpu_kernels_rc" > "$W/rc-$c.log" 2>&1
   echo "racecheck $c exit $? $((SECONDS-t0)) s: $(grep -hE 'RACECHECK SUMMARY|Checks|rror' "$W/rc-$c.log" | head -4 | tr '\n' ' ')"
