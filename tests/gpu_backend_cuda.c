@@ -57,11 +57,16 @@ static void teardown(void)
         checkpoint_close(&g_ck);
 }
 
-/* The backend of g_ck with options o; creating it must succeed. */
+/* The backend of g_ck with options o; creating it must succeed. LAYAD_TEST_NO_TUNE=1 turns
+ * cuBLASLt's tuning off (for racecheck, whose host memory the tuner's candidate kernels
+ * outgrow). */
 static laya_backend *create(const cuda_backend_opts *o)
 {
     layad_error err = {0};
-    laya_backend *b = cuda_backend_create(&g_ck, o, &err);
+    cuda_backend_opts c = *o;
+    if (getenv("LAYAD_TEST_NO_TUNE"))
+        c.gemm_tune = 0;
+    laya_backend *b = cuda_backend_create(&g_ck, &c, &err);
     ck_assert_msg(b != NULL, "create: %s", err.msg);
     return b;
 }
