@@ -29,8 +29,9 @@
  * before the launch, each repeat its own region (see sweep_fresh).
  *
  * Build: make build/bench/ingest_probe (nvcc, sm_90a); run: build/bench/ingest_probe [fresh]
- * (fresh: that sweep only); one JSON object per line on stdout. Every mode ran on an H100 in calls 2-4; this sweep,
- * which gathers their configurations in one run, has not run as one. Results: bench/results/experiments/ingest/.
+ * (fresh: that sweep only); one JSON object per line on stdout. Every mode but the fresh
+ * reads ran on an H100 in calls 2-4; this sweep, which gathers their configurations in one
+ * run, has not run as one. Results: bench/results/experiments/ingest/.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -219,6 +220,7 @@ __global__ void pingpong_kernel(unsigned *flags, int n, unsigned long long *ns)
 struct buffers {
     char *big;   /* DRAM runs: 80x the L2 */
     char *fresh; /* fresh runs: REPS regions of at most SMEM_MAX bytes */
+    int sms;     /* the fresh regions' writers: one block an SM */
     size_t big_bytes;
     unsigned long long *cycles;
     double *npc;
@@ -238,7 +240,7 @@ static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, u
              bf.npc};
     static unsigned salt;
     if (fresh) {
-        write_kernel<<<132, 256>>>((uint4 *)bf.fresh, (size_t)REPS * bytes / 16, ++salt);
+        write_kernel<<<bf.sms, 256>>>((uint4 *)bf.fresh, (size_t)REPS * bytes / 16, ++salt);
         CK(cudaGetLastError());
     }
     const uint32_t ring = mode == DRAM ? std::min<uint32_t>(bytes, (uint32_t)depth * chunk) : bytes;
@@ -355,6 +357,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&bf.big, bf.big_bytes));
     CK(cudaMemset(bf.big, 1, bf.big_bytes));
     CK(cudaMalloc(&bf.fresh, (size_t)REPS * SMEM_MAX));
+    bf.sms = p.multiProcessorCount;
     CK(cudaMalloc(&bf.cycles, sizeof(unsigned long long) * REPS * p.multiProcessorCount));
     CK(cudaMalloc(&bf.npc, sizeof(double) * p.multiProcessorCount));
     CK(cudaFuncSetAttribute(ingest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_MAX + BARS_BYTES));
