@@ -337,16 +337,6 @@ template <int MP> __device__ void sum_stage(const Gemm &g)
 
 __constant__ Plan c_plan;
 
-/* GEMM j + 1's weights (wmode):
- *   W_EARLY: bulk-copied into shared memory when GEMM j starts, so they stream in while GEMM j
- *            runs (asking only when a stage is reached cost 1.6-2.8 us more a stage:
- *            bench/results/experiments/README.md); GEMM j's X slice then queues behind them;
- *   W_LATE:  the same copy, issued once GEMM j's first X slice has landed;
- *   W_L2:    GEMM j + 2's weights prefetched into the L2 when GEMM j starts (the DRAM time,
- *            no bytes into the SM), GEMM j + 1's copied into shared memory from the L2 once
- *            GEMM j's X has landed;
- *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage);
- *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers. */
 /* The weight barriers, then GEMM 0's weights requested (and GEMM 1's into the L2, W_L2). */
 __device__ void first_weights(const Plan &pl, int wm, char *smem, uint64_t *bars)
 {
@@ -371,6 +361,17 @@ __device__ void record_phases(float *q, long long t0, long long t1, long long t2
     q[4] = (float)(clock64() - t2);
 }
 
+/* GEMM j + 1's weights (wmode):
+ *   W_EARLY: bulk-copied into shared memory when GEMM j starts, so they stream in while GEMM j
+ *            runs (asking only when a stage is reached cost 1.6-2.8 us more a stage:
+ *            bench/results/experiments/README.md); GEMM j's X slice then queues behind them;
+ *   W_LATE:  the same copy, issued once GEMM j's first X slice has landed (2.9-3.7 us a layer
+ *            faster than W_EARLY at 16-64 rows: bench/results/experiments/persistent/call6-h100/);
+ *   W_L2:    GEMM j + 2's weights prefetched into the L2 when GEMM j starts (the DRAM time,
+ *            no bytes into the SM), GEMM j + 1's copied into shared memory from the L2 once
+ *            GEMM j's X has landed;
+ *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage);
+ *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers. */
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
