@@ -165,6 +165,57 @@ static void check_listings(int port)
     td_resp_free(&r);
 }
 
+/* No "model": the default (the first); an unknown one, or an official name not served: 422. */
+static void check_model_field(int port)
+{
+    td_resp r;
+    ck_assert_int_eq(post(port, "/decide", BODY[0], &r), 0);
+    ck_assert(r.status == 200 && r.body_len == WANT_LEN[0][0] && !memcmp(r.body, WANT[0][0], r.body_len));
+    td_resp_free(&r);
+    const char *unknown[] = {"gpt-9", "typed-decisions", "rl-agent-x"};
+    for (int i = 0; i < 3; i++) {
+        char *req = with_model(0, unknown[i]);
+        ck_assert_int_eq(post(port, "/v1/systemone", req, &r), 0);
+        ck_assert_msg(r.status == 422 && strstr(r.body, "unknown model"), "%s: %d %s", unknown[i], r.status, r.body);
+        td_resp_free(&r);
+        free(req);
+    }
+}
+
+/* Body 1 posted with "prefix" in front of its own fields: status want (200: model m's answer;
+ * otherwise the body must hold need). */
+static void post_task(int port, const char *prefix, int want, int m, const char *need)
+{
+    char *tb = with_model(1, NULL);
+    const size_t tl = strlen(tb) + 64;
+    char *req = malloc(tl);
+    ck_assert_ptr_nonnull(req);
+    snprintf(req, tl, "{%s, %s", prefix, tb + 1);
+    td_resp r;
+    ck_assert_int_eq(post(port, "/decide", req, &r), 0);
+    if (want == 200)
+        ck_assert(r.status == 200 && r.body_len == WANT_LEN[m][1] && !memcmp(r.body, WANT[m][1], r.body_len));
+    else
+        ck_assert_msg(r.status == want && strstr(r.body, need), "%d %s", r.status, r.body);
+    td_resp_free(&r);
+    free(req);
+    free(tb);
+}
+
+/* Each model's decisions counted apart in /metrics; ok answers were checked. */
+static void check_model_metrics(int port, int ok)
+{
+    td_resp r;
+    ck_assert_int_eq(td_request(port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
+    double n_en = td_sample(r.body, "laya_model_decisions_total{model=\"english\"}");
+    double n_mm = td_sample(r.body, "laya_model_decisions_total{model=\"multilingual\"}");
+    printf("side by side: %d answers byte-identical to each model alone (english %.0f, multilingual %.0f)\n", ok,
+           n_en, n_mm);
+    ck_assert_msg(n_en > 0 && n_mm > 0, "a model never ran: %.0f / %.0f", n_en, n_mm);
+    ck_assert_ptr_nonnull(strstr(r.body, "laya_model_info{model=\"multilingual\""));
+    td_resp_free(&r);
+}
+
 START_TEST(two_geometries_side_by_side_identical_to_alone)
 {
     collect_alone(0);
@@ -190,51 +241,13 @@ START_TEST(two_geometries_side_by_side_identical_to_alone)
     ck_assert_int_eq(wrong, 0);
     ck_assert_int_eq(ok, N_CLIENTS * PER_CLIENT);
 
-    /* no "model": the default (first); unknown, or an official name not served: 422 */
-    td_resp r;
-    ck_assert_int_eq(post(d.port, "/decide", BODY[0], &r), 0);
-    ck_assert(r.status == 200 && r.body_len == WANT_LEN[0][0] && !memcmp(r.body, WANT[0][0], r.body_len));
-    td_resp_free(&r);
-    const char *unknown[] = {"gpt-9", "typed-decisions", "rl-agent-x"};
-    for (int i = 0; i < 3; i++) {
-        char *req = with_model(0, unknown[i]);
-        ck_assert_int_eq(post(d.port, "/v1/systemone", req, &r), 0);
-        ck_assert_msg(r.status == 422 && strstr(r.body, "unknown model"), "%s: %d %s", unknown[i], r.status, r.body);
-        td_resp_free(&r);
-        free(req);
-    }
-
+    check_model_field(d.port);
     /* task routes as in laya's Router (a model outranks it); an official checkpoint not served
      * and any other task are 422 */
-    char *tb = with_model(1, NULL);
-    size_t tl = strlen(tb) + 64;
-    char *t1 = malloc(tl), *t2 = malloc(tl), *t3 = malloc(tl);
-    ck_assert(t1 && t2 && t3);
-    snprintf(t1, tl, "{\"task\": \"Multilingual\", %s", tb + 1);
-    snprintf(t2, tl, "{\"model\": \"english\", \"task\": \"multilingual\", %s", tb + 1);
-    snprintf(t3, tl, "{\"task\": \"typed_decisions\", %s", tb + 1);
-    ck_assert_int_eq(post(d.port, "/decide", t1, &r), 0);
-    ck_assert(r.status == 200 && r.body_len == WANT_LEN[1][1] && !memcmp(r.body, WANT[1][1], r.body_len));
-    td_resp_free(&r);
-    ck_assert_int_eq(post(d.port, "/decide", t2, &r), 0);
-    ck_assert(r.status == 200 && r.body_len == WANT_LEN[0][1] && !memcmp(r.body, WANT[0][1], r.body_len));
-    td_resp_free(&r);
-    ck_assert_int_eq(post(d.port, "/decide", t3, &r), 0);
-    ck_assert_msg(r.status == 422 && strstr(r.body, "typed-decisions checkpoint"), "%d %s", r.status, r.body);
-    td_resp_free(&r);
-    free(tb);
-    free(t1);
-    free(t2);
-    free(t3);
-
-    ck_assert_int_eq(td_request(d.port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
-    double n_en = td_sample(r.body, "laya_model_decisions_total{model=\"english\"}");
-    double n_mm = td_sample(r.body, "laya_model_decisions_total{model=\"multilingual\"}");
-    printf("side by side: %d answers byte-identical to each model alone (english %.0f, multilingual %.0f)\n", ok,
-           n_en, n_mm);
-    ck_assert_msg(n_en > 0 && n_mm > 0, "a model never ran: %.0f / %.0f", n_en, n_mm);
-    ck_assert_ptr_nonnull(strstr(r.body, "laya_model_info{model=\"multilingual\""));
-    td_resp_free(&r);
+    post_task(d.port, "\"task\": \"Multilingual\"", 200, 1, NULL);
+    post_task(d.port, "\"model\": \"english\", \"task\": \"multilingual\"", 200, 0, NULL);
+    post_task(d.port, "\"task\": \"typed_decisions\"", 422, 0, "typed-decisions checkpoint");
+    check_model_metrics(d.port, ok);
     ck_assert_int_eq(td_stop(&d, SIGTERM, 60), 0);
 }
 END_TEST
