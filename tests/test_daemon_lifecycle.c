@@ -171,7 +171,7 @@ START_TEST(sighup_reopens_log_json)
 }
 END_TEST
 
-START_TEST(config_precedence_and_help)
+START_TEST(config_precedence)
 {
     /* file < env < flags, observed through /health's max_queue. */
     char conf[128];
@@ -208,6 +208,21 @@ START_TEST(config_precedence_and_help)
     ck_assert_int_eq(td_start(&d, a_file, NULL, 0), 0);
     ck_assert_int_eq(td_stop(&d, 0, 20), 2);
     unlink(conf);
+}
+END_TEST
+
+/* "--" + name (dashes) in help names the environment variable LAYAD_NAME (underscores). */
+static void check_env_named(const char *help, const char *name)
+{
+    char env_name[80];
+    snprintf(env_name, sizeof env_name, "LAYAD_");
+    for (size_t i = 0; name[i] && i < 60; i++)
+        env_name[6 + i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]), env_name[7 + i] = 0;
+    ck_assert_msg(strstr(help, env_name) != NULL, "--help does not name %s", env_name);
+}
+
+START_TEST(help_and_shipped_config)
+{
     /* --help lists every option, and config/layad.conf documents each of them. */
     const char *argv[] = {tu_bin(), "serve", "--help", NULL};
     int st;
@@ -227,11 +242,7 @@ START_TEST(config_precedence_and_help)
         char key[80];
         snprintf(key, sizeof key, "\n%s =", name);
         ck_assert_msg(strstr(conf_text, key) != NULL, "config/layad.conf does not document %s", name);
-        char env_name[80];
-        snprintf(env_name, sizeof env_name, "LAYAD_");
-        for (size_t i = 0; name[i] && i < 60; i++)
-            env_name[6 + i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]), env_name[7 + i] = 0;
-        ck_assert_msg(strstr(help, env_name) != NULL, "--help does not name %s", env_name);
+        check_env_named(help, name);
         count++;
     }
     ck_assert_int_ge(count, 30);
@@ -239,6 +250,7 @@ START_TEST(config_precedence_and_help)
     free(conf_text);
     /* The shipped config file itself loads (td_start's --model/--port flags win over it). */
     const char *a_ship[] = {"--config", "config/layad.conf", NULL};
+    daemon_proc d;
     ck_assert_int_eq(td_start(&d, a_ship, NULL, 1), 0);
     ck_assert_int_eq(td_stop(&d, SIGTERM, 30), 0);
 }
@@ -381,7 +393,8 @@ Suite *suite(void)
     tcase_add_test(tc, sd_notify_protocol);
     tcase_add_test(tc, drain_then_sigterm);
     tcase_add_test(tc, sighup_reopens_log_json);
-    tcase_add_test(tc, config_precedence_and_help);
+    tcase_add_test(tc, config_precedence);
+    tcase_add_test(tc, help_and_shipped_config);
     tcase_add_test(tc, api_key_file);
     tcase_add_test(tc, drain_remote_forbidden);
     tcase_add_test(tc, bad_model_fails_start);
