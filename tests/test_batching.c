@@ -198,6 +198,62 @@ START_TEST(cut_budgets_and_oversized_jobs)
 }
 END_TEST
 
+/* l's arrays carved out of one allocation for cap tokens and rcap rows (l's caps already set);
+ * *gm gets the gathered mask's. Returns the allocation. */
+static int32_t *layout_bufs(batch_layout *l, int cap, int rcap, uint8_t **gm)
+{
+    int32_t *buf = malloc(sizeof(int32_t) * (size_t)(2 * (rcap + 1) + 3 * cap + 2 * l->tiles_cap + 2 * l->gcap));
+    *gm = malloc((size_t)l->gcap);
+    ck_assert(buf && *gm);
+    int32_t *p = buf;
+    l->cu = p, p += rcap + 1;
+    l->goff = p, p += rcap + 1;
+    l->ids = p, p += cap;
+    l->pos = p, p += cap;
+    l->ttype = p, p += cap;
+    l->tiles = p, p += 2 * l->tiles_cap;
+    l->gpos = p, p += l->gcap;
+    l->grow = p;
+    l->gmask = *gm;
+    return buf;
+}
+
+/* The n rows as packed in l: each row's tokens, positions, types and gathered slots in order,
+ * then padding (pad id 7) past the last row up to cap tokens and rcap rows. */
+static void check_packed(const batch_layout *l, const laya_row *rows, int n, int cap, int rcap)
+{
+    int t = 0, g = 0, tiles = 0;
+    for (int r = 0; r < n; r++) {
+        ck_assert_int_eq(l->cu[r], t);
+        ck_assert_int_eq(l->goff[r], g);
+        ck_assert(memcmp(l->ids + t, rows[r].ids, sizeof(int32_t) * (size_t)rows[r].len) == 0);
+        for (int i = 0; i < rows[r].len; i++) {
+            ck_assert_int_eq(l->pos[t + i], i);
+            ck_assert_int_eq(l->ttype[t + i], rows[r].qtype);
+        }
+        ck_assert_int_eq(l->gpos[g], t); /* the CLS */
+        ck_assert_int_eq(l->gmask[g], 0);
+        for (int k = 0; k < rows[r].n_markers; k++) {
+            ck_assert_int_eq(l->gpos[g + 1 + k], t + rows[r].markers[k]);
+            ck_assert_int_eq(l->grow[g + 1 + k], r);
+            ck_assert_int_eq(l->gmask[g + 1 + k], 1);
+        }
+        t += rows[r].len;
+        g += 1 + rows[r].n_markers;
+        tiles += (rows[r].len + KN_ATT_TQ - 1) / KN_ATT_TQ;
+    }
+    ck_assert_int_eq(l->gathered, g);
+    ck_assert_int_eq(l->n_tiles, tiles);
+    for (int r = n; r <= rcap; r++) /* padding rows are empty */
+        ck_assert(l->cu[r] == t && l->goff[r] == g);
+    for (int i = t; i < cap; i++)
+        ck_assert(l->ids[i] == 7 && l->pos[i] == 0 && l->ttype[i] == 0);
+    for (int i = g; i < l->gcap; i++)
+        ck_assert(l->grow[i] == -1 && l->gmask[i] == 0);
+    for (int i = tiles; i < l->tiles_cap; i++)
+        ck_assert_int_eq(l->tiles[2 * i], -1);
+}
+
 START_TEST(pack_layout)
 {
     static laya_row rows[40];
@@ -212,51 +268,12 @@ START_TEST(pack_layout)
         batch_layout_caps(&l, cap, rcap, cap + rcap);
         ck_assert_int_eq(l.gcap, cap + rcap);
         ck_assert_int_eq(l.tiles_cap, cap / KN_ATT_TQ + rcap);
-        int32_t *buf = malloc(sizeof(int32_t) * (size_t)(2 * (rcap + 1) + 3 * cap + 2 * l.tiles_cap + 2 * l.gcap));
-        uint8_t *gm = malloc((size_t)l.gcap);
-        int32_t *p = buf;
-        l.cu = p, p += rcap + 1;
-        l.goff = p, p += rcap + 1;
-        l.ids = p, p += cap;
-        l.pos = p, p += cap;
-        l.ttype = p, p += cap;
-        l.tiles = p, p += 2 * l.tiles_cap;
-        l.gpos = p, p += l.gcap;
-        l.grow = p;
-        l.gmask = gm;
+        uint8_t *gm;
+        int32_t *buf = layout_bufs(&l, cap, rcap, &gm);
         layad_error err = {0};
         ck_assert_int_eq(batch_pack(rows, n, 7, &l, &err), 0);
         ck_assert_int_eq(l.tokens, tokens);
-        int t = 0, g = 0, tiles = 0;
-        for (int r = 0; r < n; r++) {
-            ck_assert_int_eq(l.cu[r], t);
-            ck_assert_int_eq(l.goff[r], g);
-            ck_assert(memcmp(l.ids + t, rows[r].ids, sizeof(int32_t) * (size_t)rows[r].len) == 0);
-            for (int i = 0; i < rows[r].len; i++) {
-                ck_assert_int_eq(l.pos[t + i], i);
-                ck_assert_int_eq(l.ttype[t + i], rows[r].qtype);
-            }
-            ck_assert_int_eq(l.gpos[g], t); /* the CLS */
-            ck_assert_int_eq(l.gmask[g], 0);
-            for (int k = 0; k < rows[r].n_markers; k++) {
-                ck_assert_int_eq(l.gpos[g + 1 + k], t + rows[r].markers[k]);
-                ck_assert_int_eq(l.grow[g + 1 + k], r);
-                ck_assert_int_eq(l.gmask[g + 1 + k], 1);
-            }
-            t += rows[r].len;
-            g += 1 + rows[r].n_markers;
-            tiles += (rows[r].len + KN_ATT_TQ - 1) / KN_ATT_TQ;
-        }
-        ck_assert_int_eq(l.gathered, g);
-        ck_assert_int_eq(l.n_tiles, tiles);
-        for (int r = n; r <= rcap; r++) /* padding rows are empty */
-            ck_assert(l.cu[r] == t && l.goff[r] == g);
-        for (int i = t; i < cap; i++)
-            ck_assert(l.ids[i] == 7 && l.pos[i] == 0 && l.ttype[i] == 0);
-        for (int i = g; i < l.gcap; i++)
-            ck_assert(l.grow[i] == -1 && l.gmask[i] == 0);
-        for (int i = tiles; i < l.tiles_cap; i++)
-            ck_assert_int_eq(l.tiles[2 * i], -1);
+        check_packed(&l, rows, n, cap, rcap);
         /* too many rows or tokens for the caps: refused */
         batch_layout_caps(&l, (int)tokens - 1, rcap, cap + rcap);
         ck_assert_int_eq(batch_pack(rows, n, 7, &l, &err), -1);
