@@ -70,6 +70,32 @@ static void *client(void *p)
     return NULL;
 }
 
+/* /health lists both devices with their own counters, agreeing with /metrics (c0, c1 forwards). */
+static void check_health_devices(int port, double c0, double c1)
+{
+    td_resp r;
+    ck_assert_int_eq(td_request(port, "GET", "/health", NULL, NULL, 0, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    json_t *h = json_loads(r.body, 0, NULL);
+    ck_assert_ptr_nonnull(h);
+    json_t *devs = json_object_get(h, "devices");
+    ck_assert_int_eq((int)json_array_size(devs), 2);
+    for (int i = 0; i < 2; i++) {
+        json_t *dv = json_array_get(devs, (size_t)i);
+        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "index")), i);
+        ck_assert_str_eq(json_string_value(json_object_get(dv, "kind")), "cpu");
+        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "threads")), 1);
+        ck_assert_int_gt((int)json_integer_value(json_object_get(dv, "batches")), 0);
+        ck_assert_int_gt((int)json_integer_value(json_object_get(dv, "rows")), 0);
+        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "failed_forwards")), 0);
+        /* /health was read after /metrics and nothing ran in between (the
+         * warm-up forward is not counted by either). */
+        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "forwards")), (int)(i ? c1 : c0));
+    }
+    json_decref(h);
+    td_resp_free(&r);
+}
+
 START_TEST(two_cpu_workers_identical_answers_both_used)
 {
     daemon_proc d;
@@ -95,47 +121,15 @@ START_TEST(two_cpu_workers_identical_answers_both_used)
     printf("2 CPU workers: %d answers, forwards per worker %.0f / %.0f\n", ok, c0, c1);
     ck_assert_msg(c0 > 0 && c1 > 0, "a worker did nothing: forwards %.0f / %.0f", c0, c1);
     ck_assert_ptr_null(strstr(r.body, "laya_inference_seconds_count{device=\"cpu\"}")); /* one series per worker */
-    if (access("/usr/bin/promtool", X_OK) == 0) {
-        char path[128], cmd[256];
-        snprintf(path, sizeof path, "/tmp/layad-workers-metrics-%d.txt", (int)getpid());
-        FILE *f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        fwrite(r.body, 1, r.body_len, f);
-        fclose(f);
-        snprintf(cmd, sizeof cmd, "promtool check metrics < %s 2>&1", path);
-        const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-        int st;
-        size_t n;
-        char *out = td_run_capture(argv, NULL, &n, &st);
-        ck_assert_msg(st == 0, "promtool check metrics failed:\n%s", out);
-        free(out);
-        unlink(path);
-    } else {
+    char *out;
+    const int st = td_promtool(r.body, r.body_len, &out);
+    if (st < 0)
         printf("SKIP promtool check: /usr/bin/promtool missing\n");
-    }
+    else
+        ck_assert_msg(st == 0, "promtool check metrics failed:\n%s", out);
+    free(out);
     td_resp_free(&r);
-
-    /* /health lists both devices with their own counters, agreeing with /metrics. */
-    ck_assert_int_eq(td_request(d.port, "GET", "/health", NULL, NULL, 0, &r), 0);
-    ck_assert_int_eq(r.status, 200);
-    json_t *h = json_loads(r.body, 0, NULL);
-    ck_assert_ptr_nonnull(h);
-    json_t *devs = json_object_get(h, "devices");
-    ck_assert_int_eq((int)json_array_size(devs), 2);
-    for (int i = 0; i < 2; i++) {
-        json_t *dv = json_array_get(devs, (size_t)i);
-        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "index")), i);
-        ck_assert_str_eq(json_string_value(json_object_get(dv, "kind")), "cpu");
-        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "threads")), 1);
-        ck_assert_int_gt((int)json_integer_value(json_object_get(dv, "batches")), 0);
-        ck_assert_int_gt((int)json_integer_value(json_object_get(dv, "rows")), 0);
-        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "failed_forwards")), 0);
-        /* /health was read after /metrics and nothing ran in between (the
-         * warm-up forward is not counted by either). */
-        ck_assert_int_eq((int)json_integer_value(json_object_get(dv, "forwards")), (int)(i ? c1 : c0));
-    }
-    json_decref(h);
-    td_resp_free(&r);
+    check_health_devices(d.port, c0, c1);
     ck_assert_int_eq(td_stop(&d, SIGTERM, 60), 0);
 }
 END_TEST

@@ -435,6 +435,30 @@ int td_run_threads(int n, void *(*fn)(void *), void *args, size_t size)
     return started == n ? 0 : -1;
 }
 
+int td_promtool(const char *body, size_t len, char **out)
+{
+    *out = NULL;
+    if (access("/usr/bin/promtool", X_OK) != 0)
+        return -1;
+    char path[128], cmd[256];
+    snprintf(path, sizeof path, "/tmp/layad-metrics-%d-%p.txt", (int)getpid(), (const void *)body);
+    FILE *f = fopen(path, "w");
+    if (!f || fwrite(body, 1, len, f) != len) {
+        if (f)
+            fclose(f);
+        unlink(path);
+        return 127;
+    }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "promtool check metrics < %s 2>&1", path);
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    int st;
+    size_t n;
+    *out = td_run_capture(argv, NULL, &n, &st);
+    unlink(path);
+    return st;
+}
+
 double td_sample(const char *metrics, const char *series)
 {
     size_t n = strlen(series);

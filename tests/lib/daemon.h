@@ -72,6 +72,10 @@ char *td_decide_cli(const char *body, size_t len, const char *const *flags, size
 
 double td_now(void);
 
+/* A /metrics exposition through `promtool check metrics`: its exit status, its output in *out
+ * (malloc'ed), or -1 (out NULL) when /usr/bin/promtool is missing. */
+int td_promtool(const char *body, size_t len, char **out);
+
 /* The value of the /metrics sample line that starts with `series ` (name plus
  * labels, no trailing space), or -1 when there is none. */
 double td_sample(const char *metrics, const char *series);
