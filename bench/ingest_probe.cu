@@ -265,7 +265,8 @@ static void run(const buffers &bf, int mode, int grid, int cl, uint32_t bytes, u
             us.push_back(cyc[(size_t)r * grid + b] * npc[b] / 1000.0);
     const double p50 = quantile(us, 0.5), p90 = quantile(us, 0.9), mx = quantile(us, 1.0);
     printf("{\"probe\": \"ingest\", \"mode\": \"%s\", \"grid\": %d, \"cluster\": %d, \"bytes\": %u, \"chunk\": %u, "
-           "\"depth\": %d, \"issuers\": %d, \"one_barrier\": %d, \"fresh\": %d, \"in_flight\": %u, \"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
+           "\"depth\": %d, \"issuers\": %d, \"one_barrier\": %d, \"fresh\": %d, \"in_flight\": %u, "
+           "\"us_p50\": %.3f, \"us_p90\": %.3f, \"us_max\": %.3f, "
            "\"sm_GBps\": %.1f, \"total_TBps\": %.3f, \"ghz\": %.3f}\n",
            mode_name[mode], grid, cl, bytes, chunk, depth, issuers, one_bar, fresh, ring, p50,
            p90, mx, bytes / p50 / 1e3, (double)grid * bytes / p50 / 1e6, 1.0 / quantile(npc, 0.5));

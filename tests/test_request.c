@@ -446,6 +446,78 @@ static void expect_refusal(const char *body, const decide_opts *opts, int status
 }
 
 /* min_confidence, task, the hook refusals and the batch controls, as laya-serve answers them. */
+/* body answers with 200 under o. */
+static void expect_ok(const char *body, const decide_opts *o)
+{
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status(body, o, f, &s), 200);
+    free(s);
+}
+
+/* min_confidence: a float in [0, 1], or a non-empty map of bucket -> float. */
+static void serve_min_confidence(const decide_opts *o)
+{
+    const char *bad = "min_confidence must be a float in [0.0, 1.0], got ";
+    char want[256];
+    snprintf(want, sizeof want, "%s1.5", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": 1.5, " Q1 "}", o, 422, want);
+    snprintf(want, sizeof want, "%sTrue", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": true, " Q1 "}", o, 422, want);
+    snprintf(want, sizeof want, "%s[0.5, 'a']", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": [0.5, \"a\"], " Q1 "}", o, 422, want);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {}, " Q1 "}", o, 422,
+                   "a min_confidence map must be a non-empty dict of bucket -> float, got {}");
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"noul:2\": 0.1, \"choice:7\": 0.1}, " Q1 "}", o,
+                   422, "min_confidence map keys must be a bucket like 'choice:3-5' or 'default', got 'choice:7'");
+    snprintf(want, sizeof want, "%sNone", bad);
+    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"default\": null}, " Q1 "}", o, 422, want);
+    expect_ok("{\"state\": \"x\", \"min_confidence\": 1, " Q1 "}", o);
+}
+
+/* task: the served model in laya's spelling (laya -> english), or 422; hooks and a bad lang_guess
+ * refused, other fields ignored. */
+static void serve_task_and_hooks(const decide_opts *o)
+{
+    expect_ok("{\"state\": \"x\", \"task\": \" English\", " Q1 "}", o);
+    expect_ok("{\"state\": \"x\", \"task\": \"rl-agent\", " Q1 "}", o);
+    /* an explicit model outranks task */
+    expect_ok("{\"state\": \"x\", \"model\": \"laya\", \"task\": \"bogus\", " Q1 "}", o);
+    expect_refusal("{\"state\": \"x\", \"task\": \"bogus\", " Q1 "}", o, 422,
+                   "unknown model 'bogus'; choose one of ['jev-latest', 'laya', 'rl-agent']");
+    expect_refusal("{\"state\": \"x\", \"task\": 5, " Q1 "}", o, 422,
+                   "unknown model 5; choose one of ['jev-latest', 'laya', 'rl-agent']");
+    expect_refusal("{\"state\": \"x\", \"task\": \"typed_decisions\", " Q1 "}", o, 422,
+                   "task names the typed-decisions checkpoint, which this server does not serve; it serves rl-agent");
+    expect_refusal("{\"state\": \"x\", \"on_predict_start\": 1, \"hooks\": [], " Q1 "}", o, 422,
+                   "hooks, on_predict_start run inside the server process and cannot be sent to this endpoint; "
+                   "layad runs no hooks, so drop them");
+    expect_refusal("{\"state\": \"x\", \"lang_guess\": 1, " Q1 "}", o, 422,
+                   "lang_guess must be a language code string such as \"de\", or null");
+    expect_ok("{\"state\": \"x\", \"lang\": \"de\", \"other\": 1, " Q1 "}", o);
+}
+
+/* /v1/systemone/batch: states, batch_size, sort_by_length, no diagnostics. */
+static void serve_batch(const decide_opts *o)
+{
+    expect_refusal("{\"state\": \"x\", " Q1 "}", o, 400,
+                   "request body must be an object with 'states' and 'questions' fields");
+    expect_refusal("{\"states\": [\"x\", null], " Q1 "}", o, 400, "'state' is required");
+    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 0, " Q1 "}", o, 422,
+                   "batch_size must be a positive integer, got 0");
+    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 1.0, " Q1 "}", o, 422, "batch_size must be an integer");
+    expect_refusal("{\"states\": [\"x\"], \"sort_by_length\": 1, " Q1 "}", o, 422,
+                   "sort_by_length must be a boolean");
+    expect_refusal("{\"states\": [\"x\"], \"diagnostics\": {}, " Q1 "}", o, 422,
+                   "diagnostics is filled in place for an in-process caller and cannot be returned over HTTP; "
+                   "read the per-group report from the CLI or a local Router");
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status("{\"states\": [\"x\", \"y\"], \"state\": \"z\", \"batch_size\": 1, "
+                                      "\"sort_by_length\": true, " Q1 "}", o, f, &s), 200);
+    ck_assert_ptr_nonnull(strstr(s, "\"results\": [{"));
+    ck_assert_ptr_nonnull(strstr(s, "\"total_usage\": "));
+    free(s);
+}
+
 START_TEST(laya_serve_controls)
 {
     static const char *const names[] = {"rl-agent", "laya", "jev-latest", NULL};
@@ -453,62 +525,10 @@ START_TEST(laya_serve_controls)
     decide_opts_default(&o);
     o.systemone = 1;
     o.model_names = names;
-    char f[256], *s;
-    const char *bad = "min_confidence must be a float in [0.0, 1.0], got ";
-    char want[256];
-    snprintf(want, sizeof want, "%s1.5", bad);
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": 1.5, " Q1 "}", &o, 422, want);
-    snprintf(want, sizeof want, "%sTrue", bad);
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": true, " Q1 "}", &o, 422, want);
-    snprintf(want, sizeof want, "%s[0.5, 'a']", bad);
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": [0.5, \"a\"], " Q1 "}", &o, 422, want);
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": {}, " Q1 "}", &o, 422,
-                   "a min_confidence map must be a non-empty dict of bucket -> float, got {}");
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"noul:2\": 0.1, \"choice:7\": 0.1}, " Q1 "}", &o,
-                   422, "min_confidence map keys must be a bucket like 'choice:3-5' or 'default', got 'choice:7'");
-    snprintf(want, sizeof want, "%sNone", bad);
-    expect_refusal("{\"state\": \"x\", \"min_confidence\": {\"default\": null}, " Q1 "}", &o, 422, want);
-    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"min_confidence\": 1, " Q1 "}", &o, f, &s), 200);
-    free(s);
-    /* task: the served model in laya's spelling (laya -> english), or 422 */
-    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"task\": \" English\", " Q1 "}", &o, f, &s), 200);
-    free(s);
-    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"task\": \"rl-agent\", " Q1 "}", &o, f, &s), 200);
-    free(s);
-    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"model\": \"laya\", \"task\": \"bogus\", " Q1 "}", &o,
-                                      f, &s), 200); /* an explicit model outranks task */
-    free(s);
-    expect_refusal("{\"state\": \"x\", \"task\": \"bogus\", " Q1 "}", &o, 422,
-                   "unknown model 'bogus'; choose one of ['jev-latest', 'laya', 'rl-agent']");
-    expect_refusal("{\"state\": \"x\", \"task\": 5, " Q1 "}", &o, 422,
-                   "unknown model 5; choose one of ['jev-latest', 'laya', 'rl-agent']");
-    expect_refusal("{\"state\": \"x\", \"task\": \"typed_decisions\", " Q1 "}", &o, 422,
-                   "task names the typed-decisions checkpoint, which this server does not serve; it serves rl-agent");
-    expect_refusal("{\"state\": \"x\", \"on_predict_start\": 1, \"hooks\": [], " Q1 "}", &o, 422,
-                   "hooks, on_predict_start run inside the server process and cannot be sent to this endpoint; "
-                   "layad runs no hooks, so drop them");
-    expect_refusal("{\"state\": \"x\", \"lang_guess\": 1, " Q1 "}", &o, 422,
-                   "lang_guess must be a language code string such as \"de\", or null");
-    ck_assert_int_eq(answer_or_status("{\"state\": \"x\", \"lang\": \"de\", \"other\": 1, " Q1 "}", &o, f, &s), 200);
-    free(s);
-    /* /v1/systemone/batch */
+    serve_min_confidence(&o);
+    serve_task_and_hooks(&o);
     o.systemone_batch = 1;
-    expect_refusal("{\"state\": \"x\", " Q1 "}", &o, 400,
-                   "request body must be an object with 'states' and 'questions' fields");
-    expect_refusal("{\"states\": [\"x\", null], " Q1 "}", &o, 400, "'state' is required");
-    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 0, " Q1 "}", &o, 422,
-                   "batch_size must be a positive integer, got 0");
-    expect_refusal("{\"states\": [\"x\"], \"batch_size\": 1.0, " Q1 "}", &o, 422, "batch_size must be an integer");
-    expect_refusal("{\"states\": [\"x\"], \"sort_by_length\": 1, " Q1 "}", &o, 422,
-                   "sort_by_length must be a boolean");
-    expect_refusal("{\"states\": [\"x\"], \"diagnostics\": {}, " Q1 "}", &o, 422,
-                   "diagnostics is filled in place for an in-process caller and cannot be returned over HTTP; "
-                   "read the per-group report from the CLI or a local Router");
-    ck_assert_int_eq(answer_or_status("{\"states\": [\"x\", \"y\"], \"state\": \"z\", \"batch_size\": 1, "
-                                      "\"sort_by_length\": true, " Q1 "}", &o, f, &s), 200);
-    ck_assert_ptr_nonnull(strstr(s, "\"results\": [{"));
-    ck_assert_ptr_nonnull(strstr(s, "\"total_usage\": "));
-    free(s);
+    serve_batch(&o);
 }
 END_TEST
 
