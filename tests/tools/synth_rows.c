@@ -142,11 +142,42 @@ static void make_state(const vocab *v, rng *r, int json, int32_t *st, int n)
 #define PARITY_STATES 60
 #define PARITY_ROWS 288
 
-int synth_parity(synth_set *s, const laya_config *cfg, int max_len, uint64_t seed,
-                 layad_error *err)
+/* The shape of question qi of state si (row in all) for a row of target tokens: its type
+ * and option count by row, its words drawn from r, simplified to fit; returns the row's
+ * tokens (at least the question's prefix and the state's first token). */
+static int parity_question(rng *r, int row, int si, int qi, int target, int max_len, qshape *q)
 {
     static const int choice_opts[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 40};
     const int n_choice = (int)(sizeof choice_opts / sizeof choice_opts[0]);
+    const int shortest = si == 0 && qi == 0; /* a single option, 10 tokens */
+    q->qtype = (row + si) % 3;
+    if (q->qtype == QTYPE_CHOICE)
+        q->n_opts = choice_opts[(row / 3) % n_choice];
+    else if (q->qtype == QTYPE_SCORE)
+        q->n_opts = 3 + (row / 3) % 3;
+    else
+        q->n_opts = 2;
+    q->instr_words = 1 + below(r, 12);
+    for (int i = 0; i < q->n_opts; i++)
+        q->opt_words[i] = 1 + below(r, 6);
+    if (shortest) {
+        q->qtype = QTYPE_CHOICE;
+        q->n_opts = 1;
+    }
+    if (prefix_len(q) + 1 > target) { /* simplify before lengthening */
+        q->instr_words = shortest ? 0 : 1;
+        for (int i = 0; i < q->n_opts; i++)
+            q->opt_words[i] = 1;
+    }
+    while (prefix_len(q) + 1 > max_len && q->n_opts > 1)
+        q->n_opts--;
+    const int t = shortest ? 10 : target;
+    return t < prefix_len(q) + 1 ? prefix_len(q) + 1 : t;
+}
+
+int synth_parity(synth_set *s, const laya_config *cfg, int max_len, uint64_t seed,
+                 layad_error *err)
+{
     if (max_len < 16)
         return layad_fail(err, 500, "synth_parity: max_len %d < 16", max_len);
     vocab v;
@@ -172,32 +203,7 @@ int synth_parity(synth_set *s, const laya_config *cfg, int max_len, uint64_t see
         make_state(&v, &r, json, st, max_len);
         for (int qi = 0; qi < nq; qi++, row++) {
             qshape q;
-            q.qtype = (row + si) % 3;
-            if (q.qtype == QTYPE_CHOICE)
-                q.n_opts = choice_opts[(row / 3) % n_choice];
-            else if (q.qtype == QTYPE_SCORE)
-                q.n_opts = 3 + (row / 3) % 3;
-            else
-                q.n_opts = 2;
-            q.instr_words = 1 + below(&r, 12);
-            for (int i = 0; i < q.n_opts; i++)
-                q.opt_words[i] = 1 + below(&r, 6);
-            if (si == 0 && qi == 0) { /* the shortest row: single option, 10 tokens */
-                q.qtype = QTYPE_CHOICE;
-                q.n_opts = 1;
-            }
-            if (prefix_len(&q) + 1 > target) { /* simplify before lengthening */
-                q.instr_words = si == 0 && qi == 0 ? 0 : 1;
-                for (int i = 0; i < q.n_opts; i++)
-                    q.opt_words[i] = 1;
-            }
-            while (prefix_len(&q) + 1 > max_len && q.n_opts > 1)
-                q.n_opts--;
-            int t = target;
-            if (si == 0 && qi == 0)
-                t = 10;
-            if (t < prefix_len(&q) + 1)
-                t = prefix_len(&q) + 1;
+            const int t = parity_question(&r, row, si, qi, target, max_len, &q);
             int32_t *ids = s->pool + used;
             int32_t *markers = ids + t + 1;
             int len = build_row(&v, &r, &q, st, max_len, t, ids, markers);
