@@ -1694,7 +1694,8 @@ int main(void)
     tcase_add_test(tc, test_rejects_bad_shapes);
     suite_add_tcase(s, tc);
     /* the split branch's and the small packs' kernels apart, a case each (CK_RUN_CASE=split, small or
-     * proj runs one alone: racecheck's host memory outgrows a machine's over the three together) */
+     * proj runs one alone, e.g. under a sanitizer: racecheck's host memory outgrew a 128 GB machine's
+     * on the split branch) */
     static const char *const own_names[] = {"split", "small", "proj"};
     const TTest *own_tests[] = {test_split_branch, test_gemm_small, test_proj_small};
     for (int i = 0; i < 3; i++) {
