@@ -135,30 +135,36 @@ __device__ __forceinline__ void units_of(const Gemm &g, int *u0, int *u1)
     *u1 = (int)(U * (blockIdx.x + 1) / gridDim.x);
 }
 
-/* Thread 0: this CTA's weights of GEMM g into buf. Packed (pack_kernel): unit u = s T + t
- * is 16 rows of Ks + 8 halves (the pad keeps ldmatrix free of bank conflicts), units in
- * order, so a CTA's run of units is one contiguous block and one bulk copy. */
-__device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
+/* This CTA's weights of GEMM g: their bytes, and where they start (*src). Packed
+ * (pack_kernel): unit u = s T + t is 16 rows of Ks + 8 halves (the pad keeps ldmatrix free of
+ * bank conflicts), units in order, so a CTA's run of units is one contiguous block. */
+__device__ uint32_t cta_weights(const Gemm &g, const char **src)
 {
     int u0, u1;
     units_of(g, &u0, &u1);
-    const uint32_t ub = 16u * (g.K / g.S * 2 + 16), bytes = (uint32_t)(u1 - u0) * ub;
+    const uint32_t ub = 16u * (g.K / g.S * 2 + 16);
+    *src = (const char *)g.W + (size_t)u0 * ub;
+    return (uint32_t)(u1 - u0) * ub;
+}
+
+/* Thread 0: this CTA's weights of GEMM g into buf, one bulk copy. */
+__device__ void prefetch(const Gemm &g, char *buf, uint64_t *bar)
+{
+    const char *src;
+    const uint32_t bytes = cta_weights(g, &src);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     mbar_arrive_tx(bar, bytes);
     if (bytes)
-        bulk_load(buf, (const char *)g.W + (size_t)u0 * ub, bytes, bar);
+        bulk_load(buf, src, bytes, bar);
 }
 
 /* Thread 0: this CTA's weights of GEMM g into the L2 only (no bytes come back to the SM). */
 __device__ void prefetch_l2(const Gemm &g)
 {
-    int u0, u1;
-    units_of(g, &u0, &u1);
-    const uint32_t ub = 16u * (g.K / g.S * 2 + 16), bytes = (uint32_t)(u1 - u0) * ub;
+    const char *src;
+    const uint32_t bytes = cta_weights(g, &src);
     if (bytes)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((const char *)g.W + (size_t)u0 * ub),
-                     "r"(bytes)
-                     : "memory");
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
 }
 
 /* The four k lanes' partials of each tile summed in a fixed order (kq 0 + 1 + 2 + 3)

@@ -340,6 +340,14 @@ static int answer_or_status(const char *body, const decide_opts *opts, char *fie
     return 200;
 }
 
+/* body answers with 200 under o (NULL: the defaults). */
+static void expect_ok(const char *body, const decide_opts *o)
+{
+    char f[256], *s;
+    ck_assert_int_eq(answer_or_status(body, o, f, &s), 200);
+    free(s);
+}
+
 /* `"state": ""` is a state of no tokens: the row is the question half and its closing [SEP]
  * ([CLS] head [SEP] opts [SEP] [SEP]), the usage says 0 state tokens, nothing truncated. */
 START_TEST(empty_state_is_a_state_of_no_tokens)
@@ -365,8 +373,7 @@ START_TEST(empty_state_is_a_state_of_no_tokens)
     ck_assert_msg(strstr(s, "\"state_tokens\": 0, \"state_tokens_dropped\": 0, \"truncated\": false"), "%s", s);
     free(s);
     /* the same in a batch, beside a state with tokens, and as the tail a list keeps */
-    ck_assert_int_eq(answer_or_status("{\"states\": [\"\", \"x\", \"\"], " Q1 "}", NULL, f, &s), 200);
-    free(s);
+    expect_ok("{\"states\": [\"\", \"x\", \"\"], " Q1 "}", NULL);
     ck_assert_int_eq(answer_or_status("{\"state\": \"\", \"max_len\": 8, " Q1 "}", NULL, f, &s), 422);
     ck_assert_str_eq(f, "questions.a.criteria");
 }
@@ -445,15 +452,6 @@ static void expect_refusal(const char *body, const decide_opts *opts, int status
                   err.msg, status, msg);
 }
 
-/* min_confidence, task, the hook refusals and the batch controls, as laya-serve answers them. */
-/* body answers with 200 under o. */
-static void expect_ok(const char *body, const decide_opts *o)
-{
-    char f[256], *s;
-    ck_assert_int_eq(answer_or_status(body, o, f, &s), 200);
-    free(s);
-}
-
 /* min_confidence: a float in [0, 1], or a non-empty map of bucket -> float. */
 static void serve_min_confidence(const decide_opts *o)
 {
@@ -518,6 +516,7 @@ static void serve_batch(const decide_opts *o)
     free(s);
 }
 
+/* min_confidence, task, the hook refusals and the batch controls, as laya-serve answers them. */
 START_TEST(laya_serve_controls)
 {
     static const char *const names[] = {"rl-agent", "laya", "jev-latest", NULL};

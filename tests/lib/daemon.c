@@ -447,6 +447,7 @@ int td_promtool(const char *body, size_t len, char **out)
         if (f)
             fclose(f);
         unlink(path);
+        *out = strdup("cannot write the exposition into /tmp");
         return 127;
     }
     fclose(f);
