@@ -53,7 +53,7 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
  * fewer a residual branch: the LayerNorm's launch, wait and drain cost 2.8 us in
  * the graph at 83 tokens (bench/results/experiments/, the ablation of 2026-12-04),
  * a barrier ~1 us (persistent/). The barrier needs every block resident at once:
- * the grid is at most one block an SM (kn_gemm_split_small_ln_ok), and with coop
+ * the grid has no more blocks than the device has SMs (kn_gemm_split_small_ln_ok), and with coop
  * the launch is cooperative, so that the driver guarantees it whatever else runs.
  */
 
@@ -170,7 +170,8 @@ extern "C" int kn_gemm_split_small_ln_ok(kn_dtype wdt, const void *X, const void
     return kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S) && N <= 4 * SO_LN_CH * 32 * SO_WARPS && N % 128 == 0 &&
            r && w && bar && (y16 || y32) && kn_layernorm_parts_ok(r, (const float *)Y, (long)M * N, S, bb, w, b, y16,
                                                                   y32, N) &&
-           !kn_dev_info(&d) && (N / SO_NT) * S <= d.sms;
+           !kn_dev_info(&d) && (N / SO_NT) * S <= d.sms &&
+           so_smem((M + 15) / 16, K / S) + sizeof(double[2][32]) <= (size_t)d.smem_optin; /* and the sums' */
 }
 
 extern "C" int kn_gemm_split_small_ln(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M,
@@ -180,7 +181,7 @@ extern "C" int kn_gemm_split_small_ln(kn_stream ks, const void *X, const void *W
     KN_REQUIRE(!y16 || ydt == wdt, "y16 must have W's dtype");
     KN_REQUIRE(kn_gemm_split_small_ln_ok(wdt, X, W, Y, M, N, K, S, r, bb, w, b, y16, y32, bar),
                "small split product with its LayerNorm: needs what kn_gemm_split_small and kn_layernorm_parts "
-               "need, N % 128 == 0, N <= 1024, a barrier, and at most one block an SM");
+               "need, N % 128 == 0, N <= 1024, a barrier, and no more blocks than SMs");
     const so_ln ln = {r, bb, w, b, y16, y32, eps, bar};
     int rc;
     KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {

@@ -32,7 +32,7 @@ PY
 CK_RUN_CASE=small timeout 150 "$cs" --tool memcheck "$B/gpu_kernels" > "$W/mc-small.log" 2>&1
 echo "memcheck small exit $? $((SECONDS-t0)) s: $(grep -hE 'ERROR SUMMARY|Checks' "$W/mc-small.log" | tr '\n' ' ')"
 for c in small vs_cpu; do
-  left=$((575 - (SECONDS - t0))); lim=150; [ $lim -le $left ] || lim=$left; [ $lim -ge 30 ] || break
+  left=$((420 - (SECONDS - t0))); lim=150; [ $lim -le $left ] || lim=$left; [ $lim -ge 30 ] || break
   LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$c timeout $lim "$cs" --tool racecheck "$B/gpu_kernels_rc" > "$W/rc-$c.log" 2>&1
   echo "racecheck $c exit $? $((SECONDS-t0)) s: $(grep -hE 'RACECHECK SUMMARY|Checks' "$W/rc-$c.log" | tr '\n' ' ')"
   grep -oE 'Race reported between [A-Za-z]+ access at [A-Za-z0-9_<>:, ]+\+0x' "$W/rc-$c.log" | sed 's/+0x$//' |
