@@ -105,19 +105,8 @@ __device__ __forceinline__ void ln_row_vec(float *rr, const TX *xx, const float4
     const float rstd = (float)rsqrt(ln_warp_sum(ss) * inv_d + (double)eps);
 #pragma unroll
     for (int c = 0; c < CAP; c++)
-        if (c < nc) {
-            const int d = 4 * lane + 128 * c;
-            float4 o = make_float4(v[c].x * rstd * ww[c].x, v[c].y * rstd * ww[c].y, v[c].z * rstd * ww[c].z,
-                                   v[c].w * rstd * ww[c].w);
-            if (b) {
-                const float4 bb = *reinterpret_cast<const float4 *>(b + d);
-                o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
-            }
-            if (y16)
-                ln_store4(y16 + (size_t)m * D + d, o);
-            if (y32)
-                *reinterpret_cast<float4 *>(y32 + (size_t)m * D + d) = o;
-        }
+        if (c < nc)
+            ln_out4(v[c], rstd, ww[c], b, 4 * lane + 128 * c, y16, y32, (size_t)m * D);
 }
 
 /*

@@ -30,6 +30,23 @@ template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
     *reinterpret_cast<uint2 *>(p) = u;
 }
 
+/* A LayerNorm's last step for columns [d, d + 4): o = u rstd w (+ b[d]) to y16 and / or y32
+ * at off + d. */
+template <typename TY>
+__device__ __forceinline__ void ln_out4(float4 u, float rstd, float4 w, const float *b, int d, TY *y16, float *y32,
+                                       size_t off)
+{
+    float4 o = make_float4(u.x * rstd * w.x, u.y * rstd * w.y, u.z * rstd * w.z, u.w * rstd * w.w);
+    if (b) {
+        const float4 c = *reinterpret_cast<const float4 *>(b + d);
+        o.x += c.x, o.y += c.y, o.z += c.z, o.w += c.w;
+    }
+    if (y16)
+        ln_store4(y16 + off + d, o);
+    if (y32)
+        *reinterpret_cast<float4 *>(y32 + off + d) = o;
+}
+
 /* The row's D / 128 chunk groups' sums of v, added in group order (every thread gets it); a
  * thread's chunks j < n hold values (n is the same across a warp). red holds a double per group
  * and serves one sum only (no barrier before its writes). */
@@ -127,21 +144,9 @@ __device__ __forceinline__ void lnp_row(const lnp_chunks &ch, float4 (&v)[CH], c
     }
     const float rstd = (float)rsqrt(lnp_block_sum<CH>(q, ch.n, ch.groups, red[1]) * inv_d + (double)eps);
 #pragma unroll
-    for (int j = 0; j < CH; j++) {
-        if (j >= ch.n)
-            continue;
-        const int d = ch.d(j);
-        float4 o = make_float4(u[j].x * rstd * ww[j].x, u[j].y * rstd * ww[j].y, u[j].z * rstd * ww[j].z,
-                               u[j].w * rstd * ww[j].w);
-        if (b) {
-            const float4 c = *reinterpret_cast<const float4 *>(b + d);
-            o.x += c.x, o.y += c.y, o.z += c.z, o.w += c.w;
-        }
-        if (y16)
-            ln_store4(y16 + off + d, o);
-        if (y32)
-            *reinterpret_cast<float4 *>(y32 + off + d) = o;
-    }
+    for (int j = 0; j < CH; j++)
+        if (j < ch.n)
+            ln_out4(u[j], rstd, ww[j], b, ch.d(j), y16, y32, off);
 }
 
 #endif

@@ -348,13 +348,20 @@ static void expect_three_same(laya_backend *a, laya_backend *b, const synth_set 
     fwd_out_free(&f);
 }
 
-/* A backend warming the bucket of sh with split_ln as given (cuBLASLt untimed, as in make_paths). */
-static laya_backend *make_split_ln(const cuda_bucket *sh, int split_ln)
+/* The default options, warming only the bucket of shape sh. */
+static cuda_backend_opts one_bucket_opts(const cuda_bucket *sh)
 {
     cuda_backend_opts o;
     cuda_backend_opts_default(&o);
     o.warm = sh;
     o.n_warm = 1;
+    return o;
+}
+
+/* A backend warming the bucket of sh with split_ln as given (cuBLASLt untimed, as in make_paths). */
+static laya_backend *make_split_ln(const cuda_bucket *sh, int split_ln)
+{
+    cuda_backend_opts o = one_bucket_opts(sh);
     o.gemm_tune = 0;
     o.split_ln = split_ln;
     return create(&o);
@@ -430,10 +437,7 @@ END_TEST
 /* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
 static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
 {
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.warm = sh;
-    o.n_warm = 1;
+    cuda_backend_opts o = one_bucket_opts(sh);
     o.att_pack_tokens = att_pack_tokens;
     return create(&o);
 }
