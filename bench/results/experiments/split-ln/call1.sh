@@ -1,23 +1,27 @@
 # bench/results/experiments/split-ln/call1.sh - the split product with the LayerNorm over its parts in one launch
 # (kn_gemm_split_small_ln, cuda_backend_opts.split_ln: 1 plain, 2 cooperative): the suites (their new cases compare
-# it bit for bit with the two launches), the forward at the small buckets against the same binary without it (and
-# the session's start, layad-dev-base, 5360154), English fp16 parity with and without it (the same report expected),
-# then the new kernel under memcheck and racecheck (the `small` case), and racecheck's vs_cpu case again with every
-# hazard's kernel counted (racecheck-own/call2 kept only its first 30 KB). Each step after the forward runs only if
-# it fits what is left of DL seconds (default 360; the device time left decides). Stage: make racecheck-build; cp
-# build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; cp /tmp/base/build/layad-dev build/base/layad-dev-base;
-# scripts/device/prep build/tests/gpu_kernels build/tests/gpu_backend_cuda build/rc/gpu_kernels_rc
-# build/base/layad-dev-base; carry .carry.
+# it bit for bit with the two launches); the forward at the small buckets against the same binary without it, and
+# against the session's start (layad-dev-base, 5360154); s96: with it, the own split products at the 96-token bucket
+# of 1x83 (5% slower than cuBLASLt there without it, racecheck-own/call2); English fp16 parity with and without it
+# (the same report expected); the new kernel under memcheck and racecheck (the `small` case); racecheck's vs_cpu
+# case again with every hazard's kernel counted (racecheck-own/call2 kept only its first 30 KB). Each step after the
+# suites runs only if it fits what is left of DL seconds (default 360; the device time left decides). Stage: make
+# racecheck-build; cp build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc; cp /tmp/base/build/layad-dev
+# build/base/layad-dev-base; scripts/device/prep build/tests/gpu_kernels build/tests/gpu_backend_cuda
+# build/rc/gpu_kernels_rc build/base/layad-dev-base; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 DL=${DL:-360}; left() { echo $((DL - (SECONDS - t0))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 run_suites
 grep -hE 'split_ln|skipped' "$W/kernels.log" "$W/backend.log" | head -8
 sh=1x16,1x30,1x40,1x60,1x83
-for r in off on coop off2 on2 base; do
+for r in off on coop s96 off2 on2 base; do
   [ "$(left)" -ge 60 ] || break
   bin=$B/layad-dev; f=()
-  case $r in base) bin=$B/layad-dev-base ;; off*) f=(--split-ln 0) ;; on*) f=(--split-ln 1) ;; coop*) f=(--split-ln 2) ;; esac
+  case $r in
+  base) bin=$B/layad-dev-base ;; off*) f=(--split-ln 0) ;; on*) f=(--split-ln 1) ;; coop*) f=(--split-ln 2) ;;
+  s96) f=(--split-ln 1 --small-gemm-tokens 96) ;;
+  esac
   timeout 60 "$bin" bench --model "$W/english" --shapes $sh "${f[@]}" --commit "$LAYAD_COMMIT ($r)" \
     --out "$W/forward-$r.json" 2> "$W/bench-$r.err" | grep -E "^ +[0-9]+x" | sed "s/^/$r /"
   [ "${PIPESTATUS[0]}" = 0 ] || { echo "bench $r failed"; tail -3 "$W/bench-$r.err"; }
