@@ -125,7 +125,7 @@ split_small_ln_kernel(const T *__restrict__ X, const T *__restrict__ W, float *_
             so_grid_sync(ln.bar);
         else
             __syncthreads(); /* red is free again */
-        lnp_row<T, SO_LN_CH>(ch, v, ww, pb, ln.bb != NULL, P, (int)gridDim.y, (long)M * D, ln.r, ln.b,
+        lnp_row<T, SO_LN_CH, true>(ch, v, ww, pb, ln.bb != NULL, P, (int)gridDim.y, (long)M * D, ln.r, ln.b,
                               (T *)ln.y16, ln.y32, off, inv_d, ln.eps, red);
     }
     if (blk >= M) /* blocks without a row still arrive */

@@ -334,7 +334,7 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
                        const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
 {
     __shared__ double red[2][32];
-    const lnp_chunks ch(D); /* one chunk a thread: D / 4 threads */
+    const lnp_chunks ch = lnp_chunks::one(); /* D / 4 threads */
     const int d = ch.d(0);
     float4 ww[1], pb[1], v[1];
     lnp_weights<1>(ch, w, bb, ww, pb); /* before the wait */
@@ -346,7 +346,7 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
     kn_pdl_trigger_small(gridDim.x); /* a block a row */
     if (!rows)
         v[0] = *reinterpret_cast<const float4 *>(r + off + d);
-    lnp_row<TY, 1>(ch, v, ww, pb, bb != NULL, parts, S, stride, r, b, y16, y32, off, inv_d, eps, red);
+    lnp_row<TY, 1, false>(ch, v, ww, pb, bb != NULL, parts, S, stride, r, b, y16, y32, off, inv_d, eps, red);
 }
 
 extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,

@@ -68,7 +68,8 @@ __device__ __forceinline__ double lnp_block_sum(const double (&v)[CH], int n, in
     return t;
 }
 
-/* The chunks of the row a thread owns: chunk j at column d(j) = 4 (t + j blockDim.x), for j < n. */
+/* The chunks of the row a thread owns: chunk j at column d(j) = 4 (t + j blockDim.x), for j < n.
+ * one(): the one-chunk form (D / 4 threads: a group a warp), n a constant the compiler folds. */
 struct lnp_chunks {
     int n, groups;
     __device__ __forceinline__ lnp_chunks(int D)
@@ -77,6 +78,8 @@ struct lnp_chunks {
         n = c > 0 ? (c + b - 1) / b : 0;
         groups = D / 128;
     }
+    __device__ __forceinline__ lnp_chunks(int n1, int g) : n(n1), groups(g) {}
+    static __device__ __forceinline__ lnp_chunks one() { return lnp_chunks(1, ((int)blockDim.x + 31) / 32); }
     __device__ __forceinline__ int d(int j) const { return 4 * ((int)threadIdx.x + j * (int)blockDim.x); }
 };
 
@@ -96,11 +99,11 @@ __device__ __forceinline__ void lnp_weights(const lnp_chunks &ch, const float *w
 /*
  * Row m (at off = m D) from its residual v (read by the caller): r[m] = v + ((p[0] + p[1]) +
  * ...) + p[S-1] (+ bb), then y16 / y32 = LN(r[m]) w (+ b). The parts' loads are issued
- * together, after v's, and skip L1 (the split kernel's phase reads parts other blocks wrote in
- * the same launch). The statistics and why they take this form: above layernorm_parts_kernel;
- * 1 / D is formed by the caller (before the wait).
+ * together, after v's; FRESH: they skip L1 (the split kernel's phase reads parts that other
+ * blocks wrote in the same launch). The statistics and why they take this form: above
+ * layernorm_parts_kernel; 1 / D is formed by the caller (before the wait).
  */
-template <typename TY, int CH>
+template <typename TY, int CH, bool FRESH>
 __device__ __forceinline__ void lnp_row(const lnp_chunks &ch, float4 (&v)[CH], const float4 (&ww)[CH],
                                         const float4 (&pb)[CH], bool has_bb, const float *parts, int S, long stride,
                                         float *r, const float *b, TY *y16, float *y32, size_t off, double inv_d,
@@ -112,7 +115,10 @@ __device__ __forceinline__ void lnp_row(const lnp_chunks &ch, float4 (&v)[CH], c
 #pragma unroll
         for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
             if (j < ch.n && s < S)
-                p[j][s] = __ldcg(reinterpret_cast<const float4 *>(parts + s * stride + off + ch.d(j)));
+            {
+                const float4 *q = reinterpret_cast<const float4 *>(parts + s * stride + off + ch.d(j));
+                p[j][s] = FRESH ? __ldcg(q) : *q;
+            }
     double t[CH];
 #pragma unroll
     for (int j = 0; j < CH; j++) {
