@@ -118,7 +118,7 @@ split_small_ln_kernel(const T *__restrict__ X, const T *__restrict__ W, float *_
     for (int m = blk, first = 1; m < M; m += G, first = 0) {
         const size_t off = (size_t)m * D;
 #pragma unroll
-        for (int j = 0; j < SO_LN_CH; j++) /* the residual: written two or more launches back */
+        for (int j = 0; j < SO_LN_CH; j++) /* the residual: past the wait; no block writes it before the barrier */
             if (j < ch.n)
                 v[j] = *reinterpret_cast<const float4 *>(ln.r + off + ch.d(j));
         if (first)

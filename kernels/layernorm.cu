@@ -106,7 +106,7 @@ __device__ __forceinline__ void ln_row_vec(float *rr, const TX *xx, const float4
 #pragma unroll
     for (int c = 0; c < CAP; c++)
         if (c < nc)
-            ln_out4(v[c], rstd, ww[c], b, 4 * lane + 128 * c, y16, y32, (size_t)m * D);
+            ln_out4<false>(v[c], rstd, ww[c], b, 4 * lane + 128 * c, y16, y32, (size_t)m * D);
 }
 
 /*

@@ -31,15 +31,20 @@ template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
 }
 
 /* A LayerNorm's last step for columns [d, d + 4): o = u rstd w (+ b[d]) to y16 and / or y32
- * at off + d. */
-template <typename TY>
+ * at off + d. ROUND2: the bias added as its own rounding (__fadd_rn), as the LayerNorm over parts
+ * has always rounded it; left alone, the compiler fuses that add into the last multiply in some
+ * callers and not in others (the warp-row form's fused rounding stays as it was). */
+template <bool ROUND2, typename TY>
 __device__ __forceinline__ void ln_out4(float4 u, float rstd, float4 w, const float *b, int d, TY *y16, float *y32,
                                        size_t off)
 {
     float4 o = make_float4(u.x * rstd * w.x, u.y * rstd * w.y, u.z * rstd * w.z, u.w * rstd * w.w);
     if (b) {
         const float4 c = *reinterpret_cast<const float4 *>(b + d);
-        o.x += c.x, o.y += c.y, o.z += c.z, o.w += c.w;
+        if (ROUND2)
+            o = make_float4(__fadd_rn(o.x, c.x), __fadd_rn(o.y, c.y), __fadd_rn(o.z, c.z), __fadd_rn(o.w, c.w));
+        else
+            o.x += c.x, o.y += c.y, o.z += c.z, o.w += c.w;
     }
     if (y16)
         ln_store4(y16 + off + d, o);
@@ -152,7 +157,7 @@ __device__ __forceinline__ void lnp_row(const lnp_chunks &ch, float4 (&v)[CH], c
 #pragma unroll
     for (int j = 0; j < CH; j++)
         if (j < ch.n)
-            ln_out4(u[j], rstd, ww[j], b, ch.d(j), y16, y32, off);
+            ln_out4<true>(u[j], rstd, ww[j], b, ch.d(j), y16, y32, off);
 }
 
 #endif

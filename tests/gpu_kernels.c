@@ -641,8 +641,8 @@ START_TEST(test_gemm_small)
     ck_assert_int_eq(kn_gemm_split_small(KS0, p, p, dt, f, 128, 1024, 16384, 1), -1); /* the tiles do not fit */
     /* with its LayerNorm: D past 1024 or not a multiple of 128, no barrier, no output, a grid past the SMs */
     unsigned *bar = (unsigned *)256;
-    ck_assert_int_eq(kn_gemm_split_small_ln(KS0, p, p, dt, f, 4, 2048, 2048, 4, f, NULL, f, NULL, p, dt, NULL, 1e-5f,
-                                            bar, 0), -1);
+    ck_assert_int_eq(kn_gemm_split_small_ln(KS0, p, p, dt, f, 4, 2048, 2048, 2, f, NULL, f, NULL, p, dt, NULL, 1e-5f,
+                                            bar, 0), -1); /* 128 blocks, but D past 1024 */
     ck_assert_int_eq(kn_gemm_split_small_ln(KS0, p, p, dt, f, 4, 96, 640, 4, f, NULL, f, NULL, p, dt, NULL, 1e-5f,
                                             bar, 0), -1);
     ck_assert_int_eq(kn_gemm_split_small_ln(KS0, p, p, dt, f, 4, 1024, 1024, 4, f, NULL, f, NULL, p, dt, NULL, 1e-5f,
