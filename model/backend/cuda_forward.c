@@ -203,8 +203,7 @@ static int branch_ln(cuda_backend *b, const void *X, const void *W, float *r, in
     const int S = branch_parts(b, X, W, M, K);
     if (b->o.split_ln && S > 1 && small_bucket(b) &&
         kn_gemm_split_small_ln_ok(b->dt, X, W, a->o, M, b->D, K, S, r, NULL, w, NULL, y16, y32, a->bar)) {
-        if (!b->prepare_only)
-            KN(kn_gemm_split_small_ln(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S, r, NULL, w, NULL, y16, b->dt,
+        LAUNCH(kn_gemm_split_small_ln(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S, r, NULL, w, NULL, y16, b->dt,
                                       y32, eps, a->bar, b->o.split_ln == 2));
         return 0;
     }
