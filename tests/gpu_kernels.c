@@ -584,8 +584,8 @@ static void run_split_case(kn_gemm_ctx *ctx, kn_dtype dt, int M, int D, int K, i
     expect_close(what, gy, ref, MD, 2 * unit_roundoff(dt), 1e-5f, NULL);
     if (!ctx && D <= 1024) /* the own product's LayerNorm in its launch */
         check_split_ln(dt, dX, dW, M, D, K, S, R0, biased ? dbb : NULL, dw, biased ? dlb : NULL, g, gr, gy);
-    free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(R0), free(w), free(sum), free(gr), free(gy),
-        free(bb), free(lb);
+    free(X), free(W), free(g), free(g2), free(ref), free(tol), free(R), free(R0), free(w), free(sum), free(gr);
+    free(gy), free(bb), free(lb);
 }
 
 /* The own kernel's parts of a row do not depend on M: rows [0, m) of an [M, K] product equal
