@@ -53,8 +53,9 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
  * fewer a residual branch: the LayerNorm's launch, wait and drain cost 2.8 us in
  * the graph at 83 tokens (bench/results/experiments/, the ablation of 2026-12-04),
  * a barrier ~1 us (persistent/). The barrier needs every block resident at once:
- * the grid has no more blocks than the device has SMs (kn_gemm_split_small_ln_ok), and with coop
- * the launch is cooperative, so that the driver guarantees it whatever else runs.
+ * the grid has no more blocks than the device has SMs (kn_gemm_split_small_ln_ok),
+ * and with coop the launch is cooperative, so that the driver guarantees it
+ * whatever else runs.
  */
 
 /* Every block of the grid arrives, then leaves once all have; reusable launch
@@ -126,7 +127,7 @@ split_small_ln_kernel(const T *__restrict__ X, const T *__restrict__ W, float *_
         else
             __syncthreads(); /* red is free again */
         lnp_row<T, SO_LN_CH, true>(ch, v, ww, pb, ln.bb != NULL, P, (int)gridDim.y, (long)M * D, ln.r, ln.b,
-                              (T *)ln.y16, ln.y32, off, inv_d, ln.eps, red);
+                                   (T *)ln.y16, ln.y32, off, inv_d, ln.eps, red);
     }
     if (blk >= M) /* blocks without a row still arrive */
         so_grid_sync(ln.bar);

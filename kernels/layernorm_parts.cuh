@@ -119,8 +119,7 @@ __device__ __forceinline__ void lnp_row(const lnp_chunks &ch, float4 (&v)[CH], c
     for (int j = 0; j < CH; j++)
 #pragma unroll
         for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
-            if (j < ch.n && s < S)
-            {
+            if (j < ch.n && s < S) {
                 const float4 *q = reinterpret_cast<const float4 *>(parts + s * stride + off + ch.d(j));
                 p[j][s] = FRESH ? __ldcg(q) : *q;
             }
