@@ -220,21 +220,6 @@ int kn_gemm_split_small_ok(kn_dtype wdt, const void *X, const void *W, const voi
 int kn_gemm_split_small(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,
                         int S);
 
-/* kn_gemm_split_small, then in the same launch kn_layernorm_parts over its S
- * parts (Y, part stride M N): r += the parts' sum (+ bb), y16 (W's dtype ydt) and / or y32 =
- * LN(r) w (+ b), D = N; the same bits as the two launches. The blocks meet at a
- * grid-wide barrier in bar (two unsigned, zeroed once before the first launch,
- * one per stream), so the grid ((N / 32) S blocks) must fit the device's SMs one
- * each; with coop the launch is cooperative. Needs kn_gemm_split_small_ok,
- * kn_layernorm_parts_ok, N % 128 == 0 and N <= 1024 (kn_gemm_split_small_ln_ok).
- * Returns -1 when refused. */
-int kn_gemm_split_small_ln_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N, int K, int S,
-                              const float *r, const float *bb, const float *w, const float *b, const void *y16,
-                              const float *y32, const unsigned *bar);
-int kn_gemm_split_small_ln(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M, int N, int K,
-                           int S, float *r, const float *bb, const float *w, const float *b, void *y16, kn_dtype ydt,
-                           float *y32, float eps, unsigned *bar, int coop);
-
 /* Which path kn_gemm takes for these arguments: 1 cuBLASLt, 0 own kernel. */
 int kn_gemm_uses_cublaslt(kn_dtype xdt, kn_dtype wdt, kn_dtype ydt, const void *X,
                           const void *W, const void *Y, int N, int K, int epi);

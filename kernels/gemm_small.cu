@@ -33,7 +33,6 @@
  * kernel, were slower and are not built.
  */
 #include "kernels/gemm_small.cuh"
-#include "kernels/layernorm_parts.cuh"
 
 template <typename T, int MT>
 __global__ void __launch_bounds__(32 * SO_WARPS, 1)
@@ -45,94 +44,6 @@ split_small_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__re
     });
 }
 
-/*
- * The split product with the LayerNorm over its parts in the same launch
- * (kn_gemm_split_small_ln): once every block has stored its part, a grid-wide
- * barrier, then block b takes rows b, b + G, ... (G blocks) through the LayerNorm
- * over parts, as kernels/layernorm.cu's kernel does them (same bits). One launch
- * fewer a residual branch: the LayerNorm's launch, wait and drain cost 2.8 us in
- * the graph at 83 tokens (bench/results/experiments/, the ablation of 2026-12-04),
- * a barrier ~1 us (persistent/). The barrier needs every block resident at once:
- * the grid has no more blocks than the device has SMs (kn_gemm_split_small_ln_ok),
- * and with coop the launch is cooperative, so that the driver guarantees it
- * whatever else runs.
- */
-
-/* Every block of the grid arrives, then leaves once all have; reusable launch
- * after launch: bar[0] counts arrivals and the last one resets it before it
- * advances the generation bar[1], which the others wait on. A block reads the
- * generation before it arrives, so the last arrival cannot have advanced it yet.
- * A barrier that never completes (a grid not resident at once) traps instead of
- * hanging the stream. */
-__device__ __forceinline__ void so_grid_sync(unsigned *bar)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned n = gridDim.x * gridDim.y;
-        unsigned gen, old;
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(gen) : "l"(bar + 1) : "memory");
-        __threadfence(); /* the block's parts, stored by all its threads before the barrier above */
-        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(bar) : "memory");
-        if (old == n - 1) {
-            asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(bar) : "memory");
-            asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(bar + 1), "r"(gen + 1) : "memory");
-        } else {
-            unsigned g, polls = 0;
-            do {
-                if (++polls > (1u << 28))
-                    __trap();
-                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(g) : "l"(bar + 1) : "memory");
-            } while (g == gen);
-        }
-    }
-    __syncthreads();
-}
-
-/* The LayerNorm's arguments (kn_layernorm_parts'). */
-struct so_ln {
-    float *r;
-    const float *bb, *w, *b;
-    void *y16;
-    float *y32;
-    float eps;
-    unsigned *bar;
-};
-
-#define SO_LN_CH 2 /* chunks of 4 columns a thread: D <= 4 SO_LN_CH 32 SO_WARPS */
-
-template <typename T, int MT>
-__global__ void __launch_bounds__(32 * SO_WARPS, 1)
-split_small_ln_kernel(const T *__restrict__ X, const T *__restrict__ W, float *__restrict__ P, int M, int K,
-                      so_ln ln)
-{
-    extern __shared__ __align__(128) unsigned char sm[];
-    __shared__ double red[2][32];
-    const int D = (int)gridDim.x * SO_NT, G = (int)(gridDim.x * gridDim.y);
-    const int blk = (int)(blockIdx.y * gridDim.x + blockIdx.x);
-    const lnp_chunks ch(D);
-    float4 ww[SO_LN_CH], pb[SO_LN_CH], v[SO_LN_CH];
-    lnp_weights<SO_LN_CH>(ch, ln.w, ln.bb, ww, pb); /* weights: before the wait */
-    so_split_block<T, MT, true>(sm, W, P, M, K, [&](unsigned char *x, uint64_t *bar, int Ks, int s) {
-        so_load_x_bulk<T>(X, x, bar, M, K, Ks, s);
-    });
-    const double inv_d = 1.0 / (double)D;
-    for (int m = blk, first = 1; m < M; m += G, first = 0) {
-        const size_t off = (size_t)m * D;
-#pragma unroll
-        for (int j = 0; j < SO_LN_CH; j++) /* the residual: past the wait; no block writes it before the barrier */
-            if (j < ch.n)
-                v[j] = *reinterpret_cast<const float4 *>(ln.r + off + ch.d(j));
-        if (first)
-            so_grid_sync(ln.bar);
-        else
-            __syncthreads(); /* red is free again */
-        lnp_row<T, SO_LN_CH, true>(ch, v, ww, pb, ln.bb != NULL, P, (int)gridDim.y, (long)M * D, ln.r, ln.b,
-                                   (T *)ln.y16, ln.y32, off, inv_d, ln.eps, red);
-    }
-    if (blk >= M) /* blocks without a row still arrive */
-        so_grid_sync(ln.bar);
-}
-
 template <typename T, int MT>
 static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S)
 {
@@ -142,55 +53,6 @@ static int so_launch(kn_stream ks, const void *X, const void *W, float *Y, int M
     const cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem,
                                              ks.s, 1, ks.s && ks.pdl);
     KN_CUDA(cudaLaunchKernelEx(&cfg, split_small_kernel<T, MT>, (const T *)X, (const T *)W, Y, M, K));
-    return 0;
-}
-
-template <typename T, int MT>
-static int so_ln_launch(kn_stream ks, const void *X, const void *W, float *Y, int M, int N, int K, int S,
-                        const so_ln &ln, int coop)
-{
-    const size_t smem = so_smem(MT, K / S);
-    auto kern = split_small_ln_kernel<T, MT>;
-    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cudaLaunchAttribute at[2];
-    cudaLaunchConfig_t cfg = so_config(at, dim3((unsigned)(N / SO_NT), (unsigned)S), dim3(32 * SO_WARPS), smem, ks.s,
-                                       1, ks.s && ks.pdl);
-    if (coop) { /* in place of the cluster attribute (clusters of one) */
-        at[0].id = cudaLaunchAttributeCooperative;
-        at[0].val.cooperative = 1;
-    }
-    KN_CUDA(cudaLaunchKernelEx(&cfg, kern, (const T *)X, (const T *)W, Y, M, K, ln));
-    return 0;
-}
-
-extern "C" int kn_gemm_split_small_ln_ok(kn_dtype wdt, const void *X, const void *W, const void *Y, int M, int N,
-                                         int K, int S, const float *r, const float *bb, const float *w,
-                                         const float *b, const void *y16, const float *y32, const unsigned *bar)
-{
-    kn_dev d;
-    return kn_gemm_split_small_ok(wdt, X, W, Y, M, N, K, S) && N <= 4 * SO_LN_CH * 32 * SO_WARPS && N % 128 == 0 &&
-           r && w && bar && (y16 || y32) && kn_layernorm_parts_ok(r, (const float *)Y, (long)M * N, S, bb, w, b, y16,
-                                                                  y32, N) &&
-           !kn_dev_info(&d) && (N / SO_NT) * S <= d.sms &&
-           so_smem((M + 15) / 16, K / S) + sizeof(double[2][32]) <= (size_t)d.smem_optin; /* and the sums' */
-}
-
-extern "C" int kn_gemm_split_small_ln(kn_stream ks, const void *X, const void *W, kn_dtype wdt, float *Y, int M,
-                                      int N, int K, int S, float *r, const float *bb, const float *w, const float *b,
-                                      void *y16, kn_dtype ydt, float *y32, float eps, unsigned *bar, int coop)
-{
-    KN_REQUIRE(!y16 || ydt == wdt, "y16 must have W's dtype");
-    KN_REQUIRE(kn_gemm_split_small_ln_ok(wdt, X, W, Y, M, N, K, S, r, bb, w, b, y16, y32, bar),
-               "small split product with its LayerNorm: needs what kn_gemm_split_small and kn_layernorm_parts "
-               "need, N % 128 == 0, N <= 1024, a barrier, and no more blocks than SMs");
-    const so_ln ln = {r, bb, w, b, y16, y32, eps, bar};
-    int rc;
-    KN_DISPATCH16(wdt, T, rc = so_on_mt(M, [&](auto mt) {
-        return so_ln_launch<T, decltype(mt)::value>(ks, X, W, Y, M, N, K, S, ln, coop);
-    }));
-    if (rc)
-        return -1;
-    KN_LAUNCHED();
     return 0;
 }
 

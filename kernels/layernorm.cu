@@ -30,13 +30,30 @@
  * (every element is read and written by the same lane, so y may alias r or x).
  */
 #include "kernels/cuda_util.cuh"
-#include "kernels/layernorm_parts.cuh"
 
 #define LN_ROWS 8     /* rows (warps) per block at most */
 #define LN_MAXC 12    /* fast path: D <= 128 * LN_MAXC */
 
 /* r as is; r += x[m]; r = table[ids[m]]; r += table[ids[m]] (the head's type embedding). */
 enum { LN_PLAIN = 0, LN_RESID = 1, LN_EMBED = 2, LN_ADDROW = 3 };
+
+__device__ __forceinline__ double ln_warp_sum(double v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename T> __device__ __forceinline__ void ln_store4(T *p, float4 v)
+{
+    typedef typename kn_pair<T>::type P;
+    uint2 u;
+    P *h = reinterpret_cast<P *>(&u);
+    h[0] = kn_pack<T>(v.x, v.y);
+    h[1] = kn_pack<T>(v.z, v.w);
+    *reinterpret_cast<uint2 *>(p) = u;
+}
 
 /* 4 consecutive elements of a 16-bit or fp32 row (8- or 16-byte access). */
 template <typename T> __device__ __forceinline__ float4 ln_load4(const T *p)
@@ -105,8 +122,19 @@ __device__ __forceinline__ void ln_row_vec(float *rr, const TX *xx, const float4
     const float rstd = (float)rsqrt(ln_warp_sum(ss) * inv_d + (double)eps);
 #pragma unroll
     for (int c = 0; c < CAP; c++)
-        if (c < nc)
-            ln_out4<false>(v[c], rstd, ww[c], b, 4 * lane + 128 * c, y16, y32, (size_t)m * D);
+        if (c < nc) {
+            const int d = 4 * lane + 128 * c;
+            float4 o = make_float4(v[c].x * rstd * ww[c].x, v[c].y * rstd * ww[c].y, v[c].z * rstd * ww[c].z,
+                                   v[c].w * rstd * ww[c].w);
+            if (b) {
+                const float4 bb = *reinterpret_cast<const float4 *>(b + d);
+                o.x += bb.x, o.y += bb.y, o.z += bb.z, o.w += bb.w;
+            }
+            if (y16)
+                ln_store4(y16 + (size_t)m * D + d, o);
+            if (y32)
+                *reinterpret_cast<float4 *>(y32 + (size_t)m * D + d) = o;
+        }
 }
 
 /*
@@ -301,6 +329,64 @@ extern "C" int kn_type_emb_layernorm(kn_stream ks, float *r, const float *type_e
 
 /* ---- the residual branch as split-K partial products ------------------------ */
 
+/* v summed over the block's threads (every thread gets it); red holds one double per
+ * warp and serves one sum only (no barrier before its writes). */
+__device__ __forceinline__ double lnp_block_sum(double v, double *red)
+{
+    const int nw = (blockDim.x + 31) / 32;
+    const double s = ln_warp_sum(v);
+    if (threadIdx.x % 32 == 0)
+        red[threadIdx.x / 32] = s;
+    __syncthreads();
+    double t = 0.0;
+    for (int i = 0; i < nw; i++) /* the same order in every thread: one value for all */
+        t += red[i];
+    return t;
+}
+
+/*
+ * Row m (at off = m D) from its residual v (read by the caller), thread t owning
+ * columns d = [4t, 4t + 4): r[m] = v + ((p[0] + p[1]) + ...) + p[S-1] (+ bb), then
+ * y16 / y32 = LN(r[m]) w (+ b). The parts' loads are issued together, after v's.
+ * The statistics and why they take this form: below, above layernorm_parts_kernel;
+ * 1 / D is formed by the caller (before the wait).
+ */
+template <typename TY>
+__device__ __forceinline__ void lnp_row(float4 v, float4 ww, float4 pb, const float *bb, const float *parts, int S,
+                                        long stride, float *r, const float *b, TY *y16, float *y32, size_t off,
+                                        int d, double inv_d, float eps, double (*red)[32])
+{
+    float4 p[KN_GEMM_SPLIT_MAX];
+#pragma unroll
+    for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
+        if (s < S)
+            p[s] = *reinterpret_cast<const float4 *>(parts + s * stride + off + d);
+    float4 a = p[0];
+#pragma unroll
+    for (int s = 1; s < KN_GEMM_SPLIT_MAX; s++)
+        if (s < S)
+            a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
+    if (bb)
+        a.x += pb.x, a.y += pb.y, a.z += pb.z, a.w += pb.w;
+    v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
+    *reinterpret_cast<float4 *>(r + off + d) = v;
+    const double t = ((double)v.x + (double)v.y) + ((double)v.z + (double)v.w);
+    const double mean = lnp_block_sum(t, red[0]) * inv_d;
+    const float mh = (float)mean, ml = (float)(mean - (double)mh);
+    const float4 u = make_float4((v.x - mh) - ml, (v.y - mh) - ml, (v.z - mh) - ml, (v.w - mh) - ml);
+    const double q = (double)((u.x * u.x + u.y * u.y) + (u.z * u.z + u.w * u.w));
+    const float rstd = (float)rsqrt(lnp_block_sum(q, red[1]) * inv_d + (double)eps);
+    float4 o = make_float4(u.x * rstd * ww.x, u.y * rstd * ww.y, u.z * rstd * ww.z, u.w * rstd * ww.w);
+    if (b) {
+        const float4 c = *reinterpret_cast<const float4 *>(b + d);
+        o.x += c.x, o.y += c.y, o.z += c.z, o.w += c.w;
+    }
+    if (y16)
+        ln_store4(y16 + off + d, o);
+    if (y32)
+        *reinterpret_cast<float4 *>(y32 + off + d) = o;
+}
+
 /* Block m: row m, thread t owning columns [4t, 4t + 4). The partial products
  * were just written by the split GEMM (L2-resident): all S loads and r's are
  * in flight at once, so the row costs one round trip whatever S. The
@@ -334,19 +420,20 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
                        const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
 {
     __shared__ double red[2][32];
-    const lnp_chunks ch = lnp_chunks::one(); /* D / 4 threads */
-    const int d = ch.d(0);
-    float4 ww[1], pb[1], v[1];
-    lnp_weights<1>(ch, w, bb, ww, pb); /* before the wait */
+    const int d = 4 * threadIdx.x;
+    /* weights: before the wait */
+    const float4 ww = *reinterpret_cast<const float4 *>(w + d);
+    const float4 pb = bb ? *reinterpret_cast<const float4 *>(bb + d) : make_float4(0, 0, 0, 0);
     const double inv_d = 1.0 / (double)D;
     const size_t off = (size_t)blockIdx.x * D;
+    float4 v;
     if (rows)
-        v[0] = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
+        v = *reinterpret_cast<const float4 *>(rsrc + (size_t)rows[blockIdx.x] * D + d);
     kn_pdl_wait();
     kn_pdl_trigger_small(gridDim.x); /* a block a row */
     if (!rows)
-        v[0] = *reinterpret_cast<const float4 *>(r + off + d);
-    lnp_row<TY, 1, false>(ch, v, ww, pb, bb != NULL, parts, S, stride, r, b, y16, y32, off, inv_d, eps, red);
+        v = *reinterpret_cast<const float4 *>(r + off + d);
+    lnp_row<TY>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, d, inv_d, eps, red);
 }
 
 extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,

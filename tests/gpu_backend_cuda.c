@@ -348,55 +348,6 @@ static void expect_three_same(laya_backend *a, laya_backend *b, const synth_set 
     fwd_out_free(&f);
 }
 
-/* The default options, warming only the bucket of shape sh. */
-static cuda_backend_opts one_bucket_opts(const cuda_bucket *sh)
-{
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.warm = sh;
-    o.n_warm = 1;
-    return o;
-}
-
-/* A backend warming the bucket of sh with split_ln as given (cuBLASLt untimed, as in make_paths). */
-static laya_backend *make_split_ln(const cuda_bucket *sh, int split_ln)
-{
-    cuda_backend_opts o = one_bucket_opts(sh);
-    o.gemm_tune = 0;
-    o.split_ln = split_ln;
-    return create(&o);
-}
-
-/* The LayerNorm after each encoder branch in the split product's launch (split_ln 1, and 2
- * launched cooperatively): the small bucket's graph has two nodes fewer a layer, and packs of
- * one row and of three give, graph and eager alike, bit for bit what the backend without it
- * gives. */
-START_TEST(split_ln_rows)
-{
-    if (!g_have)
-        return;
-    layad_error err = {0};
-    const cuda_bucket sh[1] = {{3, 20, 0}};
-    laya_backend *off = make_split_ln(sh, 0);
-    cuda_backend_info ioff;
-    ck_assert_int_eq(cuda_backend_info_get(off, &ioff, &err), 0);
-    synth_set s;
-    ck_assert_int_eq(synth_uniform(&s, &g_ck.cfg, 3, 20, 3, 31, &err), 0);
-    for (int mode = 1; mode <= 2; mode++) {
-        laya_backend *on = make_split_ln(sh, mode);
-        cuda_backend_info ion;
-        ck_assert_int_eq(cuda_backend_info_get(on, &ion, &err), 0);
-        printf("split_ln %d: %d graph nodes, %d without\n", mode, ion.warm_nodes[0], ioff.warm_nodes[0]);
-        ck_assert_int_eq(ion.warm_nodes[0], ioff.warm_nodes[0] - 2 * g_ck.cfg.n_layers);
-        expect_three_same(on, off, &s, 1, "split_ln, one row");
-        expect_three_same(on, off, &s, 3, "split_ln, three rows");
-        on->ops->destroy(on);
-    }
-    off->ops->destroy(off);
-    synth_free(&s);
-}
-END_TEST
-
 /* Paths chosen by timing at warm-up (path_tune_tokens): each of the buckets of 16, 32 and
  * 48 tokens timed two or more paths and kept a timed one; a row in it then gives, graph
  * and eager alike, bit for bit what a backend whose thresholds fix the same paths gives. */
@@ -437,7 +388,10 @@ END_TEST
 /* A backend warming only the bucket of shape sh, with att_pack_tokens as given. */
 static laya_backend *make_att(const cuda_bucket *sh, int att_pack_tokens)
 {
-    cuda_backend_opts o = one_bucket_opts(sh);
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.warm = sh;
+    o.n_warm = 1;
     o.att_pack_tokens = att_pack_tokens;
     return create(&o);
 }
@@ -588,7 +542,6 @@ int main(void)
     tcase_add_test(t, packing_order_and_k);
     tcase_add_test(t, split_branch_rows);
     tcase_add_test(t, fused_proj_rows);
-    tcase_add_test(t, split_ln_rows);
     tcase_add_test(t, att_pack_forms);
     tcase_add_test(t, timed_paths);
     tcase_add_test(t, late_capture);

@@ -84,10 +84,6 @@ typedef struct cuda_backend_opts {
                               (bench/results/experiments/wide/); with the kernels before it
                               triggering early, up to 64 the forward at 1x60 -2.5% on an H100
                               (early-trigger/call3-h100/) */
-    int split_ln;       /* in buckets where the split products run on our own kernel, 1: the
-                           LayerNorm after each encoder branch runs in the same launch
-                           (kn_gemm_split_small_ln: one launch fewer a branch, the same bits);
-                           2: the same, launched cooperatively; 0 (default): its own launch */
     int fused_proj_tokens; /* in buckets of at most this many tokens (default 48; 0: never; at
                               most KN_PROJ_SMALL_MAXM) the encoder's Wqkv and Wi run on our
                               own kernel with RoPE and GeGLU in their epilogue

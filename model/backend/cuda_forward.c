@@ -193,24 +193,6 @@ static int branch_norm(cuda_backend *b, const pending_branch *p, float *r, const
     return 0;
 }
 
-/* A residual branch of the encoder and the LayerNorm after it (branch, then branch_norm:
- * r += X W^T, y16 / y32 = LN(r) w); where the branch splits on our own kernel and o.split_ln
- * asks, one launch of the split product with its LayerNorm (the same bits). */
-static int branch_ln(cuda_backend *b, const void *X, const void *W, float *r, int M, int K, const float *w,
-                     void *y16, float *y32, float eps, layad_error *err)
-{
-    dev_acts *a = &b->a;
-    const int S = branch_parts(b, X, W, M, K);
-    if (b->o.split_ln && S > 1 && small_bucket(b) &&
-        kn_gemm_split_small_ln_ok(b->dt, X, W, a->o, M, b->D, K, S, r, NULL, w, NULL, y16, y32, a->bar)) {
-        LAUNCH(kn_gemm_split_small_ln(b->ks, X, W, b->dt, (float *)a->o, M, b->D, K, S, r, NULL, w, NULL, y16, b->dt,
-                                      y32, eps, a->bar, b->o.split_ln == 2));
-        return 0;
-    }
-    pending_branch o;
-    return branch(b, X, W, NULL, a->o, r, M, K, &o, err) || branch_norm(b, &o, r, w, NULL, y16, y32, M, eps, err);
-}
-
 /* Whether the encoder's projections of the bucket being enqueued run on the
  * own kernel with RoPE / GeGLU in their epilogue (its paths: o.fused_proj_tokens,
  * or timed at warm-up), where that kernel takes the shapes. */
@@ -288,13 +270,18 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         if (qkv_rope(b, L, T, global, pos, fused, err))
             return -1;
         LAUNCH(attention(b, T, cu, tiles, global ? -1 : b->window));
-        if (branch_ln(b, a->att, L->wo, a->res, T, D, L->mlp_norm, a->xn, NULL, eps, err) ||
-            wi_geglu(b, L, T, fused, err))
+        pending_branch o;
+        if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
+            branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
+            return -1;
+        if (wi_geglu(b, L, T, fused, err))
+            return -1;
+        if (branch(b, a->g, L->wo2, NULL, a->o, a->res, T, F, &o, err))
             return -1;
         /* the next layer's attention LayerNorm, or h_enc = final_norm(res), fp32, in place */
         const int last = i + 1 == b->n_layers;
-        if (branch_ln(b, a->g, L->wo2, a->res, T, F, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm,
-                      last ? NULL : a->xn, last ? a->res : NULL, eps, err))
+        if (branch_norm(b, &o, a->res, last ? b->w.final_norm : b->w.enc[i + 1].attn_norm, NULL,
+                        last ? NULL : a->xn, last ? a->res : NULL, T, eps, err))
             return -1;
     }
     return 0;

@@ -77,7 +77,6 @@ typedef struct dev_acts {
     float *cos_g, *sin_g, *cos_l, *sin_l; /* [max_len, 32] */
     void *in;            /* device copy of the staged pack */
     void *out;           /* logits [G] then act [R, 2] */
-    unsigned *bar;       /* the grid barrier of kn_gemm_split_small_ln (zeroed at create) */
 } dev_acts;
 
 /* Byte offsets of one pack's staged arrays (the batch_layout of its bucket)

@@ -194,7 +194,6 @@ static int acts_init(cuda_backend *b, const stage_layout *big, layad_error *err)
      * plausible zero. Padding slots past a pack's rows may keep such values: no
      * kernel reads them into a row. */
     CU(cudaMemsetAsync(b->aarena, 0xff, b->abytes, b->ks.s));
-    CU(cudaMemsetAsync(b->a.bar, 0, 2 * sizeof(unsigned), b->ks.s));
     KN(kn_rope_tables_gpu(b->ks, b->a.cos_g, b->a.sin_g, (int)P, b->cfg.rope_theta_global));
     KN(kn_rope_tables_gpu(b->ks, b->a.cos_l, b->a.sin_l, (int)P, b->cfg.rope_theta_local));
     b->pin_bytes = big->in_bytes + big->out_bytes;
@@ -241,7 +240,6 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
         {(void **)&b->a.sin_l, P * KN_ROPE_HALF * 4},
         {&b->a.in, big.in_bytes},
         {&b->a.out, big.out_bytes},
-        {(void **)&b->a.bar, 2 * sizeof(unsigned)},
     };
     const int n = (int)(sizeof parts / sizeof parts[0]);
     size_t total = 0;

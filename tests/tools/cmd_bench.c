@@ -49,8 +49,6 @@ static void usage(FILE *f)
             "  --no-residual-epilogue  the residual add in the LayerNorm, not the GEMM's epilogue\n"
             "  --split-tokens N    split the branch GEMMs into partial products up to N tokens (default 128; 0 never)\n"
             "  --small-gemm-tokens N  the split products on our own kernel up to N tokens (default 64; 0 never)\n"
-            "  --split-ln N        1: the LayerNorm after each such product in its launch, 2: the same launched\n"
-            "                      cooperatively, 0: its own launch (the default)\n"
             "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each to N tokens (default 48; 0 never)\n"
             "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --att-pack-tokens N  buckets up to N tokens run few-tile packs' attention in two groups (default 1024)\n"
@@ -66,7 +64,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit, *tuning_cache;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
-    int fused_proj_tokens, path_tune_tokens, att_pack_tokens, split_ln;
+    int fused_proj_tokens, path_tune_tokens, att_pack_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -85,7 +83,6 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'R': b->residual_epilogue = 0; return 0;
     case 'S': b->split_tokens = atoi(arg); return 0;
     case 'O': b->small_gemm_tokens = atoi(arg); return 0;
-    case 'L': b->split_ln = atoi(arg); return 0;
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     case 'Q': b->path_tune_tokens = atoi(arg); return 0;
     case 'A': b->att_pack_tokens = atoi(arg); return 0;
@@ -144,7 +141,6 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.residual_epilogue = bo->residual_epilogue;
     o.split_tokens = bo->split_tokens;
     o.small_gemm_tokens = bo->small_gemm_tokens;
-    o.split_ln = bo->split_ln;
     o.fused_proj_tokens = bo->fused_proj_tokens;
     o.path_tune_tokens = bo->path_tune_tokens;
     o.att_pack_tokens = bo->att_pack_tokens;
@@ -224,7 +220,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
 {
     const laya_config *cfg = &t->ck->cfg;
     return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:i, "
-                     "s:i, s:i, s:i}",
+                     "s:i, s:i}",
                      "tool", "layad", "label", bo->label ? bo->label : cfg->encoder_name, "command",
                      tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
@@ -238,7 +234,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
                      bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens,
                      "fused_proj_tokens", bo->fused_proj_tokens, "path_tune_tokens", bo->path_tune_tokens,
-                     "att_pack_tokens", bo->att_pack_tokens, "split_ln", bo->split_ln);
+                     "att_pack_tokens", bo->att_pack_tokens);
 }
 
 /* The launches a forward makes, bucket by bucket, and the paths each took: by the
@@ -316,7 +312,6 @@ int cmd_bench(int argc, char **argv)
         {"no-residual-epilogue", no_argument, 0, 'R'},
         {"split-tokens", required_argument, 0, 'S'},
         {"small-gemm-tokens", required_argument, 0, 'O'},
-        {"split-ln", required_argument, 0, 'L'},
         {"fused-proj-tokens", required_argument, 0, 'P'},
         {"path-tune-tokens", required_argument, 0, 'Q'},
         {"att-pack-tokens", required_argument, 0, 'A'},
@@ -329,13 +324,12 @@ int cmd_bench(int argc, char **argv)
     cuda_backend_opts_default(&d);
     bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune, d.pdl,
                      d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
-                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens, d.split_ln};
+                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0 ||
-        bo.split_ln < 0 || bo.split_ln > 2)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;
