@@ -46,8 +46,9 @@ static int g_have;
 static void setup(void)
 {
     layad_error err = {0};
+    static int said; /* each case runs this setup; say why it skips once */
     g_have = cuda_device_count() > 0 && !checkpoint_open(&g_ck, tu_tiny(), &err);
-    if (!g_have)
+    if (!g_have && !said++)
         printf("SKIP gpu_backend_cuda: %s\n", cuda_device_count() ? err.msg : "no CUDA device");
 }
 
@@ -533,21 +534,22 @@ END_TEST
 
 int main(void)
 {
+    /* a case a test, named as the test, so that CK_RUN_CASE runs one alone (under
+     * compute-sanitizer's racecheck the whole suite outruns a device call's time limit) */
+    static const char *const names[] = {"parity_fp16",  "parity_bf16",   "packing_order_and_k", "split_branch_rows",
+                                        "fused_proj_rows", "att_pack_forms", "timed_paths",        "late_capture",
+                                        "bad_rows",      "forward_timing"};
+    const TTest *tests[] = {parity_fp16,     parity_bf16,    packing_order_and_k, split_branch_rows,
+                            fused_proj_rows, att_pack_forms, timed_paths,         late_capture,
+                            bad_rows,        forward_timing};
     Suite *s = suite_create("gpu_backend_cuda");
-    TCase *t = tcase_create("tiny");
-    tcase_add_unchecked_fixture(t, setup, teardown);
-    tcase_set_timeout(t, 300);
-    tcase_add_test(t, parity_fp16);
-    tcase_add_test(t, parity_bf16);
-    tcase_add_test(t, packing_order_and_k);
-    tcase_add_test(t, split_branch_rows);
-    tcase_add_test(t, fused_proj_rows);
-    tcase_add_test(t, att_pack_forms);
-    tcase_add_test(t, timed_paths);
-    tcase_add_test(t, late_capture);
-    tcase_add_test(t, bad_rows);
-    tcase_add_test(t, forward_timing);
-    suite_add_tcase(s, t);
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        TCase *t = tcase_create(names[i]);
+        tcase_add_unchecked_fixture(t, setup, teardown);
+        tcase_set_timeout(t, 300);
+        tcase_add_test(t, tests[i]);
+        suite_add_tcase(s, t);
+    }
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);
     srunner_run_all(r, CK_NORMAL);
