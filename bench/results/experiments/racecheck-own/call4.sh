@@ -12,13 +12,14 @@ export OUT; source scripts/device/run-env.sh; t0=$SECONDS; DL=${DL:-575}
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 "$cs" --version | tail -1 | tee -a "$OUT/gpu.txt"
-# sanitize TOOL BINARY CASE CAP: one case under the tool, at most CAP seconds and what is left before DL.
+# sanitize TOOL BINARY CASE CAP: one case (all: every case) under the tool, at most CAP seconds and what is left before DL.
 sanitize() {
   local tool=$1 bin=$2 case=$3 cap=$4 left log
   left=$((DL - (SECONDS - t0))); [ "$cap" -le "$left" ] || cap=$left
   [ "$cap" -ge 20 ] || { echo "$tool $case: not run (time)"; return; }
   log=$W/$tool-$(basename "$bin")-$case.log
-  LAYAD_TINY=$W/tiny LAYAD_TEST_NO_TUNE=1 CK_RUN_CASE=$case timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
+  local sel=(CK_RUN_CASE="$case"); [ "$case" = all ] && sel=()
+  env LAYAD_TINY="$W/tiny" LAYAD_TEST_NO_TUNE=1 "${sel[@]}" timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
   echo "$tool $(basename "$bin") $case: exit $? at $((SECONDS-t0)) s (cap $cap): $(grep -hE 'SUMMARY|Checks:' "$log" | tr '\n' ' ')"
   awk '/Race reported between/ { sub(/.* access at /, ""); sub(/\+0x.*/, ""); print; next }
        /Uninitialized __global__ memory read/ { u = 1; next }
