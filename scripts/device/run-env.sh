@@ -2,7 +2,7 @@
 # binaries and libraries (.carry/env.sh), LAYAD_COMMIT from .carry/commit, B (the binaries) and W (the run folder,
 # /tmp/layad-run unless set), and the tiny and English-large checkpoints written into W; mkmodel_mmbert DIR writes
 # the mmBERT-base geometry when a call asks for it; run_suites, run_parity and bench_abab are the checks and the
-# A/B/A/B forward that experiment calls share.
+# A/B/A/B forward that experiment calls share, and sanitize one suite case under compute-sanitizer ($cs).
 # shellcheck disable=SC1091
 source .carry/env.sh
 export LAYAD_COMMIT; LAYAD_COMMIT=$(cat .carry/commit)
@@ -44,4 +44,25 @@ bench_abab() {
     timeout 100 "${r#*:}" bench --model "$W/english" --shapes "$shapes" --commit "$LAYAD_COMMIT (${r%%:*})" \
       --out "$OUT/forward-${r%%:*}.json" | grep -E "^ +[0-9]+x"
   done
+}
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+# sanitize TOOL BINARY CASE CAP: one case of a GPU suite (all: every case) under compute-sanitizer's TOOL ($cs), the
+# tuner off, at most CAP seconds and what is left before the caller's deadline DL (seconds after its t0); prints the
+# exit, the summary and the kernels its reports name other than cuBLASLt's (nvjet), writes $W/TOOL-BINARY-CASE.kernels
+# (every kernel a report names, counted) and .log.tail (the log's last 20 KB).
+sanitize() {
+  local tool=$1 bin=$2 case=$3 cap=$4 left log
+  left=$((DL - (SECONDS - t0))); [ "$cap" -le "$left" ] || cap=$left
+  [ "$cap" -ge 20 ] || { echo "$tool $case: not run (time)"; return; }
+  log=$W/$tool-$(basename "$bin")-$case.log
+  local sel=(CK_RUN_CASE="$case"); [ "$case" = all ] && sel=()
+  env LAYAD_TINY="$W/tiny" LAYAD_TEST_NO_TUNE=1 "${sel[@]}" timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
+  echo "$tool $(basename "$bin") $case: exit $? at $((SECONDS-t0)) s (cap $cap): $(grep -hE 'SUMMARY|Checks:' "$log" | tr '\n' ' ')"
+  awk '/Race reported between/ { sub(/.* access at /, ""); sub(/\+0x.*/, ""); print; next }
+       /Uninitialized __global__ memory read/ { u = 1; next }
+       u && / at / { sub(/.* at /, ""); sub(/\+0x.*/, ""); print "uninitialized read in " $0; u = 0 }' "$log" |
+    sed 's/(.*//' | sort | uniq -c | sort -rn > "${log%.log}.kernels"
+  grep -v nvjet "${log%.log}.kernels" | sed 's/^/    not cuBLASLt: /' | head -8
+  grep -c nvjet "${log%.log}.kernels" | sed 's/^/    cuBLASLt kernels named: /'
+  tail -c 20000 "$log" > "$log.tail"
 }
