@@ -20,6 +20,7 @@
  * warmed by backends.c; this file keeps the order of the steps.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,12 +54,17 @@ typedef struct serve_state {
     int stopping;
 } serve_state;
 
-static volatile sig_atomic_t g_stop_while_loading;
+/* Set by a SIGTERM / SIGINT that arrives while the checkpoints load (before the loop's own
+ * handlers), read by the main thread once loaded. The signal can land on any thread (an HTTP
+ * worker's, say), so the flag is a lock-free atomic, which a handler may store and another
+ * thread read; a volatile sig_atomic_t is only safe within one thread. */
+static atomic_int g_stop_while_loading;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may store only a lock-free atomic");
 
 static void early_stop(int sig)
 {
     (void)sig;
-    g_stop_while_loading = 1;
+    atomic_store(&g_stop_while_loading, 1);
 }
 
 /* ---- loop callbacks ------------------------------------------------------------- */
@@ -283,7 +289,7 @@ static void run(serve_state *st)
              app->models.n > 1 ? " and more" : "", st->cfg->bind, http_port(st->http), app->device_desc);
     notify_ready(status);
     log_msg("info", "ready: %s", status);
-    if (g_stop_while_loading)
+    if (atomic_load(&g_stop_while_loading))
         uv_kill(getpid(), SIGTERM); /* a stop asked for while loading: drain (nothing queued) and exit */
 
     scheduler_run(app->sched); /* returns once every job accepted is finished */
@@ -329,7 +335,7 @@ int cmd_serve(int argc, char **argv)
     log_msg("info", "stopped");
 out:
     teardown(&st);
-    if (rc == 1 && g_stop_while_loading)
+    if (rc == 1 && atomic_load(&g_stop_while_loading))
         rc = 0;
     long dropped = st.app ? atomic_load(&st.app->requests_dropped) : 0;
     if (dropped) {
