@@ -536,15 +536,12 @@ int main(void)
 {
     /* a case a test, named as the test, so that CK_RUN_CASE runs one alone (under
      * compute-sanitizer's racecheck the whole suite outruns a device call's time limit) */
-    static const char *const names[] = {"parity_fp16",  "parity_bf16",   "packing_order_and_k", "split_branch_rows",
-                                        "fused_proj_rows", "att_pack_forms", "timed_paths",        "late_capture",
-                                        "bad_rows",      "forward_timing"};
     const TTest *tests[] = {parity_fp16,     parity_bf16,    packing_order_and_k, split_branch_rows,
                             fused_proj_rows, att_pack_forms, timed_paths,         late_capture,
                             bad_rows,        forward_timing};
     Suite *s = suite_create("gpu_backend_cuda");
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        TCase *t = tcase_create(names[i]);
+        TCase *t = tcase_create(tests[i]->name);
         tcase_add_unchecked_fixture(t, setup, teardown);
         tcase_set_timeout(t, 300);
         tcase_add_test(t, tests[i]);

@@ -58,6 +58,7 @@ sanitize() {
   local sel=(CK_RUN_CASE="$case"); [ "$case" = all ] && sel=()
   env LAYAD_TINY="$W/tiny" LAYAD_TEST_NO_TUNE=1 "${sel[@]}" timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
   echo "$tool $(basename "$bin") $case: exit $? at $((SECONDS-t0)) s (cap $cap): $(grep -hE 'SUMMARY|Checks:' "$log" | tr '\n' ' ')"
+  grep -q 'Checks:' "$log" || echo "    no Checks line: cut short (compute-sanitizer exits 0 when timeout stops it)"
   awk '/Race reported between/ { sub(/.* access at /, ""); sub(/\+0x.*/, ""); print; next }
        /Uninitialized __global__ memory read/ { u = 1; next }
        u && / at / { sub(/.* at /, ""); sub(/\+0x.*/, ""); print "uninitialized read in " $0; u = 0 }' "$log" |
