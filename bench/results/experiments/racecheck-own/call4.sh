@@ -3,7 +3,7 @@
 # time (each test is now a case of its own; the whole suite outran 500 s under racecheck), then initcheck over both
 # suites if time is left. Every kernel instrumented (leaving cuBLASLt's out breaks it under the tool, call 1), the
 # tuner off (LAYAD_TEST_NO_TUNE=1). For each run: exit, summary, and every kernel a report names, counted (names
-# parsed up to their "+0x" offset, so templated kernels of ours are counted too; call3.sh's pattern missed them).
+# parsed up to their "+0x" offset, so templated kernels of ours are counted too).
 # Stage: make racecheck-build; mkdir -p build/rc; cp build/racecheck/tests/gpu_kernels build/rc/gpu_kernels_rc;
 # cp build/racecheck/tests/gpu_backend_cuda build/rc/gpu_backend_cuda_rc;
 # scripts/device/prep build/rc/gpu_kernels_rc build/rc/gpu_backend_cuda_rc build/tests/gpu_kernels
