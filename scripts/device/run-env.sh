@@ -47,7 +47,7 @@ bench_abab() {
 }
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 # sanitize TOOL BINARY CASE CAP: one case of a GPU suite (all: every case) under compute-sanitizer's TOOL ($cs), the
-# tuner off, at most CAP seconds and what is left before the caller's deadline DL (seconds after its t0); prints the
+# tuner off and the backend suite's buckets captured as its forwards reach them (LAYAD_TEST_LAZY_WARM), at most CAP seconds and what is left before the caller's deadline DL (seconds after its t0); prints the
 # exit, the summary and the kernels its reports name other than cuBLASLt's (nvjet), writes $W/TOOL-BINARY-CASE.kernels
 # (every kernel a report names, counted) and .log.tail (the log's last 20 KB).
 sanitize() {
@@ -56,7 +56,7 @@ sanitize() {
   [ "$cap" -ge 20 ] || { echo "$tool $case: not run (time)"; return; }
   log=$W/$tool-$(basename "$bin")-$case.log
   local sel=(CK_RUN_CASE="$case"); [ "$case" = all ] && sel=()
-  env LAYAD_TINY="$W/tiny" LAYAD_TEST_NO_TUNE=1 "${sel[@]}" timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
+  env LAYAD_TINY="$W/tiny" LAYAD_TEST_NO_TUNE=1 LAYAD_TEST_LAZY_WARM=1 "${sel[@]}" timeout "$cap" "$cs" --tool "$tool" "$bin" > "$log" 2>&1
   echo "$tool $(basename "$bin") $case: exit $? at $((SECONDS-t0)) s (cap $cap): $(grep -hE 'SUMMARY|Checks:' "$log" | tr '\n' ' ')"
   grep -q 'Checks:' "$log" || echo "    no Checks line: cut short (compute-sanitizer exits 0 when timeout stops it)"
   awk '/Race reported between/ { sub(/.* access at /, ""); sub(/\+0x.*/, ""); print; next }
