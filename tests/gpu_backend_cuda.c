@@ -72,9 +72,6 @@ static laya_backend *create(const cuda_backend_opts *o)
     return b;
 }
 
-/* A backend warming every bucket (warm NULL) or only those of the given shapes;
- * split_tokens / fused_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
- * .fused_proj_tokens). */
 /* LAYAD_TEST_LAZY_WARM=1 (for racecheck, under which warming every bucket outlasts a device
  * call): a backend that would warm every bucket warms only the smallest, and a graph forward
  * whose bucket has no graph yet lets ops->idle capture it, as the worker does, then runs
@@ -84,6 +81,9 @@ static int lazy_warm(void)
     return getenv("LAYAD_TEST_LAZY_WARM") != NULL;
 }
 
+/* A backend warming every bucket (warm NULL; lazily, see above) or only those of the given
+ * shapes; split_tokens / fused_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
+ * .fused_proj_tokens). */
 static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens, int fused_tokens)
 {
     static const cuda_bucket smallest[1] = {{1, 8, 0}};
@@ -146,7 +146,7 @@ static void rows_step(synth_set *s)
         s->state[n] = s->state[i];
         s->json_state[n] = s->json_state[i];
     }
-    printf("every %d%s row: %d of %d\n", step, step == 2 ? "nd" : step == 3 ? "rd" : "th", n, s->n);
+    printf("LAYAD_TEST_ROW_STEP %d: %d of %d rows\n", step, n, s->n);
     s->n = n;
 }
 

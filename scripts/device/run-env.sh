@@ -47,9 +47,10 @@ bench_abab() {
 }
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 # sanitize TOOL BINARY CASE CAP: one case of a GPU suite (all: every case) under compute-sanitizer's TOOL ($cs), the
-# tuner off and the backend suite's buckets captured as its forwards reach them (LAYAD_TEST_LAZY_WARM), at most CAP seconds and what is left before the caller's deadline DL (seconds after its t0); prints the
-# exit, the summary and the kernels its reports name other than cuBLASLt's (nvjet), writes $W/TOOL-BINARY-CASE.kernels
-# (every kernel a report names, counted) and .log.tail (the log's last 20 KB).
+# tuner off and the backend suite's buckets captured as its forwards reach them (LAYAD_TEST_LAZY_WARM), at most CAP
+# seconds and what is left before the caller's deadline DL (seconds after its t0); prints the exit, the summary and
+# the kernels its reports name other than cuBLASLt's (nvjet), writes $W/TOOL-BINARY-CASE.kernels (every kernel a
+# report names, counted) and .log.tail (the log's last 20 KB).
 sanitize() {
   local tool=$1 bin=$2 case=$3 cap=$4 left log
   left=$((DL - (SECONDS - t0))); [ "$cap" -le "$left" ] || cap=$left

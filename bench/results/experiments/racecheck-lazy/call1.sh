@@ -12,7 +12,7 @@ export OUT; source scripts/device/run-env.sh; t0=$SECONDS; DL=${DL:-480}
 export LAYAD_TEST_ROW_STEP=${ROW_STEP:-12}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 LAYAD_TINY=$W/tiny LAYAD_TEST_NO_TUNE=1 LAYAD_TEST_LAZY_WARM=1 timeout 90 "$B/gpu_backend_cuda" > "$W/lazy.log" 2>&1
-echo "lazy suite exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/lazy.log")"; grep -E "vs cpu|rows of|every" "$W/lazy.log"
+echo "lazy suite exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/lazy.log")"; grep -E "vs cpu|rows of|ROW_STEP" "$W/lazy.log"
 for c in ${CASES:-split_branch_rows fused_proj_rows parity_fp16 parity_bf16 packing_order_and_k timed_paths}; do
   sanitize racecheck "$B/gpu_backend_cuda_rc" "$c" "${CAP:-110}"
   [ $((DL - (SECONDS - t0))) -ge 60 ] || break
