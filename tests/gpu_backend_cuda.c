@@ -23,7 +23,7 @@
  * outside the warm-up set runs eagerly, is captured by ops->idle and then
  * replayed with the same bits; bad rows are refused before anything reaches
  * the device.
- * Under compute-sanitizer (scripts/device/README.md) three variables shrink the suite:
+ * Under compute-sanitizer (scripts/device/README.md) three variables make the suite fit a call:
  * LAYAD_TEST_NO_TUNE, LAYAD_TEST_LAZY_WARM and LAYAD_TEST_ROW_STEP (each explained below).
  */
 #include <check.h>
