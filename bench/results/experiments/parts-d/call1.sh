@@ -4,7 +4,8 @@
 # MLP-out 5.83 against 5.35, and the LayerNorm over 4 parts cost ~1.1 us more than the plain one; the forward never
 # ran with 2. p2 = parts-d2.patch (branches with K = D: the encoder's attention-out, the head's out-proj),
 # p2all = parts-all2.patch (every split branch). A/B/A/B against the tree, then p2's English fp16 parity.
-# SHAPES and DL (seconds) trim it to a short call. Stage: the two patched layad-dev builds as build/rc/layad-dev-p2, -p2all; scripts/device/prep with them; carry .carry.
+# SHAPES and DL (seconds) trim it to a short call. Stage: the two patched layad-dev builds as build/rc/layad-dev-p2,
+# -p2all; scripts/device/prep with them; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; DL=${DL:-400}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 bench_abab "${SHAPES:-1x70,1x83,1x120}" tree "$B/layad-dev" p2 "$B/layad-dev-p2"; echo "ab p2 $((SECONDS-t0)) s"
