@@ -102,6 +102,10 @@ typedef struct cuda_backend_opts {
                               another is more than 1% faster. Answers may then differ in their
                               last bits between processes, as with gemm_tune. Timed only with
                               graphs on. */
+    int path_rounds;      /* that timing's interleaved rounds, each path's median kept (default
+                             7, the most; fewer only where time is scarce, as under
+                             compute-sanitizer) */
+    int path_replays;     /* graph replays a path's round averages (default 10) */
     int att_pack_tokens; /* buckets of at most this many tokens (default 1024; 0: none) whose
                               capacity runs the attention with one group of warps a block also
                               capture a graph with two groups (kn_attention_grouped), replayed

@@ -20,8 +20,8 @@
  */
 #include "model/backend/cuda_internal.h"
 
-#define PATH_ROUNDS 7     /* interleaved rounds; each path's median is kept */
-#define PATH_REPLAYS 10   /* graph replays a round, between two events */
+#define PATH_ROUNDS 7     /* interleaved rounds (at most; cuda_backend_opts.path_rounds) */
+#define PATH_REPLAYS 10   /* graph replays a round (default; cuda_backend_opts.path_replays) */
 #define PATH_MARGIN 0.01  /* the thresholds' choice stays unless another is faster by more */
 
 int cuda_path_effective(const cuda_backend *b, int T, int p)
@@ -50,7 +50,7 @@ static int candidates(const cuda_backend *b, int T, int out[CUDA_PATHS])
 
 static double median_of(double *v, int n)
 {
-    for (int i = 1; i < n; i++) /* insertion sort: n is PATH_ROUNDS */
+    for (int i = 1; i < n; i++) /* insertion sort: n is at most PATH_ROUNDS */
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             const double t = v[j];
             v[j] = v[j - 1];
@@ -59,13 +59,14 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* One round's sample of graph x: the mean of PATH_REPLAYS replays between two
- * events, into *ms. The first error, or cudaSuccess. */
+/* One round's sample of graph x: the mean of its replays between two events,
+ * into *ms. The first error, or cudaSuccess. */
 static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2], double *ms)
 {
     float t = 0;
+    const int replays = b->o.path_replays > 0 ? b->o.path_replays : PATH_REPLAYS;
     cudaError_t r = cudaEventRecord(e[0], b->ks.s);
-    for (int k = 0; k < PATH_REPLAYS && r == cudaSuccess; k++)
+    for (int k = 0; k < replays && r == cudaSuccess; k++)
         r = cudaGraphLaunch(x, b->ks.s);
     if (r == cudaSuccess)
         r = cudaEventRecord(e[1], b->ks.s);
@@ -73,24 +74,25 @@ static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2
         r = cudaEventSynchronize(e[1]);
     if (r == cudaSuccess)
         r = cudaEventElapsedTime(&t, e[0], e[1]);
-    *ms = t / PATH_REPLAYS;
+    *ms = t / replays;
     return r;
 }
 
-/* ms[i]: the median over PATH_ROUNDS of graph ex[i]'s mean replay, the graphs
+/* ms[i]: the median over the rounds of graph ex[i]'s mean replay, the graphs
  * taking turns within each round so that clock and power drift reach all alike. */
 static int time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err)
 {
+    const int o = b->o.path_rounds, rounds = o > 0 && o < PATH_ROUNDS ? o : PATH_ROUNDS;
     cudaEvent_t e[2] = {NULL, NULL};
     double r[CUDA_PATHS][PATH_ROUNDS];
     cudaError_t c = cudaEventCreate(&e[0]);
     if (c == cudaSuccess)
         c = cudaEventCreate(&e[1]);
-    for (int round = 0; round < PATH_ROUNDS && c == cudaSuccess; round++)
+    for (int round = 0; round < rounds && c == cudaSuccess; round++)
         for (int i = 0; i < n && c == cudaSuccess; i++)
             c = time_once(b, ex[i], e, &r[i][round]);
     for (int i = 0; i < n && c == cudaSuccess; i++)
-        ms[i] = median_of(r[i], PATH_ROUNDS);
+        ms[i] = median_of(r[i], rounds);
     for (int k = 0; k < 2; k++)
         if (e[k])
             cudaEventDestroy(e[k]);
