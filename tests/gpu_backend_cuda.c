@@ -394,7 +394,7 @@ static laya_backend *make_paths(const cuda_bucket *warm, int n_warm, int T, int 
         o.fused_proj_tokens = paths & CUDA_PATH_FUSED ? T : 0;
     }
     o.path_tune_tokens = tune;
-    if (lazy_warm()) /* the paths' timing is not what this suite checks */
+    if (lazy_warm()) /* that paths are timed is checked here, not how precisely */
         o.path_rounds = o.path_replays = 1;
     return create(&o);
 }
