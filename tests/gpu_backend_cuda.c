@@ -146,7 +146,7 @@ static int row_step(void)
 }
 
 /* Every row_step()th row of s only, kept in place. */
-static void rows_step(synth_set *s)
+static void thin_rows(synth_set *s)
 {
     const int step = row_step();
     if (step == 1)
@@ -168,7 +168,7 @@ static void parity_dtype(int dtype, double dp_limit, double margin)
     synth_set s;
     layad_error err = {0};
     ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, g_ck.cfg.max_len, 99, &err), 0);
-    rows_step(&s);
+    thin_rows(&s);
     fwd_out ref, eager, graph, again;
     ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&eager, s.n, s.max_markers, &err) &&
@@ -266,9 +266,10 @@ START_TEST(packing_order_and_k)
               !fwd_out_alloc(&one, 1, 40, &err));
     fwd(b, fw, 24, &fo, 1);
     fwd(b, rv, 24, &ro, 1);
+    const int step = row_step();
     for (int i = 0; i < 24; i++) {
         ck_assert_msg(same_row(&fo, i, &ro, 23 - i, fw[i].n_markers), "row %d moved in its pack", i);
-        if (i % row_step())
+        if (i % step)
             continue;
         fwd(b, &fw[i], 1, &one, 1);
         ck_assert_msg(same_row(&fo, i, &one, 0, fw[i].n_markers), "row %d alone != packed", i);
@@ -315,7 +316,7 @@ static void one_row_forwards(laya_backend *b, laya_backend *off, int max_tokens,
     layad_error err = {0};
     synth_set s;
     ck_assert_int_eq(synth_parity(&s, &g_ck.cfg, max_tokens, 5, &err), 0);
-    rows_step(&s);
+    thin_rows(&s);
     fwd_out ref, e, g, one_e, one_g, one_u;
     ck_assert(!fwd_out_alloc(&ref, s.n, s.max_markers, &err) && !fwd_out_alloc(&e, s.n, s.max_markers, &err) &&
               !fwd_out_alloc(&g, s.n, s.max_markers, &err) && !fwd_out_alloc(&one_e, 1, s.max_markers, &err) &&

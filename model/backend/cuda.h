@@ -52,6 +52,7 @@ typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens,
  * kn_gemm_split_small (small_gemm_tokens), Wqkv and Wi with RoPE / GeGLU in their epilogue
  * (fused_proj_tokens); 0 is cuBLASLt plus the separate kernels. */
 enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATHS = 4 };
+enum { CUDA_PATH_ROUNDS_MAX = 7 }; /* cuda_backend_opts.path_rounds: the default and the most */
 
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
@@ -103,8 +104,8 @@ typedef struct cuda_backend_opts {
                               last bits between processes, as with gemm_tune. Timed only with
                               graphs on. */
     int path_rounds;      /* that timing's interleaved rounds, each path's median kept (default
-                             7, the most; fewer only where time is scarce, as under
-                             compute-sanitizer) */
+                             CUDA_PATH_ROUNDS_MAX, the most; fewer only where time is scarce,
+                             as under compute-sanitizer) */
     int path_replays;     /* graph replays a path's round averages (default 10) */
     int att_pack_tokens; /* buckets of at most this many tokens (default 1024; 0: none) whose
                               capacity runs the attention with one group of warps a block also

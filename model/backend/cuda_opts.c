@@ -19,7 +19,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->split_tokens = 128;
     o->small_gemm_tokens = 64;
     o->fused_proj_tokens = 48;
-    o->path_rounds = 7;
+    o->path_rounds = CUDA_PATH_ROUNDS_MAX;
     o->path_replays = 10;
     o->att_pack_tokens = 1024;
     o->pdl = 1;

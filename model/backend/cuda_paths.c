@@ -20,8 +20,6 @@
  */
 #include "model/backend/cuda_internal.h"
 
-#define PATH_ROUNDS 7     /* interleaved rounds (at most; cuda_backend_opts.path_rounds) */
-#define PATH_REPLAYS 10   /* graph replays a round (default; cuda_backend_opts.path_replays) */
 #define PATH_MARGIN 0.01  /* the thresholds' choice stays unless another is faster by more */
 
 int cuda_path_effective(const cuda_backend *b, int T, int p)
@@ -50,7 +48,7 @@ static int candidates(const cuda_backend *b, int T, int out[CUDA_PATHS])
 
 static double median_of(double *v, int n)
 {
-    for (int i = 1; i < n; i++) /* insertion sort: n is at most PATH_ROUNDS */
+    for (int i = 1; i < n; i++) /* insertion sort: n is at most CUDA_PATH_ROUNDS_MAX */
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             const double t = v[j];
             v[j] = v[j - 1];
@@ -64,7 +62,7 @@ static double median_of(double *v, int n)
 static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2], double *ms)
 {
     float t = 0;
-    const int replays = b->o.path_replays > 0 ? b->o.path_replays : PATH_REPLAYS;
+    const int replays = b->o.path_replays;
     cudaError_t r = cudaEventRecord(e[0], b->ks.s);
     for (int k = 0; k < replays && r == cudaSuccess; k++)
         r = cudaGraphLaunch(x, b->ks.s);
@@ -82,9 +80,9 @@ static cudaError_t time_once(cuda_backend *b, cudaGraphExec_t x, cudaEvent_t e[2
  * taking turns within each round so that clock and power drift reach all alike. */
 static int time_graphs(cuda_backend *b, cudaGraphExec_t *ex, int n, double *ms, layad_error *err)
 {
-    const int o = b->o.path_rounds, rounds = o > 0 && o < PATH_ROUNDS ? o : PATH_ROUNDS;
+    const int rounds = b->o.path_rounds; /* 1..CUDA_PATH_ROUNDS_MAX (cuda_create.c) */
     cudaEvent_t e[2] = {NULL, NULL};
-    double r[CUDA_PATHS][PATH_ROUNDS];
+    double r[CUDA_PATHS][CUDA_PATH_ROUNDS_MAX];
     cudaError_t c = cudaEventCreate(&e[0]);
     if (c == cudaSuccess)
         c = cudaEventCreate(&e[1]);
