@@ -2,7 +2,8 @@
 # test_ops_bench_peers.sh - the four-system comparison's tooling on the CPU (bench/mixed/peers.sh
 # runs it on the H200): gen_fixed.py writes the same bytes twice, three kinds in turn at the token
 # counts its docstring states; run_layad.py measures a tiny-checkpoint daemon over the fixed set;
-# compare.py finds no disagreement between two copies of one system's answers and counts one
+# stage_split.py splits each answer's round trip into gpu, the daemon's host stages and the
+# rest; compare.py finds no disagreement between two copies of one system's answers and counts one
 # when an answer is changed; peers_report.py gives each kind a first call and a p50 after it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,6 +46,27 @@ assert all({"queue", "infer", "parse", "format"} <= set(r["server_timing_ms"]) f
 toks = [r["body"]["usage"]["input_tokens"] for r in rows[:3]]
 assert toks[1] > toks[0] and toks[2] > toks[0], toks
 print("9 answered, input tokens", toks)
+PY
+
+echo "-- stage_split.py"
+python3 $B/stage_split.py "$T/out/layad-answers.jsonl" --rows 3-5 >"$T/split.log" \
+  || { cat "$T/split.log"; ops_fail "stage_split.py"; }
+python3 - "$T/out/layad-answers.jsonl" "$T/split.log" <<'PY' || ops_fail "stage_split.py: parts"
+import json, sys
+sys.path.insert(0, "bench/mixed")
+import stage_split
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:  # the daemon's stages fit inside the client's round trip; the device's inside run
+    ms, gpu, host, outside = stage_split.split(r)
+    assert host > 0 and 0 <= gpu <= r["server_timing_ms"]["run"], (r["i"], ms, gpu, host, outside)
+    assert outside > -0.01, (r["i"], outside)  # the stages are rounded to microseconds
+lines = open(sys.argv[2]).read().splitlines()
+assert len(lines) == 1 + len(rows) + 1, len(lines)
+out = json.loads(lines[-1])
+assert out["inside"]["n"] == 3 and out["others"]["n"] == 3, out
+assert out["inside"]["ms"] == round(sorted(r["ms"] for r in rows[3:6])[1], 3), out
+assert [x is not None for x in out["p95_without_rows"]] == [True] * 3, out
+print("stages inside the round trip over", len(rows), "answers; rows 3-5 against the others")
 PY
 
 echo "-- compare.py"
