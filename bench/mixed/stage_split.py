@@ -12,7 +12,11 @@ p95 without that run (kinds in turn, as gen_fixed.py writes them).
 """
 import argparse
 import json
-import statistics
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mixedlib  # noqa: E402
 
 # Server-Timing's top-level stages (launch and gpu lie inside run, h2d and d2h inside gpu: stages.c)
 TOP = ("parse", "queue", "wake", "stage", "run", "unpack", "back", "resume", "format")
@@ -26,14 +30,10 @@ def split(row):
     return row["ms"], gpu, server - gpu, row["ms"] - server
 
 
-def p95(xs):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(0.95 * len(xs)))] if xs else None
-
-
 def medians(rows):
+    """Each part's p50 over rows (mixedlib.latency, as the peers report's tables)."""
     parts = [split(r) for r in rows]
-    return {name: round(statistics.median(p[i] for p in parts), 3) if parts else None
+    return {name: mixedlib.latency([p[i] for p in parts]).get("p50_ms")
             for i, name in enumerate(("ms", "gpu", "host", "outside"))}
 
 
@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--kinds", type=int, default=3, help="request kinds in turn (first calls skipped)")
     ap.add_argument("--quiet", action="store_true", help="no row table")
     a = ap.parse_args()
-    rows = [r for r in (json.loads(l) for l in open(a.answers)) if r.get("ok") and r.get("server_timing_ms")]
+    rows = [r for r in mixedlib.read_jsonl(a.answers) if r.get("ok") and r.get("server_timing_ms")]
     if not a.quiet:
         print("   i      ms     gpu    host outside")
         for r in rows:
@@ -54,7 +54,8 @@ def main():
     rest = [r for r in rows if r["i"] >= a.kinds and not lo <= r["i"] <= hi]
     out = {"rows": a.rows, "inside": {"n": len(inside), **medians(inside)} if inside else None,
            "others": {"n": len(rest), **medians(rest)},
-           "p95_without_rows": [p95(r["ms"] for r in rest if r["i"] % a.kinds == k) for k in range(a.kinds)]}
+           "p95_without_rows": [mixedlib.latency([r["ms"] for r in rest if r["i"] % a.kinds == k]).get("p95_ms")
+                                for k in range(a.kinds)]}
     print(json.dumps(out))
 
 

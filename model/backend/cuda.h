@@ -53,6 +53,7 @@ typedef void (*cuda_progress_fn)(void *arg, int done, int total, int cap_tokens,
  * (fused_proj_tokens); 0 is cuBLASLt plus the separate kernels. */
 enum { CUDA_PATH_SMALL = 1, CUDA_PATH_FUSED = 2, CUDA_PATHS = 4 };
 enum { CUDA_PATH_ROUNDS_MAX = 7 }; /* cuda_backend_opts.path_rounds: the default and the most */
+enum { CUDA_PATH_REPLAYS = 10 };   /* cuda_backend_opts.path_replays: the default */
 
 typedef struct cuda_backend_opts {
     int device;         /* CUDA device ordinal (after CUDA_VISIBLE_DEVICES) */
@@ -106,7 +107,7 @@ typedef struct cuda_backend_opts {
     int path_rounds;      /* that timing's interleaved rounds, each path's median kept (default
                              CUDA_PATH_ROUNDS_MAX, the most; fewer only where time is scarce,
                              as under compute-sanitizer) */
-    int path_replays;     /* graph replays a path's round averages (default 10) */
+    int path_replays;     /* graph replays a path's round averages (default CUDA_PATH_REPLAYS) */
     int att_pack_tokens; /* buckets of at most this many tokens (default 1024; 0: none) whose
                               capacity runs the attention with one group of warps a block also
                               capture a graph with two groups (kn_attention_grouped), replayed

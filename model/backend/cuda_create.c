@@ -158,7 +158,7 @@ static int configure(cuda_backend *b, const laya_checkpoint *ck, const cuda_back
     if (b->o.path_rounds < 1 || b->o.path_rounds > CUDA_PATH_ROUNDS_MAX)
         b->o.path_rounds = CUDA_PATH_ROUNDS_MAX;
     if (b->o.path_replays < 1)
-        b->o.path_replays = 10;
+        b->o.path_replays = CUDA_PATH_REPLAYS;
     if (b->o.max_tokens <= 0)
         b->o.max_tokens = b->o.max_batch_rows * b->o.max_len;
     if (b->o.max_tokens < b->o.max_len)

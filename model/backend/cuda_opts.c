@@ -20,7 +20,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->small_gemm_tokens = 64;
     o->fused_proj_tokens = 48;
     o->path_rounds = CUDA_PATH_ROUNDS_MAX;
-    o->path_replays = 10;
+    o->path_replays = CUDA_PATH_REPLAYS;
     o->att_pack_tokens = 1024;
     o->pdl = 1;
     o->copy_timing = 1;
