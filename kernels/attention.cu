@@ -810,38 +810,40 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
  * Block (head h, column chunk c; tile y) of kn_attention_wo: the attention of one
  * query tile of one head, as attention_kernel's two-group form computes it (same
  * bits), then that head's share of the out-projection, O_h Wo[cols, h's 64 dims]^T,
- * for the ATW_N columns of chunk c: an fp32 partial product per head that the
+ * for the columns of chunk c: an fp32 partial product per head that the
  * LayerNorm after the branch sums (kn_layernorm_parts, one part a head). Wo's
- * slice (ATW_N rows of 64 dims, 32 KB) is fetched before the programmatic-launch
+ * slice (128 or 256 rows of 64 dims, 16 or 32 KB) is fetched before the programmatic-launch
  * wait; O, rounded to the dtype as the attention stores it, goes from the
- * registers to the Q tile's place in shared memory, and each group forms ATW_N / 2
- * columns as two 64 x 64 x 64 products, the same step as S = Q K^T. */
-#define ATW_N 256                /* output columns a block */
-#define ATW_NT (ATW_N / ATT_TK)  /* of them, 64-column tiles (two a group) */
+ * registers to the Q tile's place in shared memory, and each group forms its half of
+ * the columns as 64 x 64 x 64 products, the same step as S = Q K^T. */
+/* NT: 64-column tiles a group, so a block's 2 NT 64 columns: 256 where D % 256 == 0,
+ * else 128 (the tiny test geometry). */
+template <int NT> __host__ __device__ constexpr int atw_cols() { return 2 * NT * ATT_TK; }
 
-template <typename T> struct atw_smem {
-    __align__(16) T ws[ATW_NT][ATT_TK][ATT_LD]; /* first: 9 KB tiles keep att's alignment */
+template <typename T, int NT> struct atw_smem {
+    __align__(16) T ws[2 * NT][ATT_TK][ATT_LD]; /* first: 9 KB tiles keep att's alignment */
     att_smem<T, 2> att;
 };
 
-template <typename T> __device__ __forceinline__ atw_smem<T> &atw_smem_at(unsigned char *raw)
+template <typename T, int NT> __device__ __forceinline__ atw_smem<T, NT> &atw_smem_at(unsigned char *raw)
 {
 #if ATT_WG
-    return *reinterpret_cast<atw_smem<T> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+    return *reinterpret_cast<atw_smem<T, NT> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
 #else
-    return *reinterpret_cast<atw_smem<T> *>(raw);
+    return *reinterpret_cast<atw_smem<T, NT> *>(raw);
 #endif
 }
 
-/* Wo rows [n0, n0 + ATW_N), dims [64 h, 64 h + 64) (w points at row n0, dim 64 h;
+/* Wo rows [n0, n0 + 128 NT), dims [64 h, 64 h + 64) (w points at row n0, dim 64 h;
  * rows D apart) into ws, one commit group: thread t copies 16 bytes at dim
  * 8 (t % 8) of rows t / 8 + 32 k. */
-template <typename T> __device__ __forceinline__ void atw_stage_w(T (*ws)[ATT_TK][ATT_LD], const T *w, int D)
+template <typename T, int NT>
+__device__ __forceinline__ void atw_stage_w(T (*ws)[ATT_TK][ATT_LD], const T *w, int D)
 {
     constexpr int RSTEP = 2 * ATT_THREADS / 8;
     const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 8;
 #pragma unroll
-    for (int k = 0; k < ATW_N / RSTEP; k++) {
+    for (int k = 0; k < atw_cols<NT>() / RSTEP; k++) {
         const int n = r + k * RSTEP;
         cp_async16(att_el(ws[n / ATT_TK], n % ATT_TK, c), w + (size_t)n * D + c, true);
     }
@@ -866,10 +868,10 @@ template <typename T> __device__ __forceinline__ void atw_put_o(const att_state 
     }
 }
 
-/* This group's two 64-column tiles of the block's chunk: P = O Wo_tile^T (fp32),
- * rows orow (>= 0) of part h, columns col0 + 64 j + 8 n + 2 (lane % 4). */
-template <typename T>
-__device__ __forceinline__ void atw_product(atw_smem<T> &sm, float *part, int D, int col0)
+/* This group's NT 64-column tiles of the block's chunk: P = O Wo_tile^T (fp32),
+ * rows orow (>= 0) of part h, columns col0 + 64 t + 8 n + 2 (lane % 4). */
+template <typename T, int NT>
+__device__ __forceinline__ void atw_product(atw_smem<T, NT> &sm, float *part, int D, int col0)
 {
     const int g = threadIdx.x / ATT_THREADS, c4 = threadIdx.x % 4;
     const int r0 = (threadIdx.x % ATT_THREADS) / 32 * 16 + (threadIdx.x % 32) / 4;
@@ -884,8 +886,8 @@ __device__ __forceinline__ void atw_product(atw_smem<T> &sm, float *part, int D,
         qa[s][3] = lds32(&sm.att.qs[r.y][16 * s + 8 + 2 * c4]);
     }
 #pragma unroll
-    for (int j = 0; j < ATW_NT / 2; j++) {
-        const int t = g * (ATW_NT / 2) + j;
+    for (int j = 0; j < NT; j++) {
+        const int t = g * NT + j;
         float pc[8][4];
         att_scores<T>(pc, qa, sm.att.qs, sm.ws[t]);
 #pragma unroll
@@ -899,23 +901,24 @@ __device__ __forceinline__ void atw_product(atw_smem<T> &sm, float *part, int D,
     }
 }
 
-/* Block (x = h C + c, tile y), C = D / ATW_N chunks: tile y as in attention_kernel
- * (r < 0: a spare, nothing to do), two groups; then part h's columns [c ATW_N,
- * (c + 1) ATW_N) of the tile's rows. */
-template <typename T>
+/* Block (x = h C + c, tile y), C = D / N chunks of N = 128 NT columns: tile y as in
+ * attention_kernel (r < 0: a spare, nothing to do), two groups; then part h's
+ * columns [c N, (c + 1) N) of the tile's rows. */
+template <typename T, int NT>
 __global__ void __launch_bounds__(2 * ATT_THREADS, 1)
 attention_wo_kernel(const T *__restrict__ qkv, const T *__restrict__ wo, float *__restrict__ parts, long pstride,
                     int nslot, int D, const int32_t *__restrict__ cu, const int32_t *__restrict__ tiles, int window)
 {
     extern __shared__ __align__(16) unsigned char att_raw[];
-    atw_smem<T> &sm = atw_smem_at<T>(att_raw);
-    const int C = D / ATW_N, h = blockIdx.x / C, c = blockIdx.x % C;
+    constexpr int N = atw_cols<NT>();
+    atw_smem<T, NT> &sm = atw_smem_at<T, NT>(att_raw);
+    const int C = D / N, h = blockIdx.x / C, c = blockIdx.x % C;
     const int r = tiles[2 * (size_t)blockIdx.y];
     if (r < 0) {
         kn_pdl_wait();
         return;
     }
-    atw_stage_w<T>(sm.ws, wo + (size_t)c * ATW_N * D + h * KN_HEAD_DIM, D); /* weights: before the wait */
+    atw_stage_w<T, NT>(sm.ws, wo + (size_t)c * N * D + h * KN_HEAD_DIM, D); /* weights: before the wait */
     int s = cu[r], e = cu[r + 1];
     s = s < 0 ? 0 : s > nslot ? nslot : s;
     e = e < s ? s : e > nslot ? nslot : e;
@@ -936,7 +939,7 @@ attention_wo_kernel(const T *__restrict__ qkv, const T *__restrict__ wo, float *
         atw_put_o<T>(x, sm.att.qs, rq);
     att_proxy_fence();
     __syncthreads();
-    atw_product<T>(sm, parts + (size_t)h * pstride, D, c * ATW_N);
+    atw_product<T, NT>(sm, parts + (size_t)h * pstride, D, c * N);
 }
 
 static int att_check(kn_dtype dt, const void *qkv, void *out, int D)
@@ -1010,21 +1013,39 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
     return kn_attention_grouped(ks, dt, qkv, out, T, D, cu, tiles, n_tiles, window, 0);
 }
 
+/* The 64-column tiles a group of kn_attention_wo's blocks forms for width D: 2 (256
+ * columns a block) where D allows, else 1. */
+static int atw_nt(int D) { return D % atw_cols<2>() == 0 ? 2 : 1; }
+
 extern "C" int kn_attention_wo_tiles(int D)
 {
     int sms = 0;
-    KN_REQUIRE(D >= ATW_N && D % ATW_N == 0, "the attention with its out-projection needs D a multiple of 256");
+    KN_REQUIRE(D >= atw_cols<1>() && D % atw_cols<1>() == 0,
+               "the attention with its out-projection needs D a multiple of 128");
     if (kn_sms(&sms))
         return -1;
-    return sms / ((D / KN_HEAD_DIM) * (D / ATW_N));
+    return sms / ((D / KN_HEAD_DIM) * (D / atw_cols<1>() / atw_nt(D)));
 }
 
 extern "C" int kn_attention_wo_ok(kn_dtype dt, const void *qkv, const void *wo, const float *parts, long part_stride,
                                   int D)
 {
-    return kn_is16(dt) && D >= ATW_N && D % ATW_N == 0 && D / KN_HEAD_DIM <= KN_LN_PARTS_MAX && qkv && wo &&
+    return kn_is16(dt) && D >= atw_cols<1>() && D % atw_cols<1>() == 0 && D / KN_HEAD_DIM <= KN_LN_PARTS_MAX && qkv && wo &&
            parts && kn_aligned16(qkv) && kn_aligned16(wo) && kn_aligned16(parts) && part_stride >= 0 &&
            part_stride % 4 == 0;
+}
+
+template <typename E, int NT>
+static int atw_launch(kn_stream ks, const void *qkv, const void *wo, float *parts, long part_stride, int T, int D,
+                      const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
+{
+    const dim3 grid((unsigned)((D / KN_HEAD_DIM) * (D / atw_cols<NT>())), (unsigned)n_tiles);
+    const size_t smem = sizeof(atw_smem<E, NT>) + ATT_PAD;
+    auto kern = attention_wo_kernel<E, NT>;
+    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    KN_CUDA(kn_launch(kern, grid, dim3(2 * ATT_THREADS), smem, ks, (const E *)qkv, (const E *)wo, parts, part_stride,
+                      T, D, cu, tiles, window));
+    return 0;
 }
 
 extern "C" int kn_attention_wo(kn_stream ks, kn_dtype dt, const void *qkv, const void *wo, float *parts,
@@ -1035,17 +1056,17 @@ extern "C" int kn_attention_wo(kn_stream ks, kn_dtype dt, const void *qkv, const
     if (T == 0 || n_tiles == 0)
         return 0;
     KN_REQUIRE(kn_attention_wo_ok(dt, qkv, wo, parts, part_stride, D),
-               "the attention with its out-projection needs 16-bit operands, D % 256 == 0, at most 16 heads and "
+               "the attention with its out-projection needs 16-bit operands, D % 128 == 0, at most 16 heads and "
                "16-byte aligned buffers");
     KN_REQUIRE((long)T * D <= part_stride, "attention out-projection parts overlap");
     KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
     KN_REQUIRE(n_tiles <= 65535, "attention grid too large");
-    const dim3 grid((unsigned)((D / KN_HEAD_DIM) * (D / ATW_N)), (unsigned)n_tiles);
-    const size_t smem = sizeof(atw_smem<__half>) + ATT_PAD; /* the same for both 16-bit types */
-    KN_DISPATCH16(dt, E, KN_CUDA(cudaFuncSetAttribute(attention_wo_kernel<E>,
-                                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-                  KN_CUDA(kn_launch(attention_wo_kernel<E>, grid, dim3(2 * ATT_THREADS), smem, ks, (const E *)qkv,
-                                    (const E *)wo, parts, part_stride, T, D, cu, tiles, window)));
+    int rc = 0;
+    KN_DISPATCH16(dt, E,
+                  rc = atw_nt(D) == 2 ? atw_launch<E, 2>(ks, qkv, wo, parts, part_stride, T, D, cu, tiles, n_tiles, window)
+                                      : atw_launch<E, 1>(ks, qkv, wo, parts, part_stride, T, D, cu, tiles, n_tiles, window));
+    if (rc)
+        return -1;
     KN_LAUNCHED();
     return 0;
 }

@@ -339,8 +339,9 @@ int kn_attention_grouped(kn_stream ks, kn_dtype dt, const void *qkv, void *out, 
  * (Wo [D, D] in dt, a PyTorch Linear's weight; att the attention output
  * kn_attention would write). The sum over heads is left to kn_layernorm_parts
  * (S = D / 64). Slots outside every tile keep what they held in every part.
- * Grid (D / 64 x D / 256 blocks a tile, n_tiles tiles): one wave while n_tiles <=
- * kn_attention_wo_tiles(D). Needs kn_attention_wo_ok: 16-bit dt, D % 256 == 0,
+ * Grid (D / 64 x D / 256 blocks a tile, or D / 128 where D % 256 != 0; n_tiles
+ * tiles): one wave while n_tiles <= kn_attention_wo_tiles(D). Needs
+ * kn_attention_wo_ok: 16-bit dt, D % 128 == 0,
  * D / 64 <= KN_LN_PARTS_MAX, 16-byte aligned buffers, part_stride % 4 == 0 and
  * T * D <= part_stride. */
 int kn_attention_wo_tiles(int D);

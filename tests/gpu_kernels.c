@@ -30,6 +30,9 @@
  *               error of one fp32 ulp at most); V columns bit for bit untouched
  *   attention   2e|ref| + 2e max|v| + 1e-5 (P is rounded to the dtype before
  *               P V, the flash-attention trade; the fp32 softmax is exact-ish)
+ *   attention + out-projection: each head's fp32 part against kn_attention's
+ *               output times that head's slice of Wo in double, 1e-5 (S + 1),
+ *               S = sum |o w|; the LayerNorm over the parts as above
  *   head ops    gathers, type embedding, act input: exact (fp32) or one
  *               rounding (16-bit); scorer 1e-5 S; features 1e-5 absolute
  * Bit for bit, GPU against GPU: a selected query equals the full attention's
@@ -1164,6 +1167,7 @@ START_TEST(test_attention_wo)
         {1024, -1, 13, 1, {83}},            /* the English 1x83 bucket of 96 */
         {768, 128, 0, 2, {100, 20}},        /* the multilingual width, its window */
         {1024, 5, 2, 3, {130, 0, 64}},      /* a narrow window, an empty row */
+        {128, -1, 3, 2, {83, 17}},          /* the tiny geometry: blocks of 128 columns */
     };
     for (int pass = 0; pass < 2; pass++) {
         rng r = {seed_of(pass)};

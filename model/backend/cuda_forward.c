@@ -207,7 +207,7 @@ static int att_wo_bucket(const cuda_backend *b, int T)
 {
     const int S = b->D / KN_HEAD_DIM;
     const dev_acts *a = &b->a;
-    return T <= b->o.att_wo_tokens && b->acc && b->att_wo_tiles > 0 && (long)S * T <= b->Tmax &&
+    return T <= b->o.att_wo_tokens && b->acc && b->att_wo_tiles > 0 && (long)S * T <= b->orows &&
            kn_attention_wo_ok(b->dt, a->qkv, b->w.enc[0].wo, (const float *)a->o, (long)T * b->D, b->D) &&
            kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn, a->res,
                                  b->D);

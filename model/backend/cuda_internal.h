@@ -122,6 +122,8 @@ typedef struct cuda_backend {
                          block over at most att_pack_tiles query tiles) */
     int att_pack_tiles; /* kn_attention_pack_tiles: the most tiles of a CUDA_ATT_PACK pack */
     int att_wo_tiles;   /* kn_attention_wo_tiles where D takes it, else 0 */
+    int orows;          /* rows of a->o (fp32 [orows, D]): Tmax, or more for the per-head parts
+                           of buckets up to o.att_wo_tokens */
     unsigned char path[BATCH_MAX_BUCKETS]; /* each bucket's paths: the thresholds', or timed */
     void *warena;
     size_t wbytes;
