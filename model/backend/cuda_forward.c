@@ -227,12 +227,18 @@ int cuda_att_pack_ok(const cuda_backend *b, int T)
 /* The attention of bucket T in the form being enqueued: over the capacity's
  * tiles by the grid, or two groups a block over the few tiles of a small pack
  * (CUDA_ATT_PACK is enqueued only where cuda_att_pack_ok). */
+/* The query tiles the attention of bucket T launches in the form being enqueued. */
+static int att_tiles(const cuda_backend *b, int T)
+{
+    return b->att_now == CUDA_ATT_PACK ? cuda_pack_tiles(b, T) : cap_tiles(b, T);
+}
+
 static int attention(cuda_backend *b, int T, const int32_t *cu, const int32_t *tiles, int window)
 {
     dev_acts *a = &b->a;
     const int pack = b->att_now == CUDA_ATT_PACK;
-    return kn_attention_grouped(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles,
-                                pack ? cuda_pack_tiles(b, T) : cap_tiles(b, T), window, pack ? 2 : 0);
+    return kn_attention_grouped(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles, att_tiles(b, T), window,
+                                pack ? 2 : 0);
 }
 
 static int fused_bucket(const cuda_backend *b)
@@ -271,15 +277,15 @@ static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad
 }
 
 /* The attention and its out-projection, pending for the LayerNorm after them: in one
- * launch when fused (att_wo_bucket, a pack of few tiles), one part a head; else the
- * attention, then the branch. */
+ * launch when fused (att_wo_bucket, and the form's tiles one wave of its blocks), one
+ * part a head; else the attention, then the branch. */
 static int att_branch(cuda_backend *b, const dev_layer *L, int T, const int32_t *cu, const int32_t *tiles,
                       int window, int fused, pending_branch *o, layad_error *err)
 {
     dev_acts *a = &b->a;
     if (fused) {
         LAUNCH(kn_attention_wo(b->ks, b->dt, a->qkv, L->wo, (float *)a->o, (long)T * b->D, T, b->D, cu, tiles,
-                               cuda_pack_tiles(b, T), window));
+                               att_tiles(b, T), window));
         *o = (pending_branch){.o = a->o, .parts = b->D / KN_HEAD_DIM, .bias = NULL};
         return 0;
     }
@@ -296,7 +302,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
     const int fused = fused_bucket(b); /* asked once: it queries the device */
-    const int wo_fused = b->att_now == CUDA_ATT_PACK && att_wo_bucket(b, T);
+    const int wo_fused = att_wo_bucket(b, T) && att_tiles(b, T) <= b->att_wo_tiles;
 
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
