@@ -6,7 +6,7 @@
 set -euo pipefail
 here=bench/results/experiments/att-wo
 tmp=$(mktemp -d); trap 'git worktree remove --force "$tmp/patched" 2>/dev/null; rm -rf "$tmp"' EXIT
-nv=(nvcc -O3 -std=c++17 -I. -lineinfo -gencode=arch=compute_90a,code=sm_90a)
+nv=(nvcc -O3 -std=c++17 -I. -lineinfo '-gencode=arch=compute_90a,code=sm_90a')
 git worktree add -q --detach "$tmp/patched" HEAD
 git -C "$tmp/patched" apply "$PWD/$here/att-wo.patch"
 mkdir -p "$tmp/call2/kernels"
