@@ -584,6 +584,71 @@ __device__ __forceinline__ void att_store(const att_state &x, T *out, int D, int
     }
 }
 
+/* att_tile (below) up to its store, for a caller that uses the attention's
+ * output itself (attention_wo_kernel): returns 1 where this thread holds its
+ * rows' share of the combined state x (every thread of one group; group 0 of
+ * two), 0 in group 1 of two, which has handed its half over; rq gets the
+ * thread's two rows in the tile and their queries (r0, r1, i0, i1). att_tile
+ * keeps its own copy of these steps so that its machine code stays as measured
+ * (sharing them moved its registers). */
+template <typename T, int G>
+__device__ __forceinline__ int att_tile_state(att_smem<T, G> &sm, const T *row0, int D, int len, int window, int h,
+                                              att_state &x, int4 &rq)
+{
+    const int tid = threadIdx.x % ATT_THREADS, g = G == 1 ? 0 : threadIdx.x / ATT_THREADS;
+    const int warp = tid / 32, lane = threadIdx.x % 32, gr = lane / 4, c4 = lane % 4;
+    const int D3 = 3 * D;
+    const int2 q = att_qspan(sm, lane);
+    const int qmin = q.x, qmax = q.y;
+    att_load_q<T, G>(sm, row0, D3, h);
+
+    const int2 keys = att_keys(qmin, qmax, len, window);
+    const T *ksrc = row0 + D + h * KN_HEAD_DIM;
+    const att_plan p = att_halves(keys.x, keys.y);
+    const int t0 = att_first<G>(p, g);
+    if (t0 >= 0)
+        att_stage<T>(sm.ks[g][0], sm.vs[g][0], ksrc, D, D3, t0 * ATT_TK, len, tid);
+    cp_async_commit();
+    cp_async_wait<1>(); /* Q has landed */
+    att_proxy_fence();
+    __syncthreads();
+
+    const int r0 = warp * 16 + gr, r1 = r0 + 8; /* this thread's two query rows in the tile */
+    const int i0 = sm.qpos[r0], i1 = sm.qpos[r1];
+    rq = make_int4(r0, r1, i0, i1);
+    uint32_t qa[4][4]; /* unused on the wgmma path */
+#pragma unroll
+    for (int s = 0; s < 4 && !ATT_WG; s++) {
+        qa[s][0] = lds32(&sm.qs[r0][16 * s + 2 * c4]);
+        qa[s][1] = lds32(&sm.qs[r1][16 * s + 2 * c4]);
+        qa[s][2] = lds32(&sm.qs[r0][16 * s + 8 + 2 * c4]);
+        qa[s][3] = lds32(&sm.qs[r1][16 * s + 8 + 2 * c4]);
+    }
+    att_state s;
+    att_walk<T, G>(sm, s, qa, ksrc, D, len, window, qmin, qmax, i0, i1, p);
+    /* The halves meet: half 0's state and half 1's, then x = both. Where a half
+     * is empty the combination would return the other exactly (times 1, plus
+     * zeros), so one group skips it. */
+    if (G == 2 && g == 1)
+        att_save(s, sm.st, tid);
+    if (G == 2)
+        __syncthreads();
+    if (G == 2 && g == 1)
+        return 0;
+    if (G == 2) {
+        att_state y;
+        x = s;
+        att_load(y, sm.st, tid);
+        att_combine(x, y);
+    } else if (p.n[0] > 0 && p.n[1] > 0) {
+        att_load(x, sm.st, tid);
+        att_combine(x, s);
+    } else {
+        x = s;
+    }
+    return 1;
+}
+
 /* One query tile of one head over one row: row0 is the row's first slot in qkv,
  * len its length; sm.qpos / sm.orow are set (and synchronized) by the caller.
  * Writes out[orow[t], head h] for every tile row t with orow[t] >= 0: its
@@ -740,6 +805,143 @@ attention_select_kernel(const T *__restrict__ qkv, T *__restrict__ out, int D, c
     }
 }
 
+/* ---- the attention with its out-projection (small packs) ----------------------
+ *
+ * Block (head h, column chunk c; tile y) of kn_attention_wo: the attention of one
+ * query tile of one head, as attention_kernel's two-group form computes it (same
+ * bits), then that head's share of the out-projection, O_h Wo[cols, h's 64 dims]^T,
+ * for the columns of chunk c: an fp32 partial product per head that the
+ * LayerNorm after the branch sums (kn_layernorm_parts, one part a head). Wo's
+ * slice (128 or 256 rows of 64 dims, 16 or 32 KB) is fetched before the programmatic-launch
+ * wait; O, rounded to the dtype as the attention stores it, goes from the
+ * registers to the Q tile's place in shared memory, and each group forms its half of
+ * the columns as 64 x 64 x 64 products, the same step as S = Q K^T. */
+/* NT: 64-column tiles a group, so a block's 2 NT 64 columns: 256 where D % 256 == 0,
+ * else 128 (the tiny test geometry). */
+template <int NT> __host__ __device__ constexpr int atw_cols() { return 2 * NT * ATT_TK; }
+
+template <typename T, int NT> struct atw_smem {
+    __align__(16) T ws[2 * NT][ATT_TK][ATT_LD]; /* first: 9 KB tiles keep att's alignment */
+    att_smem<T, 2> att;
+};
+
+template <typename T, int NT> __device__ __forceinline__ atw_smem<T, NT> &atw_smem_at(unsigned char *raw)
+{
+#if ATT_WG
+    return *reinterpret_cast<atw_smem<T, NT> *>(raw + ((1024 - (smem_addr(raw) & 1023)) & 1023));
+#else
+    return *reinterpret_cast<atw_smem<T, NT> *>(raw);
+#endif
+}
+
+/* Wo rows [n0, n0 + 128 NT), dims [64 h, 64 h + 64) (w points at row n0, dim 64 h;
+ * rows D apart) into ws, one commit group: thread t copies 16 bytes at dim
+ * 8 (t % 8) of rows t / 8 + 32 k. */
+template <typename T, int NT>
+__device__ __forceinline__ void atw_stage_w(T (*ws)[ATT_TK][ATT_LD], const T *w, int D)
+{
+    constexpr int RSTEP = 2 * ATT_THREADS / 8;
+    const int r = threadIdx.x / 8, c = (threadIdx.x % 8) * 8;
+#pragma unroll
+    for (int k = 0; k < atw_cols<NT>() / RSTEP; k++) {
+        const int n = r + k * RSTEP;
+        cp_async16(att_el(ws[n / ATT_TK], n % ATT_TK, c), w + (size_t)n * D + c, true);
+    }
+    cp_async_commit();
+}
+
+/* Group 0's combined state x, divided by l and rounded to T exactly as att_store
+ * stores it (zeros for rows without a query), into the Q tile's place. */
+template <typename T> __device__ __forceinline__ void atw_put_o(const att_state &x, T (*os)[ATT_LD], int4 rq)
+{
+    const int2 r = make_int2(rq.x, rq.y);
+    const int c4 = threadIdx.x % 4;
+    const float l0 = x.l[0], l1 = x.l[2];
+    const float inv0 = l0 > 0.0f && rq.z >= 0 ? 1.0f / l0 : 0.0f;
+    const float inv1 = l1 > 0.0f && rq.w >= 0 ? 1.0f / l1 : 0.0f;
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        *reinterpret_cast<uint32_t *>(att_el(os, r.x, 8 * n + 2 * c4)) =
+            kn_pack_u32<T>(x.o[n][0] * inv0, x.o[n][1] * inv0);
+        *reinterpret_cast<uint32_t *>(att_el(os, r.y, 8 * n + 2 * c4)) =
+            kn_pack_u32<T>(x.o[n][2] * inv1, x.o[n][3] * inv1);
+    }
+}
+
+/* This group's NT 64-column tiles of the block's chunk: P = O Wo_tile^T (fp32),
+ * rows orow (>= 0) of part h, columns col0 + 64 t + 8 n + 2 (lane % 4). */
+template <typename T, int NT>
+__device__ __forceinline__ void atw_product(atw_smem<T, NT> &sm, float *part, int D, int col0)
+{
+    const int g = threadIdx.x / ATT_THREADS, c4 = threadIdx.x % 4;
+    const int r0 = (threadIdx.x % ATT_THREADS) / 32 * 16 + (threadIdx.x % 32) / 4;
+    const int2 r = make_int2(r0, r0 + 8); /* the thread's rows, as in att_tile_state */
+    const int oa = sm.att.orow[r.x], ob = sm.att.orow[r.y];
+    uint32_t qa[4][4]; /* O's fragments, unused on the wgmma path */
+#pragma unroll
+    for (int s = 0; s < 4 && !ATT_WG; s++) {
+        qa[s][0] = lds32(&sm.att.qs[r.x][16 * s + 2 * c4]);
+        qa[s][1] = lds32(&sm.att.qs[r.y][16 * s + 2 * c4]);
+        qa[s][2] = lds32(&sm.att.qs[r.x][16 * s + 8 + 2 * c4]);
+        qa[s][3] = lds32(&sm.att.qs[r.y][16 * s + 8 + 2 * c4]);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const int t = g * NT + j;
+        float pc[8][4];
+        att_scores<T>(pc, qa, sm.att.qs, sm.ws[t]);
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            const int col = col0 + t * ATT_TK + 8 * n + 2 * c4;
+            if (oa >= 0)
+                *reinterpret_cast<float2 *>(part + (size_t)oa * D + col) = make_float2(pc[n][0], pc[n][1]);
+            if (ob >= 0)
+                *reinterpret_cast<float2 *>(part + (size_t)ob * D + col) = make_float2(pc[n][2], pc[n][3]);
+        }
+    }
+}
+
+/* Block (x = h C + c, tile y), C = D / N chunks of N = 128 NT columns: tile y as in
+ * attention_kernel (r < 0: a spare, nothing to do), two groups; then part h's
+ * columns [c N, (c + 1) N) of the tile's rows. */
+template <typename T, int NT>
+__global__ void __launch_bounds__(2 * ATT_THREADS, 1)
+attention_wo_kernel(const T *__restrict__ qkv, const T *__restrict__ wo, float *__restrict__ parts, long pstride,
+                    int nslot, int D, const int32_t *__restrict__ cu, const int32_t *__restrict__ tiles, int window)
+{
+    extern __shared__ __align__(16) unsigned char att_raw[];
+    constexpr int N = atw_cols<NT>();
+    atw_smem<T, NT> &sm = atw_smem_at<T, NT>(att_raw);
+    const int C = D / N, h = blockIdx.x / C, c = blockIdx.x % C;
+    const int r = tiles[2 * (size_t)blockIdx.y];
+    if (r < 0) {
+        kn_pdl_wait();
+        return;
+    }
+    atw_stage_w<T, NT>(sm.ws, wo + (size_t)c * N * D + h * KN_HEAD_DIM, D); /* weights: before the wait */
+    int s = cu[r], e = cu[r + 1];
+    s = s < 0 ? 0 : s > nslot ? nslot : s;
+    e = e < s ? s : e > nslot ? nslot : e;
+    const int q0 = tiles[2 * (size_t)blockIdx.y + 1] - s;
+    if (threadIdx.x < ATT_TQ) {
+        const int i = q0 + (int)threadIdx.x;
+        const bool ok = i >= 0 && i < e - s;
+        sm.att.qpos[threadIdx.x] = ok ? i : -1;
+        sm.att.orow[threadIdx.x] = ok ? s + i : -1;
+    }
+    __syncthreads();
+    kn_pdl_wait();
+    kn_pdl_trigger_small(nslot);
+    att_state x;
+    int4 rq;
+    /* att_tile_state's first wait leaves only its last group in flight: Wo has landed */
+    if (att_tile_state<T, 2>(sm.att, qkv + (size_t)s * 3 * D, D, e - s, window, h, x, rq))
+        atw_put_o<T>(x, sm.att.qs, rq);
+    att_proxy_fence();
+    __syncthreads();
+    atw_product<T, NT>(sm, parts + (size_t)h * pstride, D, c * N);
+}
+
 static int att_check(kn_dtype dt, const void *qkv, void *out, int D)
 {
     KN_REQUIRE(kn_is16(dt), "attention dtype must be fp16 or bf16");
@@ -809,6 +1011,64 @@ extern "C" int kn_attention(kn_stream ks, kn_dtype dt, const void *qkv, void *ou
                             const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
 {
     return kn_attention_grouped(ks, dt, qkv, out, T, D, cu, tiles, n_tiles, window, 0);
+}
+
+/* The 64-column tiles a group of kn_attention_wo's blocks forms for width D: 2 (256
+ * columns a block) where D allows, else 1. */
+static int atw_nt(int D) { return D % atw_cols<2>() == 0 ? 2 : 1; }
+
+extern "C" int kn_attention_wo_tiles(int D)
+{
+    int sms = 0;
+    KN_REQUIRE(D >= atw_cols<1>() && D % atw_cols<1>() == 0,
+               "the attention with its out-projection needs D a multiple of 128");
+    if (kn_sms(&sms))
+        return -1;
+    return sms / ((D / KN_HEAD_DIM) * (D / atw_cols<1>() / atw_nt(D)));
+}
+
+extern "C" int kn_attention_wo_ok(kn_dtype dt, const void *qkv, const void *wo, const float *parts, long part_stride,
+                                  int D)
+{
+    return kn_is16(dt) && D >= atw_cols<1>() && D % atw_cols<1>() == 0 && D / KN_HEAD_DIM <= KN_LN_PARTS_MAX && qkv && wo &&
+           parts && kn_aligned16(qkv) && kn_aligned16(wo) && kn_aligned16(parts) && part_stride >= 0 &&
+           part_stride % 4 == 0;
+}
+
+template <typename E, int NT>
+static int atw_launch(kn_stream ks, const void *qkv, const void *wo, float *parts, long part_stride, int T, int D,
+                      const int32_t *cu, const int32_t *tiles, int n_tiles, int window)
+{
+    const dim3 grid((unsigned)((D / KN_HEAD_DIM) * (D / atw_cols<NT>())), (unsigned)n_tiles);
+    const size_t smem = sizeof(atw_smem<E, NT>) + ATT_PAD;
+    auto kern = attention_wo_kernel<E, NT>;
+    KN_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    KN_CUDA(kn_launch(kern, grid, dim3(2 * ATT_THREADS), smem, ks, (const E *)qkv, (const E *)wo, parts, part_stride,
+                      T, D, cu, tiles, window));
+    return 0;
+}
+
+extern "C" int kn_attention_wo(kn_stream ks, kn_dtype dt, const void *qkv, const void *wo, float *parts,
+                               long part_stride, int T, int D, const int32_t *cu, const int32_t *tiles, int n_tiles,
+                               int window)
+{
+    KN_REQUIRE(T >= 0 && n_tiles >= 0, "negative attention size");
+    if (T == 0 || n_tiles == 0)
+        return 0;
+    KN_REQUIRE(kn_attention_wo_ok(dt, qkv, wo, parts, part_stride, D),
+               "the attention with its out-projection needs 16-bit operands, D % 128 == 0, at most 16 heads and "
+               "16-byte aligned buffers");
+    KN_REQUIRE((long)T * D <= part_stride, "attention out-projection parts overlap");
+    KN_REQUIRE(cu && tiles, "NULL attention rows or tiles");
+    KN_REQUIRE(n_tiles <= 65535, "attention grid too large");
+    int rc = 0;
+    KN_DISPATCH16(dt, E,
+                  rc = atw_nt(D) == 2 ? atw_launch<E, 2>(ks, qkv, wo, parts, part_stride, T, D, cu, tiles, n_tiles, window)
+                                      : atw_launch<E, 1>(ks, qkv, wo, parts, part_stride, T, D, cu, tiles, n_tiles, window));
+    if (rc)
+        return -1;
+    KN_LAUNCHED();
+    return 0;
 }
 
 extern "C" int kn_attention_select(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int D,

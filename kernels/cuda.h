@@ -257,8 +257,11 @@ int kn_layernorm(kn_stream ks, float *r, const void *x, kn_dtype xdt,
  * [D], or NULL) is the branch's bias, which the parts do not carry: added to
  * their sum last, before the residual. One block
  * per row, every load of the row issued before the first add. Needs D % 128
- * == 0, D <= 4096, 1 <= S <= KN_GEMM_SPLIT_MAX, part_stride % 4 == 0 and
+ * == 0, D <= 4096 (KN_LN_PARTS_MAX_D above KN_GEMM_SPLIT_MAX parts), 1 <= S <=
+ * KN_LN_PARTS_MAX, part_stride % 4 == 0 and
  * 16-byte aligned buffers (kn_layernorm_parts_ok). */
+#define KN_LN_PARTS_MAX 16
+#define KN_LN_PARTS_MAX_D 1024 /* the widest row over more than KN_GEMM_SPLIT_MAX parts */
 int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,
                           const float *w, const float *b, const void *y16, const float *y32, int D);
 int kn_layernorm_parts(kn_stream ks, float *r, const float *parts, int S, long part_stride, const float *bb,
@@ -330,6 +333,23 @@ int kn_attention_pack_tiles(int D);
  * gives the same bits. */
 int kn_attention_grouped(kn_stream ks, kn_dtype dt, const void *qkv, void *out, int T, int D,
                          const int32_t *cu, const int32_t *tiles, int n_tiles, int window, int groups);
+
+/* The attention (kn_attention's two-group form, the same bits) with the
+ * out-projection of its output in the same launch, for small packs: part h of
+ * parts (fp32 [T, D] at parts + h * part_stride floats, one a head) gets
+ * att[:, 64 h : 64 h + 64] Wo[:, 64 h : 64 h + 64]^T for the tiles' query slots
+ * (Wo [D, D] in dt, a PyTorch Linear's weight; att the attention output
+ * kn_attention would write). The sum over heads is left to kn_layernorm_parts
+ * (S = D / 64). Slots outside every tile keep what they held in every part.
+ * Grid (D / 64 x D / 256 blocks a tile, or D / 128 where D % 256 != 0; n_tiles
+ * tiles): one wave while n_tiles <= kn_attention_wo_tiles(D). Needs
+ * kn_attention_wo_ok: 16-bit dt, D % 128 == 0,
+ * D / 64 <= KN_LN_PARTS_MAX, 16-byte aligned buffers, part_stride % 4 == 0 and
+ * T * D <= part_stride. */
+int kn_attention_wo_tiles(int D);
+int kn_attention_wo_ok(kn_dtype dt, const void *qkv, const void *wo, const float *parts, long part_stride, int D);
+int kn_attention_wo(kn_stream ks, kn_dtype dt, const void *qkv, const void *wo, float *parts, long part_stride,
+                    int T, int D, const int32_t *cu, const int32_t *tiles, int n_tiles, int window);
 
 /* The same attention for a selection of queries (the last head layer needs only
  * the CLS and marker rows): selected query g < G is slot qpos[g] of row qrow[g]

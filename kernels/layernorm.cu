@@ -351,19 +351,19 @@ __device__ __forceinline__ double lnp_block_sum(double v, double *red)
  * The statistics and why they take this form: below, above layernorm_parts_kernel;
  * 1 / D is formed by the caller (before the wait).
  */
-template <typename TY>
+template <typename TY, int SMAX>
 __device__ __forceinline__ void lnp_row(float4 v, float4 ww, float4 pb, const float *bb, const float *parts, int S,
                                         long stride, float *r, const float *b, TY *y16, float *y32, size_t off,
                                         int d, double inv_d, float eps, double (*red)[32])
 {
-    float4 p[KN_GEMM_SPLIT_MAX];
+    float4 p[SMAX];
 #pragma unroll
-    for (int s = 0; s < KN_GEMM_SPLIT_MAX; s++)
+    for (int s = 0; s < SMAX; s++)
         if (s < S)
             p[s] = *reinterpret_cast<const float4 *>(parts + s * stride + off + d);
     float4 a = p[0];
 #pragma unroll
-    for (int s = 1; s < KN_GEMM_SPLIT_MAX; s++)
+    for (int s = 1; s < SMAX; s++)
         if (s < S)
             a.x += p[s].x, a.y += p[s].y, a.z += p[s].z, a.w += p[s].w;
     if (bb)
@@ -413,8 +413,12 @@ __device__ __forceinline__ void lnp_row(float4 v, float4 ww, float4 pb, const fl
  * the wait is the likely cause, not profiled); read before it, faster (experiments/mcast/). The
  * plain kernel's residual, read before the wait the same way, made the forward 1.2-1.5% slower
  * from 16 to 83 tokens (experiments/wide/, not profiled), so it is read after. */
-template <typename TY>
-__global__ void __launch_bounds__(1024)
+/* SMAX: the most parts the kernel holds in registers (KN_GEMM_SPLIT_MAX for the split
+ * GEMMs' parts; KN_LN_PARTS_MAX for the attention's per-head ones), so the common
+ * instantiation keeps its registers. The wide one is bounded at 256 threads (D <= 1024):
+ * at 1024 its 64 registers a thread spilled 124 bytes of its 16 parts to local memory. */
+template <typename TY, int SMAX>
+__global__ void __launch_bounds__(SMAX > KN_GEMM_SPLIT_MAX ? KN_LN_PARTS_MAX_D / 4 : 1024)
 layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ rows, const float *parts, int S,
                        long stride, const float *__restrict__ bb, const float *__restrict__ w,
                        const float *__restrict__ b, TY *y16, float *y32, int D, float eps)
@@ -433,13 +437,14 @@ layernorm_parts_kernel(float *r, const float *rsrc, const int32_t *__restrict__ 
     kn_pdl_trigger_small(gridDim.x); /* a block a row */
     if (!rows)
         v = *reinterpret_cast<const float4 *>(r + off + d);
-    lnp_row<TY>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, d, inv_d, eps, red);
+    lnp_row<TY, SMAX>(v, ww, pb, bb, parts, S, stride, r, b, y16, y32, off, d, inv_d, eps, red);
 }
 
 extern "C" int kn_layernorm_parts_ok(const float *r, const float *parts, long part_stride, int S, const float *bb,
                                      const float *w, const float *b, const void *y16, const float *y32, int D)
 {
-    return D > 0 && D % 128 == 0 && D <= 4096 && S >= 1 && S <= KN_GEMM_SPLIT_MAX && part_stride >= 0 &&
+    return D > 0 && D % 128 == 0 && D <= (S > KN_GEMM_SPLIT_MAX ? KN_LN_PARTS_MAX_D : 4096) && S >= 1 &&
+           S <= KN_LN_PARTS_MAX && part_stride >= 0 &&
            part_stride % 4 == 0 && kn_aligned16(r) && kn_aligned16(parts) && kn_aligned16(bb) && kn_aligned16(w) &&
            kn_aligned16(b) && kn_aligned16(y16) && kn_aligned16(y32);
 }
@@ -453,14 +458,16 @@ static int ln_parts(kn_stream ks, float *r, const float *rsrc, const int32_t *ro
     KN_REQUIRE(y16 || y32, "LayerNorm needs an output");
     KN_REQUIRE(r && w && parts, "NULL LayerNorm r, weight or parts");
     KN_REQUIRE(kn_layernorm_parts_ok(r, parts, part_stride, S, bb, w, b, y16, y32, D),
-               "LayerNorm over parts needs D % 128 == 0, D <= 4096, 1 <= S <= 8 and aligned buffers");
+               "LayerNorm over parts needs D % 128 == 0, D <= 4096 (1024 above 8 parts), 1 <= S <= 16 and aligned buffers");
     KN_REQUIRE(M == 0 || (size_t)M * D <= (size_t)part_stride || S == 1, "LayerNorm parts overlap");
     KN_REQUIRE(M <= 0x7fffffff, "LayerNorm grid too large");
     if (M == 0)
         return 0;
     KN_DISPATCH16(y16 ? ydt : KN_F16, TY,
-                  (void)kn_launch(layernorm_parts_kernel<TY>, dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r,
-                                  rsrc, rows, parts, S, part_stride, bb, w, b, (TY *)y16, y32, D, eps));
+                  (void)kn_launch(S <= KN_GEMM_SPLIT_MAX ? layernorm_parts_kernel<TY, KN_GEMM_SPLIT_MAX>
+                                                         : layernorm_parts_kernel<TY, KN_LN_PARTS_MAX>,
+                                  dim3((unsigned)M), dim3((unsigned)D / 4), 0, ks, r, rsrc, rows, parts, S,
+                                  part_stride, bb, w, b, (TY *)y16, y32, D, eps));
     KN_LAUNCHED();
     return 0;
 }

@@ -380,6 +380,25 @@ START_TEST(fused_proj_rows)
 }
 END_TEST
 
+/* The attention and its out-projection in one launch (att_wo_tokens) on rows of up to 120
+ * tokens, one per forward (a pack of at most two query tiles), as one_row_forwards checks
+ * them (the per-head parts sum in another order than cuBLASLt's split product). */
+START_TEST(att_wo_rows)
+{
+    if (!g_have)
+        return;
+    cuda_backend_opts o;
+    cuda_backend_opts_default(&o);
+    o.att_wo_tokens = 128;
+    if (lazy_warm()) {
+        static const cuda_bucket smallest[1] = {{1, 8, 0}};
+        o.warm = smallest;
+        o.n_warm = 1;
+    }
+    one_row_forwards(create(&o), make(CUDA_DT_FP16, NULL, 0), 120, "attention + out-projection");
+}
+END_TEST
+
 /* A backend warming the buckets of warm, with cuBLASLt's heuristic algorithms (untimed: the
  * same in every backend) and path_tune_tokens tune; T > 0: the own-kernel paths of buckets
  * up to T fixed by the thresholds as paths says, else the default thresholds. */
@@ -604,9 +623,9 @@ int main(void)
 {
     /* a case a test, named as the test, so that CK_RUN_CASE runs one alone (under
      * compute-sanitizer's racecheck the whole suite outruns a device call's time limit) */
-    const TTest *tests[] = {parity_fp16,     parity_bf16,    packing_order_and_k, split_branch_rows,
-                            fused_proj_rows, att_pack_forms, timed_paths,         late_capture,
-                            bad_rows,        forward_timing};
+    const TTest *tests[] = {parity_fp16,    parity_bf16,    packing_order_and_k, split_branch_rows,
+                            fused_proj_rows, att_wo_rows,   att_pack_forms,      timed_paths,
+                            late_capture,   bad_rows,       forward_timing};
     Suite *s = suite_create("gpu_backend_cuda");
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *t = tcase_create(tests[i]->name);

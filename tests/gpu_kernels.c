@@ -30,6 +30,9 @@
  *               error of one fp32 ulp at most); V columns bit for bit untouched
  *   attention   2e|ref| + 2e max|v| + 1e-5 (P is rounded to the dtype before
  *               P V, the flash-attention trade; the fp32 softmax is exact-ish)
+ *   attention + out-projection: each head's fp32 part against kn_attention's
+ *               output times that head's slice of Wo in double, 1e-5 (S + 1),
+ *               S = sum |o w|; the LayerNorm over the parts as above
  *   head ops    gathers, type embedding, act input: exact (fp32) or one
  *               rounding (16-bit); scorer 1e-5 S; features 1e-5 absolute
  * Bit for bit, GPU against GPU: a selected query equals the full attention's
@@ -1069,6 +1072,113 @@ START_TEST(test_attention_alone)
 }
 END_TEST
 
+/* ---- the attention with its out-projection -------------------------------------- */
+
+/* Part h of kn_attention_wo at slot i, column n: O[i, 64h : 64h + 64] . W[n, 64h : 64h + 64]
+ * in double over kn_attention's output O (the same bits as the fused kernel's), and the
+ * tolerance 1e-5 (sum |o w| + 1) (fp32 summation order). */
+static void att_wo_ref(const float *O, const float *W, int used, int D, int h, float *ref, float *tol)
+{
+    for (int i = 0; i < used; i++)
+        for (int n = 0; n < D; n++) {
+            double acc = 0, mag = 0;
+            for (int k = 64 * h; k < 64 * h + 64; k++) {
+                acc += (double)O[(size_t)i * D + k] * W[(size_t)n * D + k];
+                mag += fabs((double)O[(size_t)i * D + k] * W[(size_t)n * D + k]);
+            }
+            ref[(size_t)i * D + n] = (float)acc;
+            tol[(size_t)i * D + n] = (float)(1e-5 * (mag + 1.0));
+        }
+}
+
+/* The LayerNorm over the per-head parts of the used slots: r bit for bit as the CPU sums
+ * them (((p0 + p1) + ...) + p[S-1], then into r), y as kn_cpu_layernorm's. */
+static void check_att_wo_norm(kn_dtype dt, const char *what, const float *g, float *dP, int used, int T, int D,
+                              int S, rng *r)
+{
+    const size_t UD = (size_t)used * D, TD = (size_t)T * D;
+    float *R = hrand(r, UD, -1, 1), *w = hrand(r, D, 0.5f, 1.5f), *sum = malloc(sizeof(float) * UD + 1);
+    float *ref = malloc(sizeof(float) * UD + 1);
+    for (size_t i = 0; i < UD; i++) {
+        sum[i] = g[i];
+        for (int k = 1; k < S; k++)
+            sum[i] += g[k * TD + i];
+    }
+    float *dR = upload_raw(R, sizeof(float) * UD), *dw = upload_raw(w, sizeof(float) * D);
+    void *y16 = dout(UD, dt);
+    OK(kn_layernorm_parts(KS0, dR, dP, S, (long)TD, NULL, dw, NULL, y16, dt, NULL, used, D, 1e-5f));
+    float *gr = download(dR, UD, KN_F32), *gy = download(y16, UD, dt);
+    kn_cpu_layernorm(R, sum, w, NULL, ref, used, D, 1e-5f);
+    char sub[200];
+    snprintf(sub, sizeof sub, "%s: layernorm over %d parts: r", what, S);
+    expect_equal(sub, gr, R, UD);
+    sub[strlen(sub) - 1] = 'y';
+    expect_close(sub, gy, ref, UD, 2 * unit_roundoff(dt), 1e-5f, NULL);
+    free(R), free(w), free(sum), free(ref), free(gr), free(gy);
+}
+
+/* kn_attention_wo against kn_attention's output times each head's slice of W (CPU, double),
+ * every part's padding slots untouched, a rerun into poisoned parts bit for bit, then the
+ * LayerNorm that sums the parts. */
+static void run_att_wo_case(kn_dtype dt, const att_case *c, int shuffle, rng *r)
+{
+    att_batch b;
+    att_batch_make(&b, c, shuffle, r);
+    const int D = c->D, S = D / 64;
+    const size_t TD = (size_t)b.T * D, UD = (size_t)b.used * D, n_qkv = (size_t)b.T * 3 * D;
+    float *Q = hrand(r, n_qkv, -2, 2), *W = hrand(r, (size_t)D * D, -1, 1);
+    void *dq = upload(Q, n_qkv, dt), *dW = upload(W, (size_t)D * D, dt);
+    float *Wr = download(dW, (size_t)D * D, dt);
+    void *dO = dout(TD, dt);
+    OK(kn_attention(KS0, dt, dq, dO, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
+    float *O = download(dO, UD, dt);
+    float *dP = dout((size_t)S * TD, KN_F32);
+    OK(kn_attention_wo(KS0, dt, dq, dW, dP, (long)TD, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
+    float *g = download(dP, (size_t)S * TD, KN_F32);
+    float *ref = malloc(sizeof(float) * UD + 1), *tol = malloc(sizeof(float) * UD + 1);
+    char what[160], sub[200];
+    att_name(what, sizeof what, dt, c, shuffle);
+    memcpy(what, "attn + wo", 9);
+    for (int h = 0; h < S; h++) {
+        att_wo_ref(O, Wr, b.used, D, h, ref, tol);
+        snprintf(sub, sizeof sub, "%s: part %d", what, h);
+        expect_close(sub, g + h * TD, ref, UD, 2 * unit_roundoff(KN_F32), 0, tol);
+        snprintf(sub, sizeof sub, "%s: part %d padding", what, h);
+        expect_poisoned(sub, dP, (h * TD + UD) * sizeof(float), (TD - UD) * sizeof(float));
+    }
+    poison(dP, (size_t)S * TD, KN_F32);
+    OK(kn_attention_wo(KS0, dt, dq, dW, dP, (long)TD, b.T, D, b.dcu, b.dtiles, b.cap, c->window));
+    float *g2 = download(dP, (size_t)S * TD, KN_F32);
+    for (int h = 0; h < S; h++) {
+        snprintf(sub, sizeof sub, "%s: part %d rerun", what, h);
+        expect_equal(sub, g2 + h * TD, g + h * TD, UD);
+    }
+    if (b.used > 0)
+        check_att_wo_norm(dt, what, g, dP, b.used, b.T, D, S, r);
+    free(b.tiles), free(Q), free(W), free(Wr), free(O), free(g), free(g2), free(ref), free(tol);
+}
+
+START_TEST(test_attention_wo)
+{
+    const kn_dtype dt = DTS[_i];
+    const att_case cases[] = {
+        {256, -1, 3, 4, {65, 1, 511, 17}},  /* starts off the 64 grid */
+        {512, 64, 5, 3, {83, 40, 1}},       /* sliding */
+        {1024, -1, 13, 1, {83}},            /* the English 1x83 bucket of 96 */
+        {768, 128, 0, 2, {100, 20}},        /* the multilingual width, its window */
+        {1024, 5, 2, 3, {130, 0, 64}},      /* a narrow window, an empty row */
+        {128, -1, 3, 2, {83, 17}},          /* the tiny geometry: blocks of 128 columns */
+    };
+    for (int pass = 0; pass < 2; pass++) {
+        rng r = {seed_of(pass)};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            run_att_wo_case(dt, &cases[i], pass, &r);
+            dfree_all();
+        }
+    }
+}
+END_TEST
+
 /* ---- head ops ------------------------------------------------------------------ */
 
 /* The decision tail's logits gl [G] against the CPU's, within 1e-5 of the sum of
@@ -1711,6 +1821,7 @@ int main(void)
     tcase_add_checked_fixture(ta, NULL, dfree_all);
     tcase_add_loop_test(ta, test_attention, 0, 2);
     tcase_add_loop_test(ta, test_attention_alone, 0, 2);
+    tcase_add_loop_test(ta, test_attention_wo, 0, 2);
     suite_add_tcase(s, ta);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* CUDA does not survive fork() */

@@ -113,6 +113,11 @@ typedef struct cuda_backend_opts {
                               capture a graph with two groups (kn_attention_grouped), replayed
                               for packs of few query tiles (a long row alone): the two halves of
                               each tile's keys side by side. Both forms give the same bits. */
+    int att_wo_tokens;   /* buckets of at most this many tokens (default 48; 0: none) run a pack of
+                              at most kn_attention_wo_tiles query tiles (a row of up to 128
+                              tokens) with the attention and its out-projection in one launch
+                              (kn_attention_wo), one fp32 part a head for the LayerNorm after
+                              it, in place of the attention and the split out-projection */
     int gemm_tune;      /* 1 (default): each cuBLASLt shape times up to 8 of the heuristic's
                            algorithms at warm-up and keeps the fastest
                            (kn_gemm_ctx_set_tuning); 0: the heuristic's first, the same

@@ -187,7 +187,8 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     if (cuda_alloc_acts(b, err))
         return -1;
     b->att_pack_tiles = kn_attention_pack_tiles(b->D);
-    if (b->att_pack_tiles < 0)
+    b->att_wo_tiles = b->D % 128 == 0 ? kn_attention_wo_tiles(b->D) : 0;
+    if (b->att_pack_tiles < 0 || b->att_wo_tiles < 0)
         return layad_fail(err, 500, "cuda backend: attention forms: %s", kn_cuda_last_error());
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)

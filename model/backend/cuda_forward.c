@@ -201,20 +201,44 @@ int cuda_fused_ok(const cuda_backend *b, int T) { return b->F % 16 == 0 && kn_pr
 /* Query tiles of bucket T's capacity (batching.h: tiles_cap). */
 static int cap_tiles(const cuda_backend *b, int T) { return T / KN_ATT_TQ + batch_rows_cap(&b->policy, T); }
 
+/* Whether bucket T's packs of few tiles run the attention with its out-projection
+ * (o.att_wo_tokens): one fp32 part a head in a->o, summed by the LayerNorm after it. */
+static int att_wo_bucket(const cuda_backend *b, int T)
+{
+    const int S = b->D / KN_HEAD_DIM;
+    const dev_acts *a = &b->a;
+    return T <= b->o.att_wo_tokens && b->acc && b->att_wo_tiles > 0 && (long)S * T <= b->orows &&
+           kn_attention_wo_ok(b->dt, a->qkv, b->w.enc[0].wo, (const float *)a->o, (long)T * b->D, b->D) &&
+           kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn, a->res,
+                                 b->D);
+}
+
+int cuda_pack_tiles(const cuda_backend *b, int T)
+{
+    return att_wo_bucket(b, T) && b->att_wo_tiles < b->att_pack_tiles ? b->att_wo_tiles : b->att_pack_tiles;
+}
+
 int cuda_att_pack_ok(const cuda_backend *b, int T)
 {
-    return T <= b->o.att_pack_tokens && b->att_pack_tiles > 0 && cap_tiles(b, T) > b->att_pack_tiles;
+    const int p = cuda_pack_tiles(b, T);
+    return T <= b->o.att_pack_tokens && p > 0 && cap_tiles(b, T) > p;
 }
 
 /* The attention of bucket T in the form being enqueued: over the capacity's
  * tiles by the grid, or two groups a block over the few tiles of a small pack
  * (CUDA_ATT_PACK is enqueued only where cuda_att_pack_ok). */
+/* The query tiles the attention of bucket T launches in the form being enqueued. */
+static int att_tiles(const cuda_backend *b, int T)
+{
+    return b->att_now == CUDA_ATT_PACK ? cuda_pack_tiles(b, T) : cap_tiles(b, T);
+}
+
 static int attention(cuda_backend *b, int T, const int32_t *cu, const int32_t *tiles, int window)
 {
     dev_acts *a = &b->a;
     const int pack = b->att_now == CUDA_ATT_PACK;
-    return kn_attention_grouped(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles,
-                                pack ? b->att_pack_tiles : cap_tiles(b, T), window, pack ? 2 : 0);
+    return kn_attention_grouped(b->ks, b->dt, a->qkv, a->att, T, b->D, cu, tiles, att_tiles(b, T), window,
+                                pack ? 2 : 0);
 }
 
 static int fused_bucket(const cuda_backend *b)
@@ -252,6 +276,23 @@ static int wi_geglu(cuda_backend *b, const dev_layer *L, int T, int fused, layad
     return 0;
 }
 
+/* The attention and its out-projection, pending for the LayerNorm after them: in one
+ * launch when fused (att_wo_bucket, and the form's tiles one wave of its blocks), one
+ * part a head; else the attention, then the branch. */
+static int att_branch(cuda_backend *b, const dev_layer *L, int T, const int32_t *cu, const int32_t *tiles,
+                      int window, int fused, pending_branch *o, layad_error *err)
+{
+    dev_acts *a = &b->a;
+    if (fused) {
+        LAUNCH(kn_attention_wo(b->ks, b->dt, a->qkv, L->wo, (float *)a->o, (long)T * b->D, T, b->D, cu, tiles,
+                               att_tiles(b, T), window));
+        *o = (pending_branch){.o = a->o, .parts = b->D / KN_HEAD_DIM, .bias = NULL};
+        return 0;
+    }
+    LAUNCH(attention(b, T, cu, tiles, window));
+    return branch(b, a->att, L->wo, NULL, a->o, a->res, T, b->D, o, err);
+}
+
 static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_error *err)
 {
     const int D = b->D, F = b->F;
@@ -261,6 +302,7 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
     const int32_t *ids = STAGED(l, ids, int32_t), *pos = STAGED(l, pos, int32_t);
     const int32_t *cu = STAGED(l, cu, int32_t), *tiles = STAGED(l, tiles, int32_t);
     const int fused = fused_bucket(b); /* asked once: it queries the device */
+    const int wo_fused = att_wo_bucket(b, T) && att_tiles(b, T) <= b->att_wo_tiles;
 
     LAUNCH(kn_embed_layernorm(b->ks, ids, b->w.tok_emb, b->emb_dt, b->cfg.vocab, b->w.emb_norm, NULL,
                               a->res, a->xn, dt, a->res, T, D, eps));
@@ -269,9 +311,8 @@ static int enqueue_encoder(cuda_backend *b, int T, const stage_layout *l, layad_
         const int global = b->cfg.layer_global[i];
         if (qkv_rope(b, L, T, global, pos, fused, err))
             return -1;
-        LAUNCH(attention(b, T, cu, tiles, global ? -1 : b->window));
         pending_branch o;
-        if (branch(b, a->att, L->wo, NULL, a->o, a->res, T, D, &o, err) ||
+        if (att_branch(b, L, T, cu, tiles, global ? -1 : b->window, wo_fused, &o, err) ||
             branch_norm(b, &o, a->res, L->mlp_norm, NULL, a->xn, NULL, T, eps, err))
             return -1;
         if (wi_geglu(b, L, T, fused, err))
@@ -471,7 +512,7 @@ int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *lo
     if (cuda_stage(b, T, G, rows, n, &l, err))
         return -1;
     const double t1 = layad_now();
-    const int att = cuda_att_pack_ok(b, T) && l.n_tiles <= b->att_pack_tiles ? CUDA_ATT_PACK : CUDA_ATT_GRID;
+    const int att = cuda_att_pack_ok(b, T) && l.n_tiles <= cuda_pack_tiles(b, T) ? CUDA_ATT_PACK : CUDA_ATT_GRID;
     if (att == CUDA_ATT_PACK)
         __atomic_fetch_add(&b->st.att_pack_runs, 1, __ATOMIC_RELAXED);
     if (cuda_launch(b, T, G, att, use_graph, &tm->launch_s, err))

@@ -22,6 +22,7 @@ void cuda_backend_opts_default(cuda_backend_opts *o)
     o->path_rounds = CUDA_PATH_ROUNDS_MAX;
     o->path_replays = CUDA_PATH_REPLAYS;
     o->att_pack_tokens = 1024;
+    o->att_wo_tokens = 48;
     o->pdl = 1;
     o->copy_timing = 1;
 }

@@ -206,6 +206,19 @@ static int acts_init(cuda_backend *b, const stage_layout *big, layad_error *err)
     return 0;
 }
 
+/* Rows of a->o: a split branch's parts fit Tmax (its buckets are small enough), the
+ * attention's per-head parts of buckets up to att_wo_tokens may need more. */
+static int o_rows(const cuda_backend *b)
+{
+    int rows = b->Tmax;
+    for (int i = 0; i < b->policy.n_buckets; i++) {
+        const int T = b->policy.bucket[i], need = b->D / KN_HEAD_DIM * T;
+        if (T <= b->o.att_wo_tokens && need > rows)
+            rows = need;
+    }
+    return rows;
+}
+
 int cuda_alloc_acts(cuda_backend *b, layad_error *err)
 {
     const size_t M = (size_t)b->Tmax, R = (size_t)b->Rmax, G = M + R, D = (size_t)b->D;
@@ -221,7 +234,7 @@ int cuda_alloc_acts(cuda_backend *b, layad_error *err)
         {&b->a.xn, M * D * es},
         {&b->a.qkv, M * 3 * D * es},
         {&b->a.att, M * D * es},
-        {&b->a.o, M * D * bs},
+        {&b->a.o, (size_t)(b->orows = o_rows(b)) * D * bs},
         {&b->a.u, M * hid * es},
         {&b->a.g, M * (size_t)b->F * es},
         {(void **)&b->a.hg, G * D * 4},

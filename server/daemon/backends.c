@@ -147,6 +147,7 @@ static laya_backend *cuda_model_backend(const serve_app *app, const serve_config
     o.gemm_tune = cfg->gemm_tune;
     o.path_tune_tokens = cfg->path_tune_tokens;
     o.att_pack_tokens = cfg->att_pack_tokens;
+    o.att_wo_tokens = cfg->att_wo_tokens;
     char cache[SERVE_STR_MAX + 64];
     o.tuning_cache = tuning_cache_path(cfg, dev, cache, sizeof cache);
     warm_ctx wc = {dev, app->models.m[m].name};

@@ -45,6 +45,7 @@ static const opt_def opts[] = {
     {"warm", S(warm), "all", 0, 0, "GPU buckets tuned and captured before ready: all, or only those of these shapes (rows x tokens, comma list; others then run eagerly once and are captured between batches)"},
     {"gemm_tune", B(gemm_tune), "true", 0, 1, "time up to 8 cuBLASLt algorithms per GEMM shape at warm-up and keep the fastest (false: the heuristic's, the same in every process)"},
     {"att_pack_tokens", I(att_pack_tokens), "1024", 0, 1 << 20, "GPU buckets of at most this many tokens also capture a graph whose attention runs two groups of warps a block, replayed for packs of few query tiles (a long row alone); the same bits (0: never)"},
+    {"att_wo_tokens", I(att_wo_tokens), "48", 0, 4096, "GPU buckets of at most this many tokens run a pack of one or two query tiles (a short request alone) with the attention and its out-projection in one launch, one fp32 part a head summed by the LayerNorm after it (0: never)"},
     {"path_tune_tokens", I(path_tune_tokens), "64", 0, 4096, "GPU buckets of at most this many tokens time their own-kernel paths (split branch products, fused projections) against cuBLASLt at warm-up and keep the fastest (0: the built-in thresholds)"},
     {"state_dir", S(state_dir), "", 0, 0, "directory for state kept across restarts (the GEMM tuning cache); empty: $STATE_DIRECTORY from systemd, else none"},
     {"model_name", S(model_name), "", 0, 0, "served name of a model given without name= (empty: laya-rl-agent, what the official package answers)"},

@@ -45,6 +45,7 @@ typedef struct serve_config {
     int gemm_tune;                   /* time cuBLASLt candidates per GEMM shape (bool) */
     int path_tune_tokens;            /* buckets up to this many tokens time their kernel paths */
     int att_pack_tokens;             /* buckets up to this many tokens: a two-group attention graph */
+    int att_wo_tokens;               /* buckets up to this many tokens: attention + out-projection fused */
     /* model naming */
     char model_name[128];            /* served name of an unnamed first model; "" = laya-rl-agent */
     serve_list model_aliases;        /* [name=]alias,alias: extra names of a model (the first without name=) */

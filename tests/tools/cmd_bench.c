@@ -52,6 +52,8 @@ static void usage(FILE *f)
             "  --fused-proj-tokens N  Wqkv + RoPE and Wi + GeGLU in one kernel each to N tokens (default 48; 0 never)\n"
             "  --path-tune-tokens N  buckets up to N tokens time those paths at warm-up, keep the fastest (default 0)\n"
             "  --att-pack-tokens N  buckets up to N tokens run few-tile packs' attention in two groups (default 1024)\n"
+            "  --att-wo-tokens N   buckets up to N tokens run a short row's attention and out-projection in one\n"
+            "                      launch (default 48; 0 never)\n"
             "  --no-pdl            launch our kernels without programmatic dependent launch (kn_set_pdl)\n"
             "  --no-copy-timing    no events around the input / output copies (the serving path's h2d / d2h)\n"
             "  --tuning-cache FILE tuned GEMM algorithms read from FILE (and written after warm-up), so a\n"
@@ -64,7 +66,7 @@ static void usage(FILE *f)
 typedef struct bench_opts {
     const char *shapes, *label, *commit, *tuning_cache;
     int groups, per_group, branch16, tune, pdl, copy_timing, residual_epilogue, split_tokens, small_gemm_tokens;
-    int fused_proj_tokens, path_tune_tokens, att_pack_tokens;
+    int fused_proj_tokens, path_tune_tokens, att_pack_tokens, att_wo_tokens;
 } bench_opts;
 
 static int bench_opt(void *ctx, int c, const char *arg)
@@ -86,6 +88,7 @@ static int bench_opt(void *ctx, int c, const char *arg)
     case 'P': b->fused_proj_tokens = atoi(arg); return 0;
     case 'Q': b->path_tune_tokens = atoi(arg); return 0;
     case 'A': b->att_pack_tokens = atoi(arg); return 0;
+    case 'W': b->att_wo_tokens = atoi(arg); return 0;
     case 'U': b->tuning_cache = arg; return 0;
     default: usage(stderr); return 2;
     }
@@ -144,6 +147,7 @@ static int create_backend(tool *t, const bench_opts *bo, const cuda_bucket *shap
     o.fused_proj_tokens = bo->fused_proj_tokens;
     o.path_tune_tokens = bo->path_tune_tokens;
     o.att_pack_tokens = bo->att_pack_tokens;
+    o.att_wo_tokens = bo->att_wo_tokens;
     o.tuning_cache = bo->tuning_cache;
     return (t->gpu = cuda_backend_create(t->ck, &o, &t->err)) ? 0 : -1;
 }
@@ -220,7 +224,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
 {
     const laya_config *cfg = &t->ck->cfg;
     return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:i, "
-                     "s:i, s:i}",
+                     "s:i, s:i, s:i}",
                      "tool", "layad", "label", bo->label ? bo->label : cfg->encoder_name, "command",
                      tool_argv_json(argc, argv),
                      "commit", bo->commit ? bo->commit : "unknown", "model_sha256", t->ck->sha256, "device",
@@ -234,7 +238,7 @@ static json_t *run_json(const tool *t, const bench_opts *bo, const cuda_backend_
                      "residual_add_in_gemm_epilogue", bo->residual_epilogue, "split_branch_tokens",
                      bo->split_tokens, "small_gemm_tokens", bo->small_gemm_tokens,
                      "fused_proj_tokens", bo->fused_proj_tokens, "path_tune_tokens", bo->path_tune_tokens,
-                     "att_pack_tokens", bo->att_pack_tokens);
+                     "att_pack_tokens", bo->att_pack_tokens, "att_wo_tokens", bo->att_wo_tokens);
 }
 
 /* The launches a forward makes, bucket by bucket, and the paths each took: by the
@@ -315,6 +319,7 @@ int cmd_bench(int argc, char **argv)
         {"fused-proj-tokens", required_argument, 0, 'P'},
         {"path-tune-tokens", required_argument, 0, 'Q'},
         {"att-pack-tokens", required_argument, 0, 'A'},
+        {"att-wo-tokens", required_argument, 0, 'W'},
         {"tuning-cache", required_argument, 0, 'U'},
         {0, 0, 0, 0}};
     tool t;
@@ -324,12 +329,13 @@ int cmd_bench(int argc, char **argv)
     cuda_backend_opts_default(&d);
     bench_opts bo = {"1x83,1x512,8x512,64x512", NULL, getenv("LAYAD_COMMIT"), NULL, 5, 30, d.branch16, d.gemm_tune, d.pdl,
                      d.copy_timing, d.residual_epilogue, d.split_tokens, d.small_gemm_tokens,
-                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens};
+                     d.fused_proj_tokens, d.path_tune_tokens, d.att_pack_tokens, d.att_wo_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, bench_opt, &bo);
     if (rc >= 0)
         return rc;
     if (!t.model || bo.groups < 1 || bo.groups > 100 || bo.per_group < 1 || bo.split_tokens < 0 ||
-        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0)
+        bo.small_gemm_tokens < 0 || bo.fused_proj_tokens < 0 || bo.path_tune_tokens < 0 || bo.att_pack_tokens < 0 ||
+        bo.att_wo_tokens < 0)
         return tool_usage_error(&t);
     if (tool_skip_without_gpu())
         return 0;

@@ -75,7 +75,8 @@ static void usage(FILE *f)
             "  --device N         CUDA device (default 0)\n"
             "  --label NAME       name of this run in the report (default: the model dir)\n"
             "  --dump-rows FILE   write the sweep's rows as JSON (format in cmd_parity.c)\n"
-            "  --fused-proj-tokens N  the backend's fused_proj_tokens (default 0: off)\n"
+            "  --fused-proj-tokens N  the backend's fused_proj_tokens (default: the backend's, 48)\n"
+            "  --att-wo-tokens N   the backend's att_wo_tokens (default: the backend's, 48)\n"
             "  --tuning-cache FILE  tuned GEMM algorithms read from FILE (written after\n"
             "                     warm-up): two builds given one file run the same GEMMs,\n"
             "                     so their reports differ only where their kernels do\n"
@@ -249,7 +250,7 @@ static void print_verdict(const verdict *v, int dtype, const cuda_backend_stats 
 
 /* The backend options parity-fast sets from its flags. */
 typedef struct gpu_run {
-    int device, fused_tokens;
+    int device, fused_tokens, att_wo_tokens;
     const char *tuning_cache;
 } gpu_run;
 
@@ -265,8 +266,9 @@ static json_t *verdict_json(const verdict *v, const cuda_backend_stats *cs, cons
         v->argmax_ok, "graph_identical_ok", v->capture_identical && v->replay_identical, "pass", v->pass,
         "graphs", "captured", (json_int_t)cs->graph_misses, "replayed", (json_int_t)cs->graph_hits);
     json_object_set_new(d, "gpu_graph_one_row_per_forward_vs_cpu_fp32", delta_json(v->s1, &v->s1all));
-    json_object_set_new(d, "backend", json_pack("{s:b, s:b, s:s?}", "gemm_tune", o->gemm_tune, "branch16",
-                                                  o->branch16, "tuning_cache", o->tuning_cache));
+    json_object_set_new(d, "backend", json_pack("{s:b, s:b, s:s?, s:i}", "gemm_tune", o->gemm_tune, "branch16",
+                                                  o->branch16, "tuning_cache", o->tuning_cache, "att_wo_tokens",
+                                                  o->att_wo_tokens));
     return d;
 }
 
@@ -281,6 +283,7 @@ static int check_dtype(const laya_checkpoint *ck, const synth_set *s, const fwd_
     cuda_backend_opts_default(&o);
     o.device = g->device;
     o.fused_proj_tokens = g->fused_tokens;
+    o.att_wo_tokens = g->att_wo_tokens;
     o.tuning_cache = g->tuning_cache;
     o.dtype = dtype;
     o.max_batch_rows = 64;
@@ -491,6 +494,7 @@ typedef struct parity_opts {
     int n_external;
     int want[2]; /* CUDA_DT_FP16, CUDA_DT_BF16: from dtypes */
     int fused;   /* cuda_backend_opts.fused_proj_tokens */
+    int att_wo;  /* cuda_backend_opts.att_wo_tokens */
 } parity_opts;
 
 static int parity_opt(void *ctx, int c, const char *arg)
@@ -502,6 +506,7 @@ static int parity_opt(void *ctx, int c, const char *arg)
     case 'l': p->label = arg; return 0;
     case 'R': p->dump = arg; return 0;
     case 'F': p->fused = atoi(arg); return p->fused < 0 ? 2 : 0;
+    case 'W': p->att_wo = atoi(arg); return p->att_wo < 0 ? 2 : 0;
     case 'U': p->tuning_cache = arg; return 0;
     case 'x':
         if (p->n_external == MAX_EXTERNAL) {
@@ -600,7 +605,7 @@ static int gpu_gates(tool *t, const parity_opts *p, const synth_set *s, const fw
     }
     json_object_set_new(t->rep, "dtypes", json_object());
     int all_pass = 1;
-    const gpu_run g = {t->device, p->fused, p->tuning_cache};
+    const gpu_run g = {t->device, p->fused, p->att_wo, p->tuning_cache};
     for (int dt = 0; dt < 2; dt++) {
         if (!p->want[dt])
             continue;
@@ -646,11 +651,14 @@ int cmd_parity_fast(int argc, char **argv)
         {"label", required_argument, 0, 'l'}, TOOL_HELP,
         {"dump-rows", required_argument, 0, 'R'}, {"external", required_argument, 0, 'x'},
         {"fused-proj-tokens", required_argument, 0, 'F'},
+        {"att-wo-tokens", required_argument, 0, 'W'},
         {"tuning-cache", required_argument, 0, 'U'},
         {0, 0, 0, 0}};
     tool t;
     tool_init(&t, "parity-fast", usage);
-    parity_opts p = {.dtypes = "fp16,bf16"};
+    cuda_backend_opts d;
+    cuda_backend_opts_default(&d); /* the serving paths unless a flag says otherwise */
+    parity_opts p = {.dtypes = "fp16,bf16", .fused = d.fused_proj_tokens, .att_wo = d.att_wo_tokens};
     int rc = tool_parse(&t, argc, argv, "h", opts, parity_opt, &p);
     if (rc >= 0)
         return rc;
