@@ -3,8 +3,9 @@
 # the forward A/B/A/B against the tree before (.carry/old/layad-dev, 6b31d41) at one-row shapes 16-83 and 512, the
 # mmBERT-base geometry at 16 and 40 tokens, then racecheck and memcheck over the new kernel's cases, cut to the
 # deadline DL. Stage: scripts/device/prep build/loadgen build/tests/gpu_kernels build/tests/gpu_backend_cuda;
-# .carry/commit; .carry/old/layad-dev (the tree before, stripped); .carry/ref/english.ref; carry .carry.
+# .carry/commit; .carry/old/layad-dev.xz (the tree before, stripped, xz); .carry/ref/english.ref; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; DL=${DL:-540}
+[ -f .carry/old/layad-dev ] || { xz -dk .carry/old/layad-dev.xz && chmod +x .carry/old/layad-dev; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
 run_suites
 grep -E "attn \+ wo .*(part 0 ok|layernorm over 16)|attention \+ out|Failure|Error" "$W/kernels.log" "$W/backend.log" | head -12
