@@ -85,9 +85,10 @@ static int lazy_warm(void)
 }
 
 /* A backend warming every bucket (warm NULL; lazily, see above) or only those of the given
- * shapes; split_tokens / fused_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
- * .fused_proj_tokens). */
-static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens, int fused_tokens)
+ * shapes; split_tokens / fused_tokens / wo_tokens < 0: the defaults (cuda_backend_opts.split_tokens,
+ * .fused_proj_tokens, .att_wo_tokens). */
+static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, int split_tokens, int fused_tokens,
+                               int wo_tokens)
 {
     static const cuda_bucket smallest[1] = {{1, 8, 0}};
     if (!warm && lazy_warm()) {
@@ -100,6 +101,8 @@ static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, i
         o.split_tokens = split_tokens;
     if (fused_tokens >= 0)
         o.fused_proj_tokens = fused_tokens;
+    if (wo_tokens >= 0)
+        o.att_wo_tokens = wo_tokens;
     o.dtype = dtype;
     o.warm = warm;
     o.n_warm = n_warm;
@@ -108,7 +111,7 @@ static laya_backend *make_opts(int dtype, const cuda_bucket *warm, int n_warm, i
 
 static laya_backend *make(int dtype, const cuda_bucket *warm, int n_warm)
 {
-    return make_opts(dtype, warm, n_warm, -1, -1);
+    return make_opts(dtype, warm, n_warm, -1, -1, -1);
 }
 
 static void fwd_once(laya_backend *b, const laya_row *rows, int n, fwd_out *o, int graph)
@@ -249,10 +252,11 @@ START_TEST(packing_order_and_k)
     if (!g_have)
         return;
     layad_error err = {0};
-    /* Without the split branch GEMMs and the fused projections: with them a pack of at most
-     * 128 (16) tokens sums its products in another order, so a short row alone and the same row
-     * in a larger pack differ in the last bits (split_branch_rows, fused_proj_rows bound that). */
-    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, 0, 0);
+    /* Without the split branch GEMMs, the fused projections and the fused attention
+     * out-projection: with them a pack of at most 128 (48, 48) tokens sums its products in another
+     * order, so a short row alone and the same row in a larger pack differ in the last bits
+     * (split_branch_rows, fused_proj_rows, att_wo_rows bound that). */
+    laya_backend *b = make_opts(CUDA_DT_FP16, NULL, 0, 0, 0, 0);
     /* each row alone equals the same row packed with the others, in two orders */
     synth_set p;
     ck_assert_int_eq(synth_parity(&p, &g_ck.cfg, 300, 7, &err), 0);
@@ -363,7 +367,7 @@ START_TEST(split_branch_rows)
 {
     if (!g_have)
         return;
-    one_row_forwards(make(CUDA_DT_FP16, NULL, 0), make_opts(CUDA_DT_FP16, NULL, 0, 0, -1), 100,
+    one_row_forwards(make(CUDA_DT_FP16, NULL, 0), make_opts(CUDA_DT_FP16, NULL, 0, 0, -1, -1), 100,
                      "split branch GEMMs");
 }
 END_TEST
@@ -375,7 +379,8 @@ START_TEST(fused_proj_rows)
 {
     if (!g_have || !kn_proj_small_ok(KN_F16, 16, g_ck.cfg.hidden))
         return;
-    one_row_forwards(make_opts(CUDA_DT_FP16, NULL, 0, -1, KN_PROJ_SMALL_MAXM), make_opts(CUDA_DT_FP16, NULL, 0, -1, 0),
+    one_row_forwards(make_opts(CUDA_DT_FP16, NULL, 0, -1, KN_PROJ_SMALL_MAXM, -1),
+                     make_opts(CUDA_DT_FP16, NULL, 0, -1, 0, -1),
                      60, "fused projections");
 }
 END_TEST
@@ -395,7 +400,7 @@ START_TEST(att_wo_rows)
         o.warm = smallest;
         o.n_warm = 1;
     }
-    one_row_forwards(create(&o), make(CUDA_DT_FP16, NULL, 0), 120, "attention + out-projection");
+    one_row_forwards(create(&o), make_opts(CUDA_DT_FP16, NULL, 0, -1, -1, 0), 120, "attention + out-projection");
 }
 END_TEST
 
