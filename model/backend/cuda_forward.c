@@ -213,6 +213,8 @@ static int att_wo_bucket(const cuda_backend *b, int T)
                                  b->D);
 }
 
+/* In a bucket of the fused launch the pack form holds only the tiles one wave of its
+ * blocks takes (two at English width), so that form always runs it. */
 int cuda_pack_tiles(const cuda_backend *b, int T)
 {
     return att_wo_bucket(b, T) && b->att_wo_tiles < b->att_pack_tiles ? b->att_wo_tiles : b->att_pack_tiles;
@@ -224,14 +226,15 @@ int cuda_att_pack_ok(const cuda_backend *b, int T)
     return T <= b->o.att_pack_tokens && p > 0 && cap_tiles(b, T) > p;
 }
 
-/* The attention of bucket T in the form being enqueued: over the capacity's
- * tiles by the grid, or two groups a block over the few tiles of a small pack
- * (CUDA_ATT_PACK is enqueued only where cuda_att_pack_ok). */
 /* The query tiles the attention of bucket T launches in the form being enqueued. */
 static int att_tiles(const cuda_backend *b, int T)
 {
     return b->att_now == CUDA_ATT_PACK ? cuda_pack_tiles(b, T) : cap_tiles(b, T);
 }
+
+/* The attention of bucket T in the form being enqueued: over the capacity's
+ * tiles by the grid, or two groups a block over the few tiles of a small pack
+ * (CUDA_ATT_PACK is enqueued only where cuda_att_pack_ok). */
 
 static int attention(cuda_backend *b, int T, const int32_t *cu, const int32_t *tiles, int window)
 {
