@@ -27,6 +27,12 @@ run_suites() {
   LAYAD_TINY=$W/tiny timeout 120 "$B/gpu_backend_cuda" > "$W/backend.log" 2>&1
   echo "backend exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend.log")"
 }
+# run_case BINARY CASE LOG-NAME CAP: one case of a GPU suite alone (CK_RUN_CASE; the backend suite's tiny checkpoint
+# set) into $W/LOG-NAME, at most CAP seconds, its exit and summary printed with the seconds since the caller's t0.
+run_case() {
+  CK_RUN_CASE=$2 LAYAD_TINY=$W/tiny timeout "$4" "$1" > "$W/$3" 2>&1
+  echo "$(basename "$1") $2 exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/$3")"
+}
 # run_parity OUT-NAME LOG-NAME LABEL [ARG...]: English fp16 parity-fast against .carry/ref/english.ref into
 # $OUT/OUT-NAME, its log $W/LOG-NAME, its gates printed.
 run_parity() {

@@ -8,11 +8,9 @@
 # (att-wo/). Stage with stage.sh; carry .carry.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS; DL=${DL:-540}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/gpu.txt"
-CK_RUN_CASE=attention timeout 150 "$B/gpu_kernels" > "$W/kernels-attention.log" 2>&1
-echo "kernels attention exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/kernels-attention.log")"
+run_case "$B/gpu_kernels" attention kernels-attention.log 150
 grep -E "cl[24]: (part 0 |layernorm)|outside|differ|Failure|Error" "$W/kernels-attention.log" | head -12
-CK_RUN_CASE=att_wo_rows LAYAD_TINY=$W/tiny timeout 200 "$B/gpu_backend_cuda" > "$W/backend-att-wo.log" 2>&1
-echo "backend att_wo_rows exit $? $((SECONDS-t0)) s: $(grep -h Checks "$W/backend-att-wo.log")"
+run_case "$B/gpu_backend_cuda" att_wo_rows backend-att-wo.log 200
 grep -E "attention \+ out|Failure|Error" "$W/backend-att-wo.log" | head -6
 for c in 1 4; do
   printf '#!/bin/sh\nexec %s "$@" --att-wo-tokens 128 --att-wo-cluster %s\n' "$B/layad-dev" "$c" > "$W/wo$c"
