@@ -1,7 +1,7 @@
 # scripts/device/run-env.sh - sourced by a call script on the lent GPU machine, from the repository root: our
 # binaries and libraries (.carry/env.sh), LAYAD_COMMIT from .carry/commit, B (the binaries) and W (the run folder,
 # /tmp/layad-run unless set), and the tiny and English-large checkpoints written into W; mkmodel_mmbert DIR writes
-# the mmBERT-base geometry when a call asks for it; run_suites, run_parity and bench_abab are the checks and the
+# the mmBERT-base geometry when a call asks for it; run_suites, run_case, run_parity and bench_abab are the checks and the
 # A/B/A/B forward that experiment calls share, and sanitize one suite case under compute-sanitizer ($cs).
 # shellcheck disable=SC1091
 source .carry/env.sh
