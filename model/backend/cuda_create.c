@@ -190,6 +190,7 @@ static int open_device(cuda_backend *b, const laya_checkpoint *ck, const cuda_ba
     b->att_wo_tiles = b->D % 128 == 0 ? kn_attention_wo_tiles(b->D) : 0;
     if (b->att_pack_tiles < 0 || b->att_wo_tiles < 0)
         return layad_fail(err, 500, "cuda backend: attention forms: %s", kn_cuda_last_error());
+    b->att_wo_max = cuda_att_wo_max(b);
     b->gemm = kn_gemm_ctx_create(0, 8192); /* ~8 plans per bucket, ~50 buckets */
     if (!b->gemm)
         return layad_fail(err, 500, "cuda backend: cuBLASLt context: %s", kn_cuda_last_error());

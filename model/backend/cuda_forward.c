@@ -201,17 +201,23 @@ int cuda_fused_ok(const cuda_backend *b, int T) { return b->F % 16 == 0 && kn_pr
 /* Query tiles of bucket T's capacity (batching.h: tiles_cap). */
 static int cap_tiles(const cuda_backend *b, int T) { return T / KN_ATT_TQ + batch_rows_cap(&b->policy, T); }
 
-/* Whether bucket T's packs of few tiles run the attention with its out-projection
- * (o.att_wo_tokens): one fp32 part a head in a->o, summed by the LayerNorm after it. */
-static int att_wo_bucket(const cuda_backend *b, int T)
+/* The largest bucket whose packs of few tiles run the attention with its out-projection
+ * (o.att_wo_tokens; 0: none): one fp32 part a head in a->o, summed by the LayerNorm
+ * after it. Asked once, after the weights and activations exist: nothing in it
+ * depends on the bucket but the parts' rows. */
+int cuda_att_wo_max(const cuda_backend *b)
 {
     const int S = b->D / KN_HEAD_DIM;
     const dev_acts *a = &b->a;
-    return T <= b->o.att_wo_tokens && b->acc && b->att_wo_tiles > 0 && (long)S * T <= b->orows &&
-           kn_attention_wo_ok(b->dt, a->qkv, b->w.enc[0].wo, (const float *)a->o, (long)T * b->D, b->D) &&
-           kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn, a->res,
-                                 b->D);
+    const int T = b->o.att_wo_tokens < b->orows / S ? b->o.att_wo_tokens : b->orows / S;
+    const int ok = T > 0 && b->acc && b->att_wo_tiles > 0 &&
+                   kn_attention_wo_ok(b->dt, a->qkv, b->w.enc[0].wo, (const float *)a->o, (long)T * b->D, b->D) &&
+                   kn_layernorm_parts_ok(a->res, a->o, (long)T * b->D, S, NULL, b->w.final_norm, NULL, a->xn,
+                                         a->res, b->D);
+    return ok ? T : 0;
 }
+
+static int att_wo_bucket(const cuda_backend *b, int T) { return T <= b->att_wo_max; }
 
 /* In a bucket of the fused launch the pack form holds only the tiles one wave of its
  * blocks takes (two at English width), so that form always runs it. */

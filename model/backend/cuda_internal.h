@@ -122,6 +122,7 @@ typedef struct cuda_backend {
                          block over at most att_pack_tiles query tiles) */
     int att_pack_tiles; /* kn_attention_pack_tiles: the most tiles of a CUDA_ATT_PACK pack */
     int att_wo_tiles;   /* kn_attention_wo_tiles where D takes it, else 0 */
+    int att_wo_max;     /* cuda_att_wo_max: the largest bucket of the fused launch, 0 none */
     int orows;          /* rows of a->o (fp32 [orows, D]): Tmax, or more for the per-head parts
                            of buckets up to o.att_wo_tokens */
     unsigned char path[BATCH_MAX_BUCKETS]; /* each bucket's paths: the thresholds', or timed */
@@ -157,6 +158,7 @@ int cuda_small_ok(const cuda_backend *b, int cap); /* the own split kernel would
 int cuda_fused_ok(const cuda_backend *b, int cap); /* the fused projections take its shapes */
 int cuda_att_pack_ok(const cuda_backend *b, int cap); /* bucket cap has a CUDA_ATT_PACK form */
 int cuda_pack_tiles(const cuda_backend *b, int cap);  /* the most query tiles of its CUDA_ATT_PACK packs */
+int cuda_att_wo_max(const cuda_backend *b);          /* the largest bucket of the fused attention out-projection */
 int cuda_run_pack(cuda_backend *b, const laya_row *rows, int n, int K, float *logits, float *act,
                   int use_graph, layad_error *err);
 
