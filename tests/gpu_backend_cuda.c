@@ -392,15 +392,8 @@ START_TEST(att_wo_rows)
 {
     if (!g_have)
         return;
-    cuda_backend_opts o;
-    cuda_backend_opts_default(&o);
-    o.att_wo_tokens = 128;
-    if (lazy_warm()) {
-        static const cuda_bucket smallest[1] = {{1, 8, 0}};
-        o.warm = smallest;
-        o.n_warm = 1;
-    }
-    one_row_forwards(create(&o), make_opts(CUDA_DT_FP16, NULL, 0, -1, -1, 0), 120, "attention + out-projection");
+    one_row_forwards(make_opts(CUDA_DT_FP16, NULL, 0, -1, -1, 128), make_opts(CUDA_DT_FP16, NULL, 0, -1, -1, 0), 120,
+                     "attention + out-projection");
 }
 END_TEST
 
