@@ -117,12 +117,10 @@ void tok_bpe_free(tok_bpe *m)
 
 static int grow_syms(tok_scratch *s)
 {
-    size_t cap = s->syms_cap ? s->syms_cap * 2 : 256;
-    tok_sym *v = tok_realloc(s->a, s->syms, s->syms_cap * sizeof *v, cap * sizeof *v);
+    tok_sym *v = tok_grow(s->a, s->syms, &s->syms_cap, sizeof *v, 256);
     if (!v)
         return -1;
     s->syms = v;
-    s->syms_cap = cap;
     return 0;
 }
 
@@ -144,12 +142,10 @@ static bool heap_less(const tok_heap_item *a, const tok_heap_item *b)
 static int heap_push(tok_scratch *s, size_t *n, tok_heap_item it)
 {
     if (*n == s->heap_cap) {
-        size_t cap = s->heap_cap ? s->heap_cap * 2 : 256;
-        tok_heap_item *v = tok_realloc(s->a, s->heap, s->heap_cap * sizeof *v, cap * sizeof *v);
+        tok_heap_item *v = tok_grow(s->a, s->heap, &s->heap_cap, sizeof *v, 256);
         if (!v)
             return -1;
         s->heap = v;
-        s->heap_cap = cap;
     }
     tok_heap_item *h = s->heap;
     size_t i = (*n)++;

@@ -252,6 +252,9 @@ typedef struct tok_scratch {
 void tok_scratch_free(tok_scratch *s);
 /* realloc in arena a (p holds old bytes), or realloc itself when a is NULL. */
 void *tok_realloc(arena *a, void *p, size_t old, size_t n);
+/* An array of *cap elements of elem bytes at p, doubled (first elements when empty):
+ * returns where it now is and sets *cap, or NULL with p and *cap unchanged. */
+void *tok_grow(arena *a, void *p, size_t *cap, size_t elem, size_t first);
 int tok_buf_reserve(tok_buf *b, size_t need);
 int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start);
 

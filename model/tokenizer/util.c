@@ -249,6 +249,15 @@ void *tok_realloc(arena *a, void *p, size_t old, size_t n)
     return a ? arena_grow(a, p, old, n) : realloc(p, n);
 }
 
+void *tok_grow(arena *a, void *p, size_t *cap, size_t elem, size_t first)
+{
+    const size_t n = *cap ? *cap * 2 : first;
+    void *v = tok_realloc(a, p, *cap * elem, n * elem);
+    if (v)
+        *cap = n;
+    return v;
+}
+
 int tok_buf_reserve(tok_buf *b, size_t need)
 {
     if (need <= b->cap)
@@ -267,12 +276,10 @@ int tok_buf_reserve(tok_buf *b, size_t need)
 int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start)
 {
     if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        tok_span *v = tok_realloc(s->a, s->v, s->cap * sizeof *v, cap * sizeof *v);
+        tok_span *v = tok_grow(s->a, s->v, &s->cap, sizeof *v, 64);
         if (!v)
             return -1;
         s->v = v;
-        s->cap = cap;
     }
     s->v[s->n++] = (tok_span){ off, len, at_start };
     return 0;
@@ -281,12 +288,10 @@ int tok_spans_push(tok_spans *s, size_t off, size_t len, bool at_start)
 int tok_ids_push(tok_ids *out, int32_t id)
 {
     if (out->n == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 64;
-        int32_t *v = tok_realloc(out->a, out->ids, out->cap * sizeof *v, cap * sizeof *v);
+        int32_t *v = tok_grow(out->a, out->ids, &out->cap, sizeof *v, 64);
         if (!v)
             return -1;
         out->ids = v;
-        out->cap = cap;
     }
     out->ids[out->n++] = id;
     return 0;
