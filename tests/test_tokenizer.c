@@ -364,6 +364,45 @@ START_TEST(test_cache_per_tokenizer)
 }
 END_TEST
 
+START_TEST(test_cache_shared_by_two_tokenizers)
+{
+    /* two tokenizers of one file (a daemon serving two checkpoints of one tokenizer) take
+     * turns on the same texts: each must keep its own entries, so every encode after the
+     * first of each tokenizer hits. One slot per text, shared by both, would evict on
+     * every turn and never hit. */
+    static const char *head = "choice question : which team should handle this refund ?";
+    char long_text[600] = "";
+    while (strlen(long_text) < 400) /* past the text cache: only the word cache serves it */
+        strcat(long_text, "refund the customer today please ");
+    tokenizer *a = load_or_die(TINY), *b = load_or_die(TINY);
+    tok_ids got = { 0 };
+    size_t words, texts;
+    tokenizer_thread_cache_clear();
+    for (int r = 0; r < 3; r++) {
+        encode_into(a, head, &got);
+        encode_into(b, head, &got);
+    }
+    tokenizer_thread_cache_hits(&words, &texts);
+    ck_assert_uint_eq(texts, 4);
+    tokenizer_thread_cache_clear();
+    encode_into(a, long_text, &got);
+    encode_into(b, long_text, &got);
+    size_t words_first, unused;
+    tokenizer_thread_cache_hits(&words_first, &unused);
+    encode_into(a, long_text, &got);
+    encode_into(b, long_text, &got);
+    tokenizer_thread_cache_hits(&words, &texts);
+    /* the first turn hits only a word's repeats within the text; the second its first
+     * occurrences too, unless the other tokenizer's turn evicted them */
+    ck_assert_uint_eq(texts, 0);
+    ck_assert_uint_gt(words_first, 0);
+    ck_assert_uint_gt(words - words_first, words_first);
+    free(got.ids);
+    tokenizer_free(a);
+    tokenizer_free(b);
+}
+END_TEST
+
 /* ---- text cache ---------------------------------------------------------------- */
 
 /* Text i of test_text_cache's set, into buf: short option-like texts, texts around the text
@@ -464,6 +503,7 @@ int main(void)
     tcase_add_test(tc, test_load_missing_file);
     tcase_add_test(tc, test_threads_share);
     tcase_add_test(tc, test_cache_per_tokenizer);
+    tcase_add_test(tc, test_cache_shared_by_two_tokenizers);
     tcase_add_test(tc, test_text_cache);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);

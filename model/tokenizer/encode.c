@@ -23,8 +23,10 @@
  * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
  * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
  * fixed size. Entries carry the serial of the tokenizer that made them, so one
- * thread may use several tokenizers. Prompts repeat their question, option and
- * JSON-key words on every request, which is what the cache is for; BPE of a
+ * thread may use several tokenizers; the serial also offsets their slots, so two
+ * tokenizers encoding the same words keep their entries apart (cache_slot).
+ * Prompts repeat their question, option and JSON-key words on every request,
+ * which is what the cache is for; BPE of a
  * word is a pure function of the tokenizer and the word, so a hit returns
  * exactly what a miss computes (the parity corpora run with the cache on).
  *
@@ -89,6 +91,19 @@ void tokenizer_thread_cache_clear(void)
     if (s) {
         memset(s->cache, 0, TOK_CACHE_SLOTS * sizeof *s->cache);
         memset(s->texts, 0, TOK_TEXT_SLOTS * sizeof *s->texts);
+        s->word_hits = s->text_hits = 0;
+    }
+}
+
+void tokenizer_thread_cache_hits(size_t *words, size_t *texts)
+{
+    *words = *texts = 0;
+    if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
+        return;
+    const tok_scratch *s = pthread_getspecific(scratch_key);
+    if (s) {
+        *words = s->word_hits;
+        *texts = s->text_hits;
     }
 }
 
@@ -110,6 +125,18 @@ static uint64_t fnv1a(const char *p, size_t len)
     for (size_t k = 0; k < len; k++)
         h = (h ^ (unsigned char)p[k]) * 0x100000001b3ull;
     return h;
+}
+
+/* Slot of bytes p[0..len) for tokenizer t in a direct-mapped cache of slots entries (a
+ * power of two). The serial turns each tokenizer's slots by its own offset: a daemon
+ * serving two checkpoints encodes the same prompt words and option texts through both
+ * tokenizers, and with one slot per text the two would evict each other on every
+ * request. The multiplier is odd, so two tokenizers whose serials differ by less than
+ * slots never share an offset; for one tokenizer the turn keeps its collisions as they were. */
+static size_t cache_slot(const tokenizer *t, const char *p, size_t len, size_t slots)
+{
+    const uint64_t h = fnv1a(p, len);
+    return (size_t)(((h ^ h >> 32) + t->serial * 0x9e3779b97f4a7c15ull) & (slots - 1));
 }
 
 /* ---- the pipeline ----------------------------------------------------------- */
@@ -136,9 +163,9 @@ static int bpe_cached(enc_ctx *c, const char *word, size_t len)
 {
     tok_cache_entry *e = NULL;
     if (len <= TOK_CACHE_WORD) {
-        const uint64_t h = fnv1a(word, len);
-        e = &c->s->cache[(h ^ h >> 32) & (TOK_CACHE_SLOTS - 1)];
+        e = &c->s->cache[cache_slot(c->t, word, len, TOK_CACHE_SLOTS)];
         if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
+            c->s->word_hits++;
             for (size_t k = 0; k < e->n_ids; k++)
                 if (emit(c, e->ids[k]) != 0)
                     return -1;
@@ -199,12 +226,11 @@ static int on_raw_piece(void *ctx, const char *p, size_t len, size_t off, int32_
 /* ---- the text cache ---------------------------------------------------------- */
 
 /* The text cache's slot for text (NULL when it is too long to be kept). */
-static tok_text_entry *text_slot(tok_scratch *s, const char *text, size_t len)
+static tok_text_entry *text_slot(tok_scratch *s, const tokenizer *t, const char *text, size_t len)
 {
     if (len > TOK_TEXT_BYTES)
         return NULL;
-    const uint64_t h = fnv1a(text, len);
-    return &s->texts[(h ^ h >> 32) & (TOK_TEXT_SLOTS - 1)];
+    return &s->texts[cache_slot(t, text, len, TOK_TEXT_SLOTS)];
 }
 
 static bool text_hit(const tok_text_entry *e, const tokenizer *t, const char *text, size_t len)
@@ -251,18 +277,23 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     if (!err)
         err = &local;
     layad_error_clear(err);
-    tok_text_entry *e = text_slot(s, text, len);
-    if (text_hit(e, t, text, len))
+    tok_text_entry *e = text_slot(s, t, text, len);
+    if (text_hit(e, t, text, len)) {
+        s->text_hits++;
         return text_emit(e, out, err);
+    }
     arena *a = out->a;
     tok_scratch in_arena = { .norm = { { .a = a }, { .a = a } }, .prefixed = { .a = a },
                              .pre = { { .a = a }, { .a = a } }, .spans = { { .a = a }, { .a = a } },
                              .cache = s->cache, .a = a };
+    tok_scratch *thread = s;
     if (a)
         s = &in_arena;
     size_t n0 = out->n;
     enc_ctx c = { t, s, out, err, false };
     const int rc = tok_added_split(t, &t->trie_raw, text, len, on_raw_piece, &c);
+    if (a)
+        thread->word_hits += in_arena.word_hits;
     if (!a && len > TOK_SCRATCH_KEEP_BYTES)
         tokenizer_thread_cleanup();
     if (rc != 0) {

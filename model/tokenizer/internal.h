@@ -246,6 +246,7 @@ typedef struct tok_scratch {
     size_t heap_cap;
     tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
     tok_text_entry *texts;   /* TOK_TEXT_SLOTS entries */
+    size_t word_hits, text_hits; /* the caches' hits since the thread's last clear */
     arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
 } tok_scratch;
 

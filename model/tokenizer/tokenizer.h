@@ -61,8 +61,13 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
  * see tokenizer.c). Optional: a thread's scratch is also freed when it exits. */
 void tokenizer_thread_cleanup(void);
 
-/* Empties the calling thread's word cache (benchmarks use it to time cold encodes). */
+/* Empties the calling thread's word and text caches and zeroes their hit counts
+ * (benchmarks use it to time cold encodes). */
 void tokenizer_thread_cache_clear(void);
+
+/* The calling thread's word-cache and text-cache hits since its last clear (tests use
+ * them to see that tokenizers sharing a thread keep each other's entries). */
+void tokenizer_thread_cache_hits(size_t *words, size_t *texts);
 
 /* Id of a vocabulary or added token given its exact content, or -1. */
 int32_t tokenizer_token_id(const tokenizer *t, const char *content);
