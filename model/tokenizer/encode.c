@@ -23,12 +23,12 @@
  * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
  * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
  * fixed size. Entries carry the serial of the tokenizer that made them, so one
- * thread may use several tokenizers; the serial also offsets their slots, so two
+ * thread may use several tokenizers; the serial also shifts their slots, so two
  * tokenizers encoding the same words keep their entries apart (cache_slot).
  * Prompts repeat their question, option and JSON-key words on every request,
- * which is what the cache is for; BPE of a
- * word is a pure function of the tokenizer and the word, so a hit returns
- * exactly what a miss computes (the parity corpora run with the cache on).
+ * which is what the cache is for; BPE of a word is a pure function of the
+ * tokenizer and the word, so a hit returns exactly what a miss computes (the
+ * parity corpora run with the cache on).
  *
  * Text cache: beside it, whole encodes of texts of up to TOK_TEXT_BYTES bytes
  * (TOK_TEXT_SLOTS of them, 128 KiB per thread, the same keying). The sequence
@@ -128,11 +128,11 @@ static uint64_t fnv1a(const char *p, size_t len)
 }
 
 /* Slot of bytes p[0..len) for tokenizer t in a direct-mapped cache of slots entries (a
- * power of two). The serial turns each tokenizer's slots by its own offset: a daemon
+ * power of two). The serial shifts each tokenizer's slots by its own offset: a daemon
  * serving two checkpoints encodes the same prompt words and option texts through both
  * tokenizers, and with one slot per text the two would evict each other on every
  * request. The multiplier is odd, so two tokenizers whose serials differ by less than
- * slots never share an offset; for one tokenizer the turn keeps its collisions as they were. */
+ * slots never share an offset; for one tokenizer the shift keeps its collisions as they were. */
 static size_t cache_slot(const tokenizer *t, const char *p, size_t len, size_t slots)
 {
     const uint64_t h = fnv1a(p, len);

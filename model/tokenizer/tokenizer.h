@@ -66,7 +66,7 @@ void tokenizer_thread_cleanup(void);
 void tokenizer_thread_cache_clear(void);
 
 /* The calling thread's word-cache and text-cache hits since its last clear (tests use
- * them to see that tokenizers sharing a thread keep each other's entries). */
+ * them to see that tokenizers sharing a thread keep their own entries). */
 void tokenizer_thread_cache_hits(size_t *words, size_t *texts);
 
 /* Id of a vocabulary or added token given its exact content, or -1. */
