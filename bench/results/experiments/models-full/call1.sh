@@ -2,8 +2,9 @@
 # and mmBERT-base geometries (random weights, run-env.sh's mkmodel), each served alone and then both in one daemon.
 # The same mixed set (bench/mixed/gen_requests.py, 120 bodies) goes to each as "model": "english" and "model":
 # "multilingual", interleaved for the pair; run_layad.py times the start to /readyz, answers the set one request at
-# a time, then closed loops at concurrency 1 and 16. compare_pair (below) checks that the pair's sequential answers
-# are byte-identical to each model's alone. nvidia-smi samples the GPU's memory every second (smi.csv). Carry
+# a time, then closed loops at concurrency 1 and 16. The last step checks that each of the pair's sequential answers
+# equals that model's alone (the parsed bodies, in their order). nvidia-smi samples the GPU's memory every second
+# (smi.csv). Carry
 # .carry (scripts/device/prep) and, from the working tree, bench/mixed and this folder.
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 mkmodel_mmbert "$W/mmbert"
