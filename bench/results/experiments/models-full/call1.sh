@@ -11,18 +11,7 @@ mkmodel_mmbert "$W/mmbert"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -l 1 > "$OUT/smi.csv" & smi=$!
 python3 bench/mixed/gen_requests.py --n 120 --out "$W/set.jsonl" > /dev/null
-python3 - "$W" <<'PY'
-import json, sys
-w = sys.argv[1]
-bodies = [json.loads(l) for l in open(w + "/set.jsonl")]
-def write(name, rows):
-    with open("%s/%s.jsonl" % (w, name), "w") as f:
-        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-en = [dict(b, model="english") for b in bodies]
-ml = [dict(b, model="multilingual") for b in bodies]
-write("en", en); write("ml", ml)
-write("pair", [r for pair in zip(en, ml) for r in pair])
-PY
+python3 bench/results/experiments/models-full/bodies.py "$W/set.jsonl" "$W" en=english ml=multilingual
 serve="$B/layad serve --device cuda --dtype fp16 --port 18190 --log-requests false"
 drive() {  # NAME REQUESTS MODEL-ARGS...: one daemon launched by run_layad.py
   local name=$1 reqs=$2; shift 2

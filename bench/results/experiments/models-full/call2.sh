@@ -6,18 +6,7 @@
 export OUT; source scripts/device/run-env.sh; t0=$SECONDS
 mkmodel_mmbert "$W/mmbert"
 python3 bench/mixed/gen_requests.py --n 40 --out "$W/set.jsonl" > /dev/null
-python3 - "$W" <<'PY'
-import json, sys
-w = sys.argv[1]
-bodies = [json.loads(l) for l in open(w + "/set.jsonl")]
-def write(name, rows):
-    with open("%s/%s.jsonl" % (w, name), "w") as f:
-        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-en = [dict(b, model="english") for b in bodies]
-ml = [dict(b, model="multilingual") for b in bodies]
-write("en", en); write("ml", ml)
-write("pair", [r for pair in zip(en, ml) for r in pair])
-PY
+python3 bench/results/experiments/models-full/bodies.py "$W/set.jsonl" "$W" en=english ml=multilingual
 "$B/layad" serve --device cuda --dtype fp16 --port 18190 --log-requests false --model english="$W/english" \
   --model multilingual="$W/mmbert" > "$OUT/serve.log" 2>&1 & pid=$!
 for _ in $(seq 300); do curl -fsS http://127.0.0.1:18190/readyz > /dev/null 2>&1 && break; sleep 0.2; done

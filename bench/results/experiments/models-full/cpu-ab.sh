@@ -7,16 +7,7 @@ set -u
 old=$1 new=$2 out=$3; mkdir -p "$out"; W=$(mktemp -d)
 build/layad-dev mkmodel --preset tiny --out "$W/tiny" > /dev/null
 python3 bench/mixed/gen_requests.py --n 40 --out "$W/set.jsonl" > /dev/null
-python3 - "$W" <<'PY'
-import json, sys
-w = sys.argv[1]
-bodies = [json.loads(l) for l in open(w + "/set.jsonl")]
-a = [dict(b, model="a") for b in bodies]
-pair = [r for x, y in zip(a, [dict(b, model="b") for b in bodies]) for r in (x, y)]
-for name, rows in (("a", a), ("pair", pair)):
-    with open("%s/%s.jsonl" % (w, name), "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-PY
+python3 bench/results/experiments/models-full/bodies.py "$W/set.jsonl" "$W" a=a b=b
 parse_us() {  # METRICS-BEFORE METRICS-AFTER: parse microseconds per request in between
   python3 - "$1" "$2" <<'PY'
 import re, sys
