@@ -403,6 +403,49 @@ START_TEST(test_cache_shared_by_two_tokenizers)
 }
 END_TEST
 
+/* Text hits of the second of two passes over CACHE_ROOM_TEXTS short texts, each pass
+ * encoding every text through each of the n tokenizers in t in turn. */
+#define CACHE_ROOM_TEXTS 200
+static size_t second_pass_text_hits(tokenizer *const *t, int n)
+{
+    char text[96];
+    tok_ids got = { 0 };
+    size_t before = 0, after = 0, words;
+    tokenizer_thread_cache_clear();
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            tokenizer_thread_cache_hits(&words, &before);
+        for (int i = 0; i < CACHE_ROOM_TEXTS; i++) {
+            snprintf(text, sizeof text, " option %d: refund the duplicate payment", i);
+            for (int k = 0; k < n; k++)
+                encode_into(t[k], text, &got);
+        }
+    }
+    tokenizer_thread_cache_hits(&words, &after);
+    free(got.ids);
+    return after - before;
+}
+
+START_TEST(test_cache_room_per_tokenizer)
+{
+    /* A thread's caches grow with the tokenizers loaded, so two checkpoints served in turn
+     * each keep about what one keeps alone. 200 texts fill a direct-mapped cache of 256
+     * slots well short of evicting most; 400 in the same 256 would keep far fewer, and
+     * two tokenizers would then hit on their second pass less than twice what one does. */
+    tokenizer *t[2];
+    tokenizer_thread_cleanup(); /* caches sized from here on, for what is loaded now */
+    t[0] = load_or_die(TINY);
+    const size_t alone = second_pass_text_hits(t, 1);
+    t[1] = load_or_die(TINY);
+    const size_t both = second_pass_text_hits(t, 2);
+    ck_assert_msg(alone > CACHE_ROOM_TEXTS / 4, "alone %zu", alone);
+    ck_assert_msg(both * 10 >= alone * 2 * 8, "two tokenizers kept %zu hits against %zu for one alone", both, alone);
+    tokenizer_free(t[0]);
+    tokenizer_free(t[1]);
+    tokenizer_thread_cleanup();
+}
+END_TEST
+
 /* ---- text cache ---------------------------------------------------------------- */
 
 /* Text i of test_text_cache's set, into buf: short option-like texts, texts around the text
@@ -504,6 +547,7 @@ int main(void)
     tcase_add_test(tc, test_threads_share);
     tcase_add_test(tc, test_cache_per_tokenizer);
     tcase_add_test(tc, test_cache_shared_by_two_tokenizers);
+    tcase_add_test(tc, test_cache_room_per_tokenizer);
     tcase_add_test(tc, test_text_cache);
     tcase_add_test(tc, test_long_inputs);
     suite_add_tcase(s, tc);

@@ -20,9 +20,9 @@
  * encode; nothing is allocated or freed after that, whatever the input size.
  *
  * Word cache: the scratch also holds a small direct-mapped cache of BPE results
- * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread),
- * like the word cache HF's BPE keeps, but per thread: no sharing, no locks, a
- * fixed size. Entries carry the serial of the tokenizer that made them, so one
+ * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread and
+ * per tokenizer loaded: cache_scale), like the word cache HF's BPE keeps, but
+ * per thread: no sharing, no locks, a bounded size. Entries carry the serial of the tokenizer that made them, so one
  * thread may use several tokenizers; the serial also shifts their slots, so two
  * tokenizers encoding the same words keep their entries apart (cache_slot).
  * Prompts repeat their question, option and JSON-key words on every request,
@@ -31,11 +31,11 @@
  * parity corpora run with the cache on).
  *
  * Text cache: beside it, whole encodes of texts of up to TOK_TEXT_BYTES bytes
- * (TOK_TEXT_SLOTS of them, 128 KiB per thread, the same keying). The sequence
- * builder encodes a question's head and each option apart from the state, and
- * those texts repeat across requests; a hit skips the added-token split, the
- * normalizer and the pre-tokenizer as well, most of a short text's encode once
- * its words are in the word cache (request_parse_in: 107.7 K -> 85.6 K
+ * (TOK_TEXT_SLOTS of them, 128 KiB per thread and tokenizer, the same keying).
+ * The sequence builder encodes a question's head and each option apart from the
+ * state, and those texts repeat across requests; a hit skips the added-token
+ * split, the normalizer and the pre-tokenizer as well, most of a short text's
+ * encode once its words are in the word cache (request_parse_in: 107.7 K -> 85.6 K
  * instructions on a q1_83tok-like body, bench/results/experiments/README.md).
  * An encode is a pure function of the tokenizer and the bytes, so a hit
  * appends exactly what a miss would.
@@ -64,19 +64,56 @@ static void scratch_key_init(void)
     scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0;
 }
 
+/* The caches' scale for the tokenizers loaded now: their count rounded up to a power of two,
+ * at most TOK_CACHE_SCALE_MAX. Tokenizers share a thread's caches, each at its own offset
+ * (cache_slot); at one size for all, two checkpoints served in turn would each keep about half
+ * of what one keeps alone, and lose hits to each other's entries. */
+static size_t cache_scale(void)
+{
+    const size_t n = tok_live();
+    size_t k = 1;
+    while (k < n && k < TOK_CACHE_SCALE_MAX)
+        k <<= 1;
+    return k;
+}
+
+/* Gives s empty caches at scale k. 0, or -1 with s's caches as they were. */
+static int cache_alloc(tok_scratch *s, size_t k)
+{
+    tok_cache_entry *words = calloc(TOK_CACHE_SLOTS * k, sizeof *words);
+    tok_text_entry *texts = calloc(TOK_TEXT_SLOTS * k, sizeof *texts);
+    if (!words || !texts) {
+        free(words);
+        free(texts);
+        return -1;
+    }
+    free(s->cache);
+    free(s->texts);
+    s->cache = words;
+    s->texts = texts;
+    s->cache_slots = TOK_CACHE_SLOTS * k;
+    s->text_slots = TOK_TEXT_SLOTS * k;
+    return 0;
+}
+
 static tok_scratch *scratch_get(void)
 {
     if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
         return NULL;
+    const size_t k = cache_scale();
     tok_scratch *s = pthread_getspecific(scratch_key);
-    if (s)
+    if (s) {
+        /* A tokenizer loaded after this thread's first encode: the caches grow once, empty.
+         * The daemon loads every checkpoint before it serves, so its threads never get here
+         * with k larger; when the allocation fails, the smaller caches go on serving. */
+        if (s->cache_slots < TOK_CACHE_SLOTS * k)
+            (void)cache_alloc(s, k);
         return s;
+    }
     s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->cache = calloc(TOK_CACHE_SLOTS, sizeof *s->cache);
-    s->texts = calloc(TOK_TEXT_SLOTS, sizeof *s->texts);
-    if (!s->cache || !s->texts || pthread_setspecific(scratch_key, s) != 0) {
+    if (cache_alloc(s, k) != 0 || pthread_setspecific(scratch_key, s) != 0) {
         tok_scratch_free(s);
         return NULL;
     }
@@ -89,8 +126,8 @@ void tokenizer_thread_cache_clear(void)
         return;
     tok_scratch *s = pthread_getspecific(scratch_key);
     if (s) {
-        memset(s->cache, 0, TOK_CACHE_SLOTS * sizeof *s->cache);
-        memset(s->texts, 0, TOK_TEXT_SLOTS * sizeof *s->texts);
+        memset(s->cache, 0, s->cache_slots * sizeof *s->cache);
+        memset(s->texts, 0, s->text_slots * sizeof *s->texts);
         s->word_hits = s->text_hits = 0;
     }
 }
@@ -163,7 +200,7 @@ static int bpe_cached(enc_ctx *c, const char *word, size_t len)
 {
     tok_cache_entry *e = NULL;
     if (len <= TOK_CACHE_WORD) {
-        e = &c->s->cache[cache_slot(c->t, word, len, TOK_CACHE_SLOTS)];
+        e = &c->s->cache[cache_slot(c->t, word, len, c->s->cache_slots)];
         if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
             c->s->word_hits++;
             for (size_t k = 0; k < e->n_ids; k++)
@@ -230,7 +267,7 @@ static tok_text_entry *text_slot(tok_scratch *s, const tokenizer *t, const char 
 {
     if (len > TOK_TEXT_BYTES)
         return NULL;
-    return &s->texts[cache_slot(t, text, len, TOK_TEXT_SLOTS)];
+    return &s->texts[cache_slot(t, text, len, s->text_slots)];
 }
 
 static bool text_hit(const tok_text_entry *e, const tokenizer *t, const char *text, size_t len)
@@ -285,7 +322,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     arena *a = out->a;
     tok_scratch in_arena = { .norm = { { .a = a }, { .a = a } }, .prefixed = { .a = a },
                              .pre = { { .a = a }, { .a = a } }, .spans = { { .a = a }, { .a = a } },
-                             .cache = s->cache, .a = a };
+                             .cache = s->cache, .cache_slots = s->cache_slots, .a = a };
     tok_scratch *thread = s;
     if (a)
         s = &in_arena;

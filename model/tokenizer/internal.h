@@ -226,6 +226,11 @@ typedef struct tok_cache_entry {
 #define TOK_TEXT_BYTES 240
 #define TOK_TEXT_IDS 64
 
+/* Both caches hold their slot counts times the number of tokenizers loaded, rounded up to a
+ * power of two and at most this: a thread serving several checkpoints gives each the room one
+ * has alone (encode.c, cache_scale). */
+#define TOK_CACHE_SCALE_MAX 8
+
 typedef struct tok_text_entry {
     uint64_t owner;
     uint16_t len, n_ids;
@@ -244,13 +249,16 @@ typedef struct tok_scratch {
     size_t syms_cap;
     tok_heap_item *heap;
     size_t heap_cap;
-    tok_cache_entry *cache;  /* TOK_CACHE_SLOTS entries */
-    tok_text_entry *texts;   /* TOK_TEXT_SLOTS entries */
+    tok_cache_entry *cache;  /* cache_slots entries */
+    tok_text_entry *texts;   /* text_slots entries */
+    size_t cache_slots, text_slots; /* TOK_CACHE_SLOTS and TOK_TEXT_SLOTS times the same power of two */
     size_t word_hits, text_hits; /* the caches' hits since the thread's last clear */
     arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
 } tok_scratch;
 
 void tok_scratch_free(tok_scratch *s);
+/* The tokenizers loaded now (allocated and not yet freed), in this process. */
+size_t tok_live(void);
 /* realloc in arena a (p holds old bytes), or realloc itself when a is NULL. */
 void *tok_realloc(arena *a, void *p, size_t old, size_t n);
 /* An array of *cap elements of elem bytes at p, doubled (first elements when empty):

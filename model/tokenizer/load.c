@@ -448,6 +448,14 @@ static int load_model(tokenizer *t, json_t *model, layad_error *err)
 
 /* ---- entry points ----------------------------------------------------------- */
 
+/* Tokenizers allocated and not yet freed: the threads' caches are sized by it (tok_live). */
+static _Atomic size_t live;
+
+size_t tok_live(void)
+{
+    return atomic_load_explicit(&live, memory_order_relaxed);
+}
+
 tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, layad_error *err)
 {
     tokenizer *t = calloc(1, sizeof *t);
@@ -460,6 +468,7 @@ tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, la
     snprintf(t->name, sizeof t->name, "%s", name ? name : "tokenizer.json");
     static _Atomic uint64_t serials;
     t->serial = atomic_fetch_add(&serials, 1) + 1;
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     json_error_t jerr;
     root = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
     if (!root)
@@ -537,6 +546,7 @@ void tokenizer_free(tokenizer *t)
 {
     if (!t)
         return;
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     for (size_t i = 0; i < t->n_norms; i++) {
         free(t->norms[i].pattern);
         free(t->norms[i].content);
