@@ -439,7 +439,8 @@ START_TEST(test_cache_room_per_tokenizer)
     t[1] = load_or_die(TINY);
     const size_t both = second_pass_text_hits(t, 2);
     ck_assert_msg(alone > CACHE_ROOM_TEXTS / 4, "alone %zu", alone);
-    ck_assert_msg(both * 10 >= alone * 2 * 8, "two tokenizers kept %zu hits against %zu for one alone", both, alone);
+    ck_assert_msg(both * 10 >= alone * 2 * 8, "two tokenizers kept %zu hits against %zu for one alone", both,
+                  alone);
     tokenizer_free(t[0]);
     tokenizer_free(t[1]);
     tokenizer_thread_cleanup();

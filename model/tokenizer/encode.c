@@ -22,9 +22,10 @@
  * Word cache: the scratch also holds a small direct-mapped cache of BPE results
  * (TOK_CACHE_SLOTS words of up to TOK_CACHE_WORD bytes, 128 KiB per thread and
  * per tokenizer loaded: cache_scale), like the word cache HF's BPE keeps, but
- * per thread: no sharing, no locks, a bounded size. Entries carry the serial of the tokenizer that made them, so one
- * thread may use several tokenizers; the serial also shifts their slots, so two
- * tokenizers encoding the same words keep their entries apart (cache_slot).
+ * per thread: no sharing, no locks, a bounded size. Entries carry the serial of
+ * the tokenizer that made them, so one thread may use several tokenizers; the
+ * serial also shifts their slots, so two tokenizers encoding the same words keep
+ * their entries apart (cache_slot).
  * Prompts repeat their question, option and JSON-key words on every request,
  * which is what the cache is for; BPE of a word is a pure function of the
  * tokenizer and the word, so a hit returns exactly what a miss computes (the
