@@ -63,6 +63,25 @@ static int phase(const char *name, arena *a, laya_checkpoint *ck, int mode, char
     return 0;
 }
 
+/* SET's bodies, one a line, into bodies[] and lens[]; how many (0 when none could be read). */
+static int read_bodies(const char *path, char **bodies, size_t *lens)
+{
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    while (f && n < MAX_BODIES && (got = getline(&line, &cap, f)) > 0) {
+        if (!(bodies[n] = strndup(line, (size_t)got)))
+            break;
+        lens[n++] = (size_t)got;
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     const int alone = argc == 5 && strcmp(argv[4], "alone") == 0, pair = argc == 5 && strcmp(argv[4], "pair") == 0;
@@ -72,34 +91,37 @@ int main(int argc, char **argv)
     }
     static char *bodies[MAX_BODIES];
     static size_t lens[MAX_BODIES];
-    int n = 0;
-    FILE *f = fopen(argv[2], "r");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    while (f && n < MAX_BODIES && (got = getline(&line, &cap, f)) > 0) {
-        bodies[n] = strndup(line, (size_t)got);
-        lens[n++] = (size_t)got;
-    }
-    free(line);
-    if (f)
-        fclose(f);
+    const int n = read_bodies(argv[2], bodies, lens), rounds = atoi(argv[3]);
     laya_checkpoint ck[2];
     memset(ck, 0, sizeof ck);
+    int opened = 0, rc = 1;
     layad_error err;
     layad_error_clear(&err);
     arena a = {0};
-    if (n == 0 || checkpoint_open(&ck[0], argv[1], &err) || (!alone && checkpoint_open(&ck[1], argv[1], &err)) ||
-        arena_reserve(&a, (size_t)256 << 20)) {
-        fprintf(stderr, "cache-probe: %s: %s\n", n == 0 ? argv[2] : argv[1], n == 0 ? "no bodies" : err.msg);
-        return 1;
+    if (n == 0 || rounds < 1) {
+        fprintf(stderr, "cache-probe: no bodies in %s, or no rounds\n", argv[2]);
+        goto out;
     }
-    const int rounds = atoi(argv[3]);
-    int rc = alone ? phase("alone", &a, ck, 0, bodies, lens, n, rounds) || phase("alone", &a, ck, 0, bodies, lens, n, rounds)
-             : pair ? phase("pair", &a, ck, 2, bodies, lens, n, rounds)
-                   : phase("first", &a, ck, 0, bodies, lens, n, rounds) || phase("pair", &a, ck, 2, bodies, lens, n, rounds) ||
-                         phase("second", &a, ck, 1, bodies, lens, n, rounds) || phase("first", &a, ck, 0, bodies, lens, n, rounds);
+    for (; opened < (alone ? 1 : 2); opened++)
+        if (checkpoint_open(&ck[opened], argv[1], &err)) {
+            fprintf(stderr, "cache-probe: %s\n", err.msg);
+            goto out;
+        }
+    if (arena_reserve(&a, (size_t)256 << 20)) {
+        fprintf(stderr, "cache-probe: out of memory\n");
+        goto out;
+    }
+    rc = alone ? phase("alone", &a, ck, 0, bodies, lens, n, rounds) || phase("alone", &a, ck, 0, bodies, lens, n, rounds)
+         : pair ? phase("pair", &a, ck, 2, bodies, lens, n, rounds)
+                : phase("first", &a, ck, 0, bodies, lens, n, rounds) || phase("pair", &a, ck, 2, bodies, lens, n, rounds) ||
+                      phase("second", &a, ck, 1, bodies, lens, n, rounds) || phase("first", &a, ck, 0, bodies, lens, n, rounds);
     printf("base slots: text %d, word %d (times the tokenizers loaded, rounded up to a power of two)\n", TOK_TEXT_SLOTS,
            TOK_CACHE_SLOTS);
+out:
+    arena_release(&a);
+    while (opened-- > 0)
+        checkpoint_close(&ck[opened]);
+    for (int i = 0; i < n; i++)
+        free(bodies[i]);
     return rc ? 1 : 0;
 }
