@@ -111,10 +111,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "cache-probe: out of memory\n");
         goto out;
     }
-    rc = alone ? phase("alone", &a, ck, 0, bodies, lens, n, rounds) || phase("alone", &a, ck, 0, bodies, lens, n, rounds)
-         : pair ? phase("pair", &a, ck, 2, bodies, lens, n, rounds)
-                : phase("first", &a, ck, 0, bodies, lens, n, rounds) || phase("pair", &a, ck, 2, bodies, lens, n, rounds) ||
-                      phase("second", &a, ck, 1, bodies, lens, n, rounds) || phase("first", &a, ck, 0, bodies, lens, n, rounds);
+    if (alone)
+        rc = phase("alone", &a, ck, 0, bodies, lens, n, rounds) || phase("alone", &a, ck, 0, bodies, lens, n, rounds);
+    else if (pair)
+        rc = phase("pair", &a, ck, 2, bodies, lens, n, rounds);
+    else
+        rc = phase("first", &a, ck, 0, bodies, lens, n, rounds) || phase("pair", &a, ck, 2, bodies, lens, n, rounds) ||
+             phase("second", &a, ck, 1, bodies, lens, n, rounds) || phase("first", &a, ck, 0, bodies, lens, n, rounds);
     printf("base slots: text %d, word %d (times the tokenizers loaded, rounded up to a power of two)\n", TOK_TEXT_SLOTS,
            TOK_CACHE_SLOTS);
 out:
