@@ -92,8 +92,7 @@ static int cache_alloc(tok_scratch *s, size_t k)
     free(s->texts);
     s->cache = words;
     s->texts = texts;
-    s->cache_slots = TOK_CACHE_SLOTS * k;
-    s->text_slots = TOK_TEXT_SLOTS * k;
+    s->scale = k;
     return 0;
 }
 
@@ -101,20 +100,19 @@ static tok_scratch *scratch_get(void)
 {
     if (pthread_once(&scratch_once, scratch_key_init) != 0 || !scratch_key_ok)
         return NULL;
-    const size_t k = cache_scale();
     tok_scratch *s = pthread_getspecific(scratch_key);
     if (s) {
         /* A tokenizer loaded after this thread's first encode: the caches grow once, empty.
          * The daemon loads every checkpoint before it serves, so its threads never get here
-         * with k larger; when the allocation fails, the smaller caches go on serving. */
-        if (s->cache_slots < TOK_CACHE_SLOTS * k)
-            (void)cache_alloc(s, k);
+         * with more tokenizers; when the allocation fails, the smaller caches go on serving. */
+        if (s->scale < TOK_CACHE_SCALE_MAX && tok_live() > s->scale)
+            (void)cache_alloc(s, cache_scale());
         return s;
     }
     s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    if (cache_alloc(s, k) != 0 || pthread_setspecific(scratch_key, s) != 0) {
+    if (cache_alloc(s, cache_scale()) != 0 || pthread_setspecific(scratch_key, s) != 0) {
         tok_scratch_free(s);
         return NULL;
     }
@@ -127,8 +125,8 @@ void tokenizer_thread_cache_clear(void)
         return;
     tok_scratch *s = pthread_getspecific(scratch_key);
     if (s) {
-        memset(s->cache, 0, s->cache_slots * sizeof *s->cache);
-        memset(s->texts, 0, s->text_slots * sizeof *s->texts);
+        memset(s->cache, 0, TOK_CACHE_SLOTS * s->scale * sizeof *s->cache);
+        memset(s->texts, 0, TOK_TEXT_SLOTS * s->scale * sizeof *s->texts);
         s->word_hits = s->text_hits = 0;
     }
 }
@@ -201,7 +199,7 @@ static int bpe_cached(enc_ctx *c, const char *word, size_t len)
 {
     tok_cache_entry *e = NULL;
     if (len <= TOK_CACHE_WORD) {
-        e = &c->s->cache[cache_slot(c->t, word, len, c->s->cache_slots)];
+        e = &c->s->cache[cache_slot(c->t, word, len, TOK_CACHE_SLOTS * c->s->scale)];
         if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
             c->s->word_hits++;
             for (size_t k = 0; k < e->n_ids; k++)
@@ -268,7 +266,7 @@ static tok_text_entry *text_slot(tok_scratch *s, const tokenizer *t, const char 
 {
     if (len > TOK_TEXT_BYTES)
         return NULL;
-    return &s->texts[cache_slot(t, text, len, s->text_slots)];
+    return &s->texts[cache_slot(t, text, len, TOK_TEXT_SLOTS * s->scale)];
 }
 
 static bool text_hit(const tok_text_entry *e, const tokenizer *t, const char *text, size_t len)
@@ -323,7 +321,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, tok_ids *
     arena *a = out->a;
     tok_scratch in_arena = { .norm = { { .a = a }, { .a = a } }, .prefixed = { .a = a },
                              .pre = { { .a = a }, { .a = a } }, .spans = { { .a = a }, { .a = a } },
-                             .cache = s->cache, .cache_slots = s->cache_slots, .a = a };
+                             .cache = s->cache, .scale = s->scale, .a = a };
     tok_scratch *thread = s;
     if (a)
         s = &in_arena;

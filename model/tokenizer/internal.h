@@ -249,9 +249,9 @@ typedef struct tok_scratch {
     size_t syms_cap;
     tok_heap_item *heap;
     size_t heap_cap;
-    tok_cache_entry *cache;  /* cache_slots entries */
-    tok_text_entry *texts;   /* text_slots entries */
-    size_t cache_slots, text_slots; /* TOK_CACHE_SLOTS and TOK_TEXT_SLOTS times the same power of two */
+    tok_cache_entry *cache;  /* TOK_CACHE_SLOTS * scale entries */
+    tok_text_entry *texts;   /* TOK_TEXT_SLOTS * scale entries */
+    size_t scale;            /* a power of two, at most TOK_CACHE_SCALE_MAX (encode.c, cache_scale) */
     size_t word_hits, text_hits; /* the caches' hits since the thread's last clear */
     arena *a;                /* u32, syms, heap grow here; NULL: malloc (the thread's scratch) */
 } tok_scratch;
