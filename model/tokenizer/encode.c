@@ -192,33 +192,88 @@ static int emit(enc_ctx *c, int32_t id)
     return 0;
 }
 
-/* BPE of one word through this thread's word cache: a word of at most
- * TOK_CACHE_WORD bytes whose ids fit an entry is looked up first and stored
- * after a miss (replacing whatever held its slot). */
-static int bpe_cached(enc_ctx *c, const char *word, size_t len)
+/* The word cache's entry for key[0..len) (NULL when the key is too long to be kept), and
+ * whether it holds that key. */
+static tok_cache_entry *word_slot(const enc_ctx *c, const char *key, size_t len, bool *hit)
 {
-    tok_cache_entry *e = NULL;
-    if (len <= TOK_CACHE_WORD) {
-        e = &c->s->cache[cache_slot(c->t, word, len, TOK_CACHE_SLOTS * c->s->scale)];
-        if (e->owner == c->t->serial && e->len == len && memcmp(e->word, word, len) == 0) {
-            c->s->word_hits++;
-            for (size_t k = 0; k < e->n_ids; k++)
-                if (emit(c, e->ids[k]) != 0)
-                    return -1;
-            return 0;
-        }
-    }
+    *hit = false;
+    if (len > TOK_CACHE_WORD)
+        return NULL;
+    tok_cache_entry *e = &c->s->cache[cache_slot(c->t, key, len, TOK_CACHE_SLOTS * c->s->scale)];
+    *hit = e->owner == c->t->serial && e->len == len && memcmp(e->word, key, len) == 0;
+    return e;
+}
+
+static int word_emit(enc_ctx *c, const tok_cache_entry *e)
+{
+    c->s->word_hits++;
+    for (size_t k = 0; k < e->n_ids; k++)
+        if (emit(c, e->ids[k]) != 0)
+            return -1;
+    return 0;
+}
+
+/* BPE of word[0..wlen), kept in e (if any) under key[0..klen) when its ids fit, replacing
+ * whatever held the slot. */
+static int word_bpe(enc_ctx *c, tok_cache_entry *e, const char *key, size_t klen, const char *word,
+                    size_t wlen)
+{
     size_t n0 = c->out->n;
-    if (tok_bpe_word(&c->t->bpe, c->s, word, len, c->out, c->err) != 0)
+    if (tok_bpe_word(&c->t->bpe, c->s, word, wlen, c->out, c->err) != 0)
         return -1;
     size_t n = c->out->n - n0;
     if (e && n <= TOK_CACHE_IDS) {
         e->owner = c->t->serial;
-        e->len = (uint8_t)len;
+        e->len = (uint8_t)klen;
         e->n_ids = (uint8_t)n;
-        memcpy(e->word, word, len);
+        memcpy(e->word, key, klen);
         if (n) /* a word may yield no id; ids may then still be unallocated */
             memcpy(e->ids, c->out->ids + n0, n * sizeof *e->ids);
+    }
+    return 0;
+}
+
+/* BPE of one pre-tokenized word through this thread's word cache: a word of at most
+ * TOK_CACHE_WORD bytes whose ids fit an entry is looked up first and stored after a miss. */
+static int bpe_cached(enc_ctx *c, const char *word, size_t len)
+{
+    bool hit;
+    tok_cache_entry *e = word_slot(c, word, len, &hit);
+    return hit ? word_emit(c, e) : word_bpe(c, e, word, len, word, len);
+}
+
+/* BPE of one GPT-2 match raw[0..len) of a ByteLevel-only pre-tokenizer's input. The cache is
+ * keyed by the raw bytes: the byte mapping is one to one, so they name the mapped word as
+ * well, and a hit (most words of a request) skips the mapping and the pre-tokenizer's
+ * buffers; a miss maps the word for BPE. */
+static int gpt2_word_cached(enc_ctx *c, const char *raw, size_t len)
+{
+    bool hit;
+    tok_cache_entry *e = word_slot(c, raw, len, &hit);
+    if (hit)
+        return word_emit(c, e);
+    char local[256], *m = local;
+    if (2 * len > sizeof local) {
+        tok_buf *b = &c->s->pre[0];
+        if (tok_buf_reserve(b, 2 * len) != 0)
+            return layad_fail(c->err, 500, "tokenizer: out of memory");
+        m = b->p;
+    }
+    return word_bpe(c, e, raw, len, m, tok_bytelevel_map(raw, len, m));
+}
+
+/* The words of a normalized piece for a ByteLevel-only pre-tokenizer (tok_pre_gpt2_only):
+ * what tok_pretokenize would produce, one GPT-2 match at a time, without its buffers. */
+static int gpt2_words(enc_ctx *c, const char *text, size_t len)
+{
+    const char *p;
+    size_t n;
+    if (tok_bytelevel_input(&c->t->pres[0], c->s, text, len, &p, &n) != 0)
+        return layad_fail(c->err, 500, "tokenizer: pre-tokenization failed");
+    for (size_t pos = 0, end; pos < n; pos = end) {
+        end = tok_gpt2_match(p, n, pos);
+        if (gpt2_word_cached(c, p + pos, end - pos) != 0)
+            return -1;
     }
     return 0;
 }
@@ -229,6 +284,8 @@ static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32
     enc_ctx *c = ctx;
     if (id >= 0)
         return emit(c, id);
+    if (tok_pre_gpt2_only(c->t))
+        return gpt2_words(c, p, len);
     int which;
     if (tok_pretokenize(c->t, c->s, p, len, c->raw_at_start && off == 0, &which) != 0)
         return layad_fail(c->err, 500, "tokenizer: pre-tokenization failed");

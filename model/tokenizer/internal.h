@@ -312,6 +312,16 @@ void tok_trie_free(tok_trie *trie);
 /* Pre-tokenizes text into words; the result is in s->pre[*which] / s->spans[*which]. */
 int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
                     bool at_start, int *which);
+/* Whether t pre-tokenizes with one ByteLevel stage that splits by the GPT-2 pattern
+ * (ModernBERT's): its words are then the matches in the stage's input, each byte-mapped. */
+bool tok_pre_gpt2_only(const tokenizer *t);
+/* The input of ByteLevel stage pre for text[0..len): text itself, or a copy in s->prefixed with
+ * the space in front that the stage adds. -1 when the copy cannot grow. */
+int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, size_t len, const char **p,
+                        size_t *n);
+/* Writes word[0..len) through GPT-2's bytes_to_unicode at o (room for 2 * len bytes; after
+ * tok_bytelevel_input has run once in the process); returns the bytes written. */
+size_t tok_bytelevel_map(const char *word, size_t len, char *o);
 /* The end of the GPT-2 pattern's match at pos (< n, a code point's start) in valid UTF-8
  * p[0..n) (gpt2_match.c): every position starts one, so the matches from 0 tile the text. */
 size_t tok_gpt2_match(const char *p, size_t n, size_t pos);

@@ -46,28 +46,33 @@ static void bytemap_init(void)
     }
 }
 
+size_t tok_bytelevel_map(const char *word, size_t len, char *o)
+{
+    char *const o0 = o;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t b = (uint8_t)word[i];
+        o[0] = bytemap.utf8[b][0];
+        o[1] = bytemap.utf8[b][1];
+        o += bytemap.len[b];
+    }
+    return (size_t)(o - o0);
+}
+
 /* Appends text[0..len) byte-mapped as one word. */
 static int push_bytelevel_word(tok_buf *ob, tok_spans *os, const char *p, size_t len, bool at_start)
 {
     if (tok_buf_reserve(ob, ob->n + len * 2) != 0)
         return -1;
     size_t off = ob->n;
-    char *o = ob->p + off;
-    for (size_t i = 0; i < len; i++) {
-        uint8_t b = (uint8_t)p[i];
-        o[0] = bytemap.utf8[b][0];
-        o[1] = bytemap.utf8[b][1];
-        o += bytemap.len[b];
-    }
-    ob->n = (size_t)(o - ob->p);
+    ob->n += tok_bytelevel_map(p, len, ob->p + off);
     return tok_spans_push(os, off, ob->n - off, at_start);
 }
 
-static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_t len,
-                     bool at_start, tok_buf *ob, tok_spans *os)
+int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, size_t len, const char **p,
+                        size_t *n)
 {
-    const char *p = text;
-    size_t n = len;
+    *p = text;
+    *n = len;
     if (pthread_once(&bytemap_once, bytemap_init) != 0)
         return -1;
     if (pre->add_prefix_space && (len == 0 || text[0] != ' ')) {
@@ -77,9 +82,24 @@ static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_
             return -1;
         tmp->p[0] = ' ';
         memcpy(tmp->p + 1, text, len);
-        p = tmp->p;
-        n = len + 1;
+        *p = tmp->p;
+        *n = len + 1;
     }
+    return 0;
+}
+
+bool tok_pre_gpt2_only(const tokenizer *t)
+{
+    return t->n_pres == 1 && t->pres[0].kind == TOK_PRE_BYTELEVEL && t->pres[0].use_regex;
+}
+
+static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_t len,
+                     bool at_start, tok_buf *ob, tok_spans *os)
+{
+    const char *p;
+    size_t n;
+    if (tok_bytelevel_input(pre, s, text, len, &p, &n) != 0)
+        return -1;
     if (!pre->use_regex)
         return push_bytelevel_word(ob, os, p, n, at_start);
     for (size_t pos = 0, end; pos < n; pos = end) {

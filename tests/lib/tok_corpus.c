@@ -1,6 +1,8 @@
 /* tok_corpus.c - see tok_corpus.h. */
 #include "tests/lib/tok_corpus.h"
 
+#include "model/base/arena.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,6 +30,36 @@ static void report(size_t line, const char *cat, const char *text, size_t len, j
     fprintf(stderr, "\n");
 }
 
+/* Whether got holds want's ids. */
+static bool same_ids(json_t *want, const tok_ids *got)
+{
+    bool same = json_array_size(want) == got->n;
+    for (size_t i = 0; same && i < got->n; i++)
+        same = json_integer_value(json_array_get(want, i)) == got->ids[i];
+    return same;
+}
+
+/* Encodes text both ways the library is used, into malloc'ed ids (tools, tests) and into
+ * an arena (the daemon's requests, whose scratch buffers then come from the arena too),
+ * and counts a mismatch when either differs from want. */
+static void compare_line(const tokenizer *t, const char *s, size_t len, json_t *want, const char *cat,
+                         size_t lineno, size_t max_report, tok_ids *got, arena *a, tok_corpus_result *res)
+{
+    arena_reset(a, 0);
+    tok_ids in_arena = { .a = a };
+    tok_ids *const outs[2] = { got, &in_arena };
+    for (int m = 0; m < 2; m++) {
+        layad_error e;
+        outs[m]->n = 0;
+        const int rc = tokenizer_encode(t, s, len, outs[m], &e);
+        if (rc == 0 && same_ids(want, outs[m]))
+            continue;
+        if (res->mismatches++ < max_report)
+            report(lineno, m ? "arena" : cat, s, len, want, outs[m], rc ? e.msg : NULL);
+        return;
+    }
+}
+
 int tok_corpus_compare(const tokenizer *t, const char *path, size_t max_report,
                        tok_corpus_result *res, layad_error *err)
 {
@@ -40,6 +72,7 @@ int tok_corpus_compare(const tokenizer *t, const char *path, size_t max_report,
     ssize_t n;
     size_t lineno = 0;
     tok_ids got = { 0 };
+    arena a = { 0 };
     int rc = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
@@ -54,22 +87,12 @@ int tok_corpus_compare(const tokenizer *t, const char *path, size_t max_report,
         const char *s = json_string_value(text);
         size_t len = json_string_length(text);
         const char *cat = json_string_value(json_object_get(o, "cat"));
-        got.n = 0;
-        layad_error e;
         res->strings++;
         res->bytes += len;
-        if (tokenizer_encode(t, s, len, &got, &e) != 0) {
-            if (res->mismatches++ < max_report)
-                report(lineno, cat ? cat : "?", s, len, ids, &got, e.msg);
-        } else {
-            bool same = json_array_size(ids) == got.n;
-            for (size_t i = 0; same && i < got.n; i++)
-                same = json_integer_value(json_array_get(ids, i)) == got.ids[i];
-            if (!same && res->mismatches++ < max_report)
-                report(lineno, cat ? cat : "?", s, len, ids, &got, NULL);
-        }
+        compare_line(t, s, len, ids, cat ? cat : "?", lineno, max_report, &got, &a, res);
         json_decref(o);
     }
+    arena_release(&a);
     free(line);
     free(got.ids);
     fclose(f);

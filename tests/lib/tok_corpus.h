@@ -17,9 +17,10 @@ typedef struct tok_corpus_result {
     size_t bytes;        /* total text bytes */
 } tok_corpus_result;
 
-/* Encodes every line's text and compares with its ids; prints up to max_report
- * mismatches to stderr. 0 when the file was read completely (whatever the
- * mismatch count), -1 with a message in err when it could not be read/parsed. */
+/* Encodes every line's text into malloc'ed ids and into an arena (the daemon's way) and
+ * compares both with its ids; prints up to max_report mismatches to stderr. 0 when the file
+ * was read completely (whatever the mismatch count), -1 with a message in err when it could
+ * not be read/parsed. */
 int tok_corpus_compare(const tokenizer *t, const char *path, size_t max_report,
                        tok_corpus_result *res, layad_error *err);
 
