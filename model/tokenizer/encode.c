@@ -154,13 +154,35 @@ void tokenizer_thread_cleanup(void)
     }
 }
 
-/* FNV-1a of p[0..len): the caches' slot hash. */
-static uint64_t fnv1a(const char *p, size_t len)
+/* The 128-bit product of a and b folded to 64 bits: every input bit reaches the low bits
+ * the slot masks keep (a plain 64-bit multiply moves bits only upwards). */
+static uint64_t fold_mul(uint64_t a, uint64_t b)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t k = 0; k < len; k++)
-        h = (h ^ (unsigned char)p[k]) * 0x100000001b3ull;
-    return h;
+    const unsigned __int128 r = (unsigned __int128)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* The caches' slot hash of p[0..len), eight bytes a step: FNV-1a's byte a step was most of
+ * a cached word's lookup (~5 instructions a byte). The last 1-8 bytes are read as two
+ * overlapping 4-byte words (or three single bytes below 4), so every byte counts once at
+ * least; the length seeds the hash. */
+static uint64_t key_hash(const char *p, size_t len)
+{
+    const uint64_t k1 = 0xa0761d6478bd642full, k2 = 0xe7037ed1a0b428dbull;
+    uint64_t h = len ^ 0x9e3779b97f4a7c15ull, v;
+    for (; len > 8; len -= 8, p += 8) {
+        memcpy(&v, p, 8);
+        h = fold_mul(v ^ k1, h ^ k2);
+    }
+    if (len >= 4) {
+        uint32_t lo, hi;
+        memcpy(&hi, p, 4);
+        memcpy(&lo, p + len - 4, 4);
+        v = (uint64_t)hi << 32 | lo;
+    } else {
+        v = len ? (uint64_t)(uint8_t)p[0] << 16 | (uint64_t)(uint8_t)p[len >> 1] << 8 | (uint8_t)p[len - 1] : 0;
+    }
+    return fold_mul(v ^ k1, h ^ k2);
 }
 
 /* Slot of bytes p[0..len) for tokenizer t in a direct-mapped cache of slots entries (a
@@ -171,7 +193,7 @@ static uint64_t fnv1a(const char *p, size_t len)
  * slots never share an offset; for one tokenizer the shift keeps its collisions as they were. */
 static size_t cache_slot(const tokenizer *t, const char *p, size_t len, size_t slots)
 {
-    const uint64_t h = fnv1a(p, len);
+    const uint64_t h = key_hash(p, len);
     return (size_t)(((h ^ h >> 32) + t->serial * 0x9e3779b97f4a7c15ull) & (slots - 1));
 }
 
