@@ -181,6 +181,23 @@ static int insert_pattern(trie_builder *b, const char *pat, size_t plen, int32_t
     return 0;
 }
 
+/* Fills trie->skip from the root's table (see tok_trie). A whitespace byte starts a pattern in
+ * ModernBERT's normalized trie (its runs of spaces); a byte that common would stop the scan in
+ * nearly every word of eight, so such a trie is scanned a byte at a time. */
+static void skip_bytes(tok_trie *trie)
+{
+    trie->n_skip = 0;
+    for (int b = 0; b < 256; b++) {
+        if (!trie->root[b])
+            continue;
+        if (trie->n_skip == TOK_TRIE_SKIP_BYTES || b == ' ' || (b >= '\t' && b <= '\r')) {
+            trie->n_skip = 0;
+            return;
+        }
+        trie->skip[trie->n_skip++] = 0x0101010101010101ull * (uint64_t)b;
+    }
+}
+
 /* Sorts the builder's edges by (parent, byte) into trie->edges, each node's edges contiguous,
  * and fills the root's direct table. */
 static int pack_edges(trie_builder *b)
@@ -202,6 +219,7 @@ static int pack_edges(trie_builder *b)
             trie->root[be[e].byte] = be[e].child;
     }
     trie->n_edges = n_be;
+    skip_bytes(trie);
     return 0;
 }
 
@@ -270,14 +288,36 @@ static uint32_t trie_step(const tok_trie *trie, uint32_t node, uint8_t b)
     return 0;
 }
 
+/* The first position from i whose byte starts a pattern, or len. Where trie->skip holds the
+ * first bytes, eight bytes are tested a step: a word flags each of its bytes equal to one of
+ * them (x - 0x01.. & ~x & 0x80.. flags every zero byte of x, and sometimes a byte above one),
+ * so it never steps over a start; the bytes of a flagged word are then looked at one by one. */
+static inline size_t next_start(const tok_trie *trie, const char *text, size_t i, size_t len)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; trie->n_skip && len - i >= 8; i += 8) {
+        uint64_t w, any = 0;
+        memcpy(&w, text + i, 8);
+        for (int k = 0; k < trie->n_skip; k++) {
+            const uint64_t x = w ^ trie->skip[k];
+            any |= (x - ones) & ~x & highs;
+        }
+        if (any)
+            break;
+    }
+    while (i < len && !trie->root[(uint8_t)text[i]])
+        i++;
+    return i;
+}
+
 /* Leftmost-longest match at or after pos: true with [*ms, *me) and token index. */
 static bool next_match(const tok_trie *trie, const char *text, size_t len, size_t pos,
                        size_t *ms, size_t *me, int32_t *tok)
 {
-    for (size_t i = pos; i < len; i++) {
-        uint32_t node = trie->root[(uint8_t)text[i]];
-        if (!node)
-            continue;
+    for (size_t i = pos;; i++) {
+        if ((i = next_start(trie, text, i, len)) == len)
+            return false;
+        uint32_t node = trie->root[(uint8_t)text[i]]; /* not 0: next_start found it */
         int32_t best = -1;
         size_t best_end = 0;
         for (size_t j = i + 1;; j++) {
@@ -298,7 +338,6 @@ static bool next_match(const tok_trie *trie, const char *text, size_t len, size_
             return true;
         }
     }
-    return false;
 }
 
 int tok_added_split(const tokenizer *t, const tok_trie *trie, const char *text, size_t len,

@@ -115,7 +115,13 @@ typedef struct tok_trie {
     size_t n_edges;
     uint32_t root[256];  /* child of the root for each first byte, 0 = none */
     bool empty;          /* no patterns: skip matching entirely */
+    /* The patterns' first bytes, each repeated in all 8 bytes of a word, when there are at most
+     * TOK_TRIE_SKIP_BYTES of them and none is ASCII whitespace (n_skip 0 otherwise): text is then
+     * scanned for them eight bytes a step (added.c, next_start). */
+    uint64_t skip[4];
+    int n_skip;
 } tok_trie;
+#define TOK_TRIE_SKIP_BYTES 4
 
 /* ---- BPE model -------------------------------------------------------------- */
 
