@@ -105,6 +105,44 @@ START_TEST(scrub_replaces_every_mask_string)
 }
 END_TEST
 
+/* str.replace(mask, " ") the plain way: the reference for the scan prompt_scrub does. */
+static size_t scrub_ref(char *out, const char *t, size_t n, const char *mask)
+{
+    const size_t ml = strlen(mask);
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + ml <= n && memcmp(t + i, mask, ml) == 0) {
+            out[o++] = ' ';
+            i += ml;
+        } else {
+            out[o++] = t[i++];
+        }
+    }
+    return o;
+}
+
+/* Random texts dense in the mask's bytes, near misses and overlaps ("[[MASK]", "[MASK[MASK]"). */
+START_TEST(scrub_matches_str_replace)
+{
+    const char alphabet[] = "[MASK]x";
+    unsigned seed = 20261207;
+    char t[64], want[64];
+    for (int k = 0; k < 20000; k++) {
+        const size_t n = (size_t)(rand_r(&seed) % 40);
+        for (size_t i = 0; i < n; i++)
+            t[i] = rand_r(&seed) % 3 ? "[MASK]"[i % 6] : alphabet[rand_r(&seed) % 7];
+        if (rand_r(&seed) % 2 && n >= 6)
+            memcpy(t + rand_r(&seed) % (n - 5), "[MASK]", 6);
+        pj_buf b = {0};
+        prompt_scrub(&b, t, n, "[MASK]");
+        const size_t wn = scrub_ref(want, t, n, "[MASK]");
+        ck_assert_uint_eq(b.len, wn);
+        ck_assert_msg(wn == 0 || memcmp(b.p, want, wn) == 0, "text %d: \"%.*s\"", k, (int)n, t);
+        free(b.p);
+    }
+}
+END_TEST
+
 /* User text can never create a marker: [MASK] ids appear only at marker positions. */
 START_TEST(markers_are_exactly_the_mask_ids)
 {
@@ -133,6 +171,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, rows_match_build_sequence);
     tcase_add_test(tc, scrub_replaces_every_mask_string);
+    tcase_add_test(tc, scrub_matches_str_replace);
     tcase_add_test(tc, markers_are_exactly_the_mask_ids);
     suite_add_tcase(s, tc);
     return tu_run(s);
