@@ -15,6 +15,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,57 @@ START_TEST(invalid_utf8_is_400)
     ck_assert_str_eq(b.p, "\"a\\u0000\xf0\x9f\x9a\x80\"");
     free(b.p);
     arena_release(&a);
+}
+END_TEST
+
+/* String literals made of random pieces at random offsets (the parser tests eight plain bytes
+ * at a time): plain ASCII runs, escapes, raw UTF-8, and now and then a raw control byte, which
+ * makes the literal a 400. The decoded bytes are known from the pieces. */
+START_TEST(strings_decode_at_every_offset)
+{
+    static const struct { const char *lit, *dec; } pieces[] = {
+        {"\\\"", "\""}, {"\\\\", "\\"}, {"\\n", "\n"}, {"\\/", "/"}, {"\\u00e9", "\xc3\xa9"},
+        {"\\ud83d\\ude80", "\xf0\x9f\x9a\x80"}, {"\xc3\xa9", "\xc3\xa9"}, {"\xe2\x80\x9c", "\xe2\x80\x9c"},
+        {"\xf0\x9f\x9a\x80", "\xf0\x9f\x9a\x80"}, {"~", "~"}, {" ", " "}, {"\x7f", "\x7f"},
+    };
+    const size_t n_pieces = sizeof pieces / sizeof pieces[0];
+    unsigned seed = 7;
+    char lit[256], dec[256];
+    for (int k = 0; k < 50000; k++) {
+        size_t nl = 0, nd = 0;
+        bool bad = false;
+        lit[nl++] = '"';
+        while (nl < 200 && rand_r(&seed) % 6) {
+            const int r = rand_r(&seed) % 8;
+            if (r < 5) { /* a plain run of 0-19 bytes */
+                for (int m = rand_r(&seed) % 20; m > 0; m--)
+                    lit[nl++] = dec[nd++] = (char)('a' + rand_r(&seed) % 26);
+            } else if (r < 7) {
+                const size_t i = (size_t)rand_r(&seed) % n_pieces;
+                memcpy(lit + nl, pieces[i].lit, strlen(pieces[i].lit));
+                nl += strlen(pieces[i].lit);
+                memcpy(dec + nd, pieces[i].dec, strlen(pieces[i].dec));
+                nd += strlen(pieces[i].dec);
+            } else if (rand_r(&seed) % 8 == 0) {
+                lit[nl++] = (char)(rand_r(&seed) % 0x20);
+                bad = true;
+            }
+        }
+        lit[nl++] = '"';
+        arena a = {0};
+        pj_value *v;
+        layad_error err = {0};
+        const int rc = pj_parse(&a, lit, nl, &v, &err);
+        if (bad) {
+            ck_assert_msg(rc == -1 && err.status == 400, "literal %d: a raw control byte was accepted", k);
+        } else {
+            ck_assert_msg(rc == 0, "literal %d: %s", k, err.msg);
+            ck_assert_int_eq(v->type, PJ_STRING);
+            ck_assert_uint_eq(v->u.str.len, nd);
+            ck_assert_msg(nd == 0 || memcmp(v->u.str.s, dec, nd) == 0, "literal %d decodes wrongly", k);
+        }
+        arena_release(&a);
+    }
 }
 END_TEST
 
@@ -476,6 +528,7 @@ int main(void)
     TCase *tc = tcase_create("python");
     tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, float_repr_matches_python);
+    tcase_add_test(tc, strings_decode_at_every_offset);
     tcase_add_test(tc, round4_matches_python);
     tcase_add_test(tc, round_matches_printf);
     tcase_add_test(tc, float_repr_of_rounded_values_is_shortest);

@@ -170,7 +170,20 @@ static inline bool plain_ascii(unsigned c) { return c >= 0x20 && c < 0x80 && c !
  * quotes); s itself when the run is empty (an escape, the closing quote, an error). */
 static const unsigned char *plain_run(const unsigned char *s, const unsigned char *end)
 {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     while (s < end) {
+        uint64_t w;
+        /* eight plain ASCII bytes a test: none with its high bit set, none below 0x20, no quote
+         * and no backslash (w - n * ones & ~w & highs flags a byte below n in a word of ASCII bytes,
+         * the zero bytes of w ^ c * ones are those equal to c) */
+        if (end - s >= 8) {
+            memcpy(&w, s, 8);
+            const uint64_t q = w ^ ('"' * ones), b = w ^ ('\\' * ones);
+            if (!((w | ((w - 0x20 * ones) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs)) {
+                s += 8;
+                continue;
+            }
+        }
         if (plain_ascii(*s)) {
             s++;
             continue;
