@@ -142,6 +142,37 @@ START_TEST(test_modernbert_specials)
 }
 END_TEST
 
+/* Added tokens one byte long ("#" normalized, "%" not, in the tiny-added-edge variant): the
+ * splitter looks for a start only where the next byte can continue a pattern, and a pattern of
+ * one byte must count as continued by any byte. Each is its own id, wherever it stands. */
+START_TEST(test_one_byte_added_tokens)
+{
+    layad_error err;
+    tokenizer *t = tok_corpus_load(TINY, "tiny-added-edge", &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    const int32_t hash = tokenizer_token_id(t, "#"), pct = tokenizer_token_id(t, "%");
+    ck_assert_int_ge(hash, 0);
+    ck_assert_int_ge(pct, 0);
+    static const struct { const char *text; int hashes, pcts; } cases[] = {
+        {"#", 1, 0}, {"%", 0, 1}, {"a#b", 1, 0}, {"a%b", 0, 1}, {"##%%", 2, 2}, {"x #y %z", 1, 1},
+        {"payout#", 1, 0}, {"%payout", 0, 1}, {"[CLS]#%[CLS]", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tok_ids ids = { 0 };
+        ck_assert_int_eq(tokenizer_encode(t, cases[i].text, strlen(cases[i].text), &ids, &err), 0);
+        int hashes = 0, pcts = 0;
+        for (size_t k = 0; k < ids.n; k++) {
+            hashes += ids.ids[k] == hash;
+            pcts += ids.ids[k] == pct;
+        }
+        ck_assert_msg(hashes == cases[i].hashes && pcts == cases[i].pcts, "\"%s\": %d # and %d %%", cases[i].text,
+                      hashes, pcts);
+        free(ids.ids);
+    }
+    tokenizer_free(t);
+}
+END_TEST
+
 /* ---- invalid UTF-8 ------------------------------------------------------------ */
 
 START_TEST(test_invalid_utf8)
@@ -542,6 +573,7 @@ int main(void)
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_empty_and_append);
     tcase_add_test(tc, test_modernbert_specials);
+    tcase_add_test(tc, test_one_byte_added_tokens);
     tcase_add_test(tc, test_invalid_utf8);
     tcase_add_test(tc, test_unsupported);
     tcase_add_test(tc, test_load_missing_file);

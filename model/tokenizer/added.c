@@ -198,6 +198,26 @@ static void skip_bytes(tok_trie *trie)
     }
 }
 
+/* Fills trie->pairs from the root's children (see tok_trie). */
+static void start_pairs(tok_trie *trie)
+{
+    memset(trie->pairs, 0, sizeof trie->pairs);
+    for (unsigned b0 = 0; b0 < 256; b0++) {
+        const uint32_t c = trie->root[b0];
+        if (!c)
+            continue;
+        const tok_trie_node *n = &trie->nodes[c];
+        if (n->token >= 0) {
+            memset(trie->pairs + b0 * 4, 0xFF, 4 * sizeof *trie->pairs);
+            continue;
+        }
+        for (uint32_t e = n->first_edge; e < n->first_edge + n->n_edges; e++) {
+            const unsigned bit = b0 << 8 | trie->edges[e].byte;
+            trie->pairs[bit >> 6] |= 1ull << (bit & 63);
+        }
+    }
+}
+
 /* Sorts the builder's edges by (parent, byte) into trie->edges, each node's edges contiguous,
  * and fills the root's direct table. */
 static int pack_edges(trie_builder *b)
@@ -220,6 +240,7 @@ static int pack_edges(trie_builder *b)
     }
     trie->n_edges = n_be;
     skip_bytes(trie);
+    start_pairs(trie);
     return 0;
 }
 
@@ -288,10 +309,11 @@ static uint32_t trie_step(const tok_trie *trie, uint32_t node, uint8_t b)
     return 0;
 }
 
-/* The first position from i whose byte starts a pattern, or len. Where trie->skip holds the
- * first bytes, eight bytes are tested a step: a word flags each of its bytes equal to one of
- * them (x - 0x01.. & ~x & 0x80.. flags every zero byte of x, and sometimes a byte above one),
- * so it never steps over a start; the bytes of a flagged word are then looked at one by one. */
+/* The first position from i where a pattern may start (its byte starts one, and with the next
+ * byte it starts one or it is one alone: trie->pairs), or len. Where trie->skip holds the first
+ * bytes, eight bytes are tested a step: a word flags each of its bytes equal to one of them
+ * (x - 0x01.. & ~x & 0x80.. flags every zero byte of x, and sometimes a byte above one), so it
+ * never steps over a start; the bytes of a flagged word are then looked at one by one. */
 static inline size_t next_start(const tok_trie *trie, const char *text, size_t i, size_t len)
 {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
@@ -305,8 +327,16 @@ static inline size_t next_start(const tok_trie *trie, const char *text, size_t i
         if (any)
             break;
     }
-    while (i < len && !trie->root[(uint8_t)text[i]])
-        i++;
+    for (; i < len; i++) {
+        const unsigned b0 = (uint8_t)text[i];
+        if (!trie->root[b0])
+            continue;
+        if (i + 1 == len)
+            break;
+        const unsigned bit = b0 << 8 | (uint8_t)text[i + 1];
+        if (trie->pairs[bit >> 6] >> (bit & 63) & 1)
+            break;
+    }
     return i;
 }
 

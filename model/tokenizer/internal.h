@@ -120,6 +120,9 @@ typedef struct tok_trie {
      * scanned for them eight bytes a step (added.c, next_start). */
     uint64_t skip[4];
     int n_skip;
+    /* Bit b0 << 8 | b1: a pattern starts with the bytes b0 b1, or b0 alone is one. A start is
+     * looked for only where the next byte allows a match (a space before a letter does not). */
+    uint64_t pairs[1024];
 } tok_trie;
 #define TOK_TRIE_SKIP_BYTES 4
 
