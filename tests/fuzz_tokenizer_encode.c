@@ -7,7 +7,8 @@
  * Checked on every input, besides ASan/UBSan/LSan: valid UTF-8 (judged by
  * utf8proc, independently of the tokenizer's own check) always encodes, to ids
  * inside the vocabulary, the same ids twice in a row (the first with the
- * thread's caches emptied, the second a text-cache hit when the text is short);
+ * thread's caches emptied, the second a text-cache hit when the text is short)
+ * and a third time into an arena, as the daemon encodes, from emptied caches again;
  * invalid UTF-8 is a 400
  * with nothing appended. Run from the repository root:
  *   make fuzz && build/fuzz/fuzz_tokenizer_encode -max_len=4096 -max_total_time=600 DIR
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "model/base/arena.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/lib/tok_corpus.h"
 
@@ -75,6 +77,11 @@ static int valid_utf8(const uint8_t *s, size_t n)
     return 1;
 }
 
+static int same(const tok_ids *a, const tok_ids *b)
+{
+    return a->n == b->n && (a->n == 0 || memcmp(a->ids, b->ids, a->n * sizeof *a->ids) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -94,9 +101,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < a.n; i++)
             if (a.ids[i] < 0 || (size_t)a.ids[i] >= tokenizer_vocab_size(t))
                 abort();
-        if (tokenizer_encode(t, text, len, &b, &err) != 0 || a.n != b.n ||
-            (a.n && memcmp(a.ids, b.ids, a.n * sizeof *a.ids) != 0))
+        if (tokenizer_encode(t, text, len, &b, &err) != 0 || !same(&a, &b))
             abort();
+        arena ar = { 0 };
+        tok_ids c = { .a = &ar };
+        tokenizer_thread_cache_clear();
+        if (tokenizer_encode(t, text, len, &c, &err) != 0 || !same(&a, &c))
+            abort();
+        arena_release(&ar);
     } else if (rc != -1 || err.status != 400 || a.n != 0) {
         abort();
     }
