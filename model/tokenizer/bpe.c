@@ -209,26 +209,31 @@ static inline size_t seq_len(unsigned char c)
 
 static int merge_short(const tok_bpe *m, tok_scratch *s, size_t n, tok_ids *out)
 {
-    int32_t id[SHORT_WORD], rank[SHORT_WORD];
+    /* ranks unsigned, "no merge" the largest: the lowest rank is then a plain minimum (the
+     * leftmost on a tie), and the shifts are loops over a few entries, not memmove calls */
+    int32_t id[SHORT_WORD];
+    uint32_t rank[SHORT_WORD];
     for (size_t i = 0; i < n; i++)
         id[i] = s->syms[i].id;
     for (size_t i = 0; i + 1 < n; i++)
-        rank[i] = merge_rank(m, id[i], id[i + 1]);
+        rank[i] = (uint32_t)merge_rank(m, id[i], id[i + 1]);
     while (n > 1) {
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i + 1 < n; i++)
-            if (rank[i] >= 0 && (best == SIZE_MAX || rank[i] < rank[best]))
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (rank[i] < rank[best])
                 best = i;
-        if (best == SIZE_MAX)
+        if (rank[best] == (uint32_t)-1)
             break;
-        id[best] = merged_id(m, rank[best]);
-        memmove(id + best + 1, id + best + 2, (n - best - 2) * sizeof *id);
-        memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
+        id[best] = merged_id(m, (int32_t)rank[best]);
+        for (size_t i = best + 1; i + 1 < n; i++)
+            id[i] = id[i + 1];
+        for (size_t i = best + 1; i + 2 < n; i++)
+            rank[i] = rank[i + 1];
         n--;
         if (best > 0)
-            rank[best - 1] = merge_rank(m, id[best - 1], id[best]);
+            rank[best - 1] = (uint32_t)merge_rank(m, id[best - 1], id[best]);
         if (best + 1 < n)
-            rank[best] = merge_rank(m, id[best], id[best + 1]);
+            rank[best] = (uint32_t)merge_rank(m, id[best], id[best + 1]);
     }
     for (size_t i = 0; i < n; i++)
         if (tok_ids_push(out, id[i]) != 0)
