@@ -73,7 +73,7 @@ static inline int cls(const unsigned char *p, size_t i, size_t *adv)
 }
 
 /* The end of the run of class k from i: ASCII bytes by the table alone, the rest decoded. */
-static size_t run_end(const unsigned char *p, size_t n, size_t i, int k)
+static inline size_t run_end(const unsigned char *p, size_t n, size_t i, int k)
 {
     const char kc = (char)('0' + k);
     while (i < n) {
