@@ -157,12 +157,14 @@ static int replace_all(const tok_norm *n, const char *in, size_t len, tok_buf *d
         worst = len / n->pattern_len * n->content_len + len;
     if (tok_buf_reserve(dst, worst + 1) != 0)
         return -1;
+    /* bytes copied in a loop, not by a memcmp and a memcpy call a match: Gemma's pattern is the
+     * space, a match every few bytes */
     size_t o = 0, i = 0;
     while (i < len) {
-        if (len - i >= n->pattern_len && in[i] == n->pattern[0] &&
-            memcmp(in + i, n->pattern, n->pattern_len) == 0) {
-            memcpy(dst->p + o, n->content, n->content_len);
-            o += n->content_len;
+        if (in[i] == n->pattern[0] && len - i >= n->pattern_len &&
+            (n->pattern_len == 1 || memcmp(in + i, n->pattern, n->pattern_len) == 0)) {
+            for (size_t k = 0; k < n->content_len; k++)
+                dst->p[o++] = n->content[k];
             i += n->pattern_len;
         } else {
             dst->p[o++] = in[i++];

@@ -143,7 +143,7 @@ static int metaspace(const tok_pre *pre, const char *text, size_t len, bool at_s
      * (if any) is a word of its own */
     size_t word = off;
     for (size_t i = off; i + rl <= end;) {
-        if (memcmp(ob->p + i, rep, rl) == 0) {
+        if (ob->p[i] == rep[0] && memcmp(ob->p + i, rep, rl) == 0) {
             if (i > word && tok_spans_push(os, word, i - word, at_start && word == off) != 0)
                 return -1;
             word = i;
