@@ -173,6 +173,62 @@ START_TEST(test_one_byte_added_tokens)
 }
 END_TEST
 
+/* A Metaspace tokenizer whose merges join two replacements first ("\u2581 \u2581" ranks 0), so
+ * that a word cut one replacement too late shows in its ids: with the Replace normalizer its
+ * words are cut in the normalized text (encode.c, metaspace_words); without it the stage
+ * replaces the spaces and cuts its own copy (pretok.c). Both must give HF's words. */
+#define META_VOCAB "\"vocab\":{\"\u2581\":0,\"a\":1,\"b\":2,\"\u2581\u2581\":3,\"\u2581a\":4,\"\u2581b\":5}," \
+                   "\"merges\":[\"\u2581 \u2581\",\"\u2581 a\",\"\u2581 b\"]"
+#define META_PRE "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\u2581\"," \
+                 "\"prepend_scheme\":\"always\",\"split\":true}"
+#define META_JSON(norm) "{\"added_tokens\":[],\"normalizer\":" norm "," META_PRE ",\"model\":{\"type\":\"BPE\"," \
+                        META_VOCAB "}}"
+
+START_TEST(test_metaspace_words_cut_in_place)
+{
+    layad_error err;
+    const char *direct = META_JSON("{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\u2581\"}");
+    const char *copied = META_JSON("null");
+    tokenizer *a = tokenizer_load_mem(direct, strlen(direct), "meta-direct", &err);
+    ck_assert_msg(a != NULL, "%s", err.msg);
+    tokenizer *b = tokenizer_load_mem(copied, strlen(copied), "meta-copied", &err);
+    ck_assert_msg(b != NULL, "%s", err.msg);
+    /* HF's ids (tokenizers 0.23.3 on the same JSON): "a  b" is "\u2581a" "\u2581" "\u2581b" */
+    static const struct { const char *text; int n; int32_t ids[6]; } want[] = {
+        {"a  b", 3, {4, 0, 5}}, {"a   b", 4, {4, 0, 0, 5}}, {"  a", 2, {0, 4}}, {"ab", 2, {4, 2}},
+        {"b ", 2, {5, 0}}, {"\u2581\u2581", 2, {0, 0}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tok_ids ids = { 0 };
+        ck_assert_int_eq(tokenizer_encode(a, want[i].text, strlen(want[i].text), &ids, &err), 0);
+        ck_assert_msg(ids.n == (size_t)want[i].n && memcmp(ids.ids, want[i].ids, ids.n * sizeof *ids.ids) == 0,
+                      "\"%s\": %zu ids, the first %d", want[i].text, ids.n, ids.n ? ids.ids[0] : -1);
+        free(ids.ids);
+    }
+    /* random texts over a, b, space and the replacement: both tokenizers agree */
+    unsigned seed = 11;
+    static const char *const parts[] = {"a", "b", " ", "\u2581"};
+    for (int k = 0; k < 5000; k++) {
+        char text[64];
+        size_t n = 0;
+        for (int m = rand_r(&seed) % 12; m > 0; m--) {
+            const char *p = parts[rand_r(&seed) % 4];
+            memcpy(text + n, p, strlen(p));
+            n += strlen(p);
+        }
+        tok_ids x = { 0 }, y = { 0 };
+        ck_assert_int_eq(tokenizer_encode(a, text, n, &x, &err), 0);
+        ck_assert_int_eq(tokenizer_encode(b, text, n, &y, &err), 0);
+        ck_assert_msg(x.n == y.n && (x.n == 0 || memcmp(x.ids, y.ids, x.n * sizeof *x.ids) == 0),
+                      "text %d: %zu ids against %zu", k, x.n, y.n);
+        free(x.ids);
+        free(y.ids);
+    }
+    tokenizer_free(a);
+    tokenizer_free(b);
+}
+END_TEST
+
 /* ---- invalid UTF-8 ------------------------------------------------------------ */
 
 START_TEST(test_invalid_utf8)
@@ -574,6 +630,7 @@ int main(void)
     tcase_add_test(tc, test_empty_and_append);
     tcase_add_test(tc, test_modernbert_specials);
     tcase_add_test(tc, test_one_byte_added_tokens);
+    tcase_add_test(tc, test_metaspace_words_cut_in_place);
     tcase_add_test(tc, test_invalid_utf8);
     tcase_add_test(tc, test_unsupported);
     tcase_add_test(tc, test_load_missing_file);

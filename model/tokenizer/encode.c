@@ -300,6 +300,54 @@ static int gpt2_words(enc_ctx *c, const char *text, size_t len)
     return 0;
 }
 
+/* BPE of the first Metaspace word, text[0..len) behind the prepended replacement rep[0..rl). */
+static int prefixed_word_cached(enc_ctx *c, const char *rep, size_t rl, const char *text, size_t len)
+{
+    char local[256], *w = local;
+    if (rl + len > sizeof local) {
+        tok_buf *b = &c->s->pre[0];
+        if (tok_buf_reserve(b, rl + len) != 0)
+            return layad_fail(c->err, 500, "tokenizer: out of memory");
+        w = b->p;
+    }
+    memcpy(w, rep, rl);
+    memcpy(w + rl, text, len);
+    return bpe_cached(c, w, rl + len);
+}
+
+/* The words of a normalized piece for a splitting Metaspace-only pre-tokenizer
+ * (tok_pre_metaspace_only) whose text holds no space: what tok_pretokenize would produce, cut
+ * in the text itself (the words are its bytes from one replacement to the next, the first
+ * behind the prepended one), without copying the text; 1 when the text holds a space, which
+ * the stage would replace first. */
+static int metaspace_words(enc_ctx *c, const char *text, size_t len, bool at_start)
+{
+    const tok_pre *pre = &c->t->pres[0];
+    const char *rep = pre->replacement;
+    const size_t rl = pre->replacement_len;
+    if (memchr(text, ' ', len))
+        return 1;
+    size_t w = 0; /* the word being cut starts here */
+    for (size_t i = 1; i + rl <= len; i++) {
+        const char *hit = memchr(text + i, rep[0], len - rl + 1 - i);
+        if (!hit)
+            break;
+        i = (size_t)(hit - text);
+        if (memcmp(hit, rep, rl) != 0)
+            continue;
+        const int rc = w == 0 && tok_metaspace_prepends(pre, text, len, at_start)
+                           ? prefixed_word_cached(c, rep, rl, text, i)
+                           : bpe_cached(c, text + w, i - w);
+        if (rc != 0)
+            return -1;
+        w = i;
+        i += rl - 1;
+    }
+    if (w == 0 && tok_metaspace_prepends(pre, text, len, at_start))
+        return prefixed_word_cached(c, rep, rl, text, len);
+    return len > w ? bpe_cached(c, text + w, len - w) : 0;
+}
+
 /* A piece of normalized text that holds no added token: pre-tokenize, BPE. */
 static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32_t id)
 {
@@ -308,8 +356,14 @@ static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32
         return emit(c, id);
     if (tok_pre_gpt2_only(c->t))
         return gpt2_words(c, p, len);
+    const bool at_start = c->raw_at_start && off == 0;
+    if (tok_pre_metaspace_only(c->t) && len > 0) {
+        const int rc = metaspace_words(c, p, len, at_start);
+        if (rc <= 0)
+            return rc;
+    }
     int which;
-    if (tok_pretokenize(c->t, c->s, p, len, c->raw_at_start && off == 0, &which) != 0)
+    if (tok_pretokenize(c->t, c->s, p, len, at_start, &which) != 0)
         return layad_fail(c->err, 500, "tokenizer: pre-tokenization failed");
     const tok_spans *w = &c->s->spans[which];
     for (size_t i = 0; i < w->n; i++) {

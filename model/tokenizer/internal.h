@@ -331,6 +331,13 @@ int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, si
 /* Writes word[0..len) through GPT-2's bytes_to_unicode at o (room for 2 * len bytes; after
  * tok_bytelevel_input has run once in the process); returns the bytes written. */
 size_t tok_bytelevel_map(const char *word, size_t len, char *o);
+/* Whether t pre-tokenizes with one Metaspace stage that splits (Gemma's, mmBERT's): its words
+ * are then the input cut before each replacement, after the prepended one, once the input
+ * holds no space (which the stage would replace). */
+bool tok_pre_metaspace_only(const tokenizer *t);
+/* Whether Metaspace stage pre prepends its replacement to text[0..len) (at_start: the text starts
+ * the whole input, for prepend_scheme "first"). */
+bool tok_metaspace_prepends(const tok_pre *pre, const char *text, size_t len, bool at_start);
 /* The end of the GPT-2 pattern's match at pos (< n, a code point's start) in valid UTF-8
  * p[0..n) (gpt2_match.c): every position starts one, so the matches from 0 tile the text. */
 size_t tok_gpt2_match(const char *p, size_t n, size_t pos);

@@ -110,6 +110,21 @@ static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_
     return 0;
 }
 
+bool tok_metaspace_prepends(const tok_pre *pre, const char *text, size_t len, bool at_start)
+{
+    const size_t rl = pre->replacement_len;
+    const bool starts_with_rep = (len > 0 && text[0] == ' ') ||
+                                 (len >= rl && memcmp(text, pre->replacement, rl) == 0);
+    return !starts_with_rep && (pre->prepend == TOK_PREPEND_ALWAYS ||
+                                (pre->prepend == TOK_PREPEND_FIRST && at_start));
+}
+
+bool tok_pre_metaspace_only(const tokenizer *t)
+{
+    return t->n_pres == 1 && t->pres[0].kind == TOK_PRE_METASPACE && t->pres[0].split &&
+           t->pres[0].replacement_len > 0;
+}
+
 static int metaspace(const tok_pre *pre, const char *text, size_t len, bool at_start, tok_buf *ob,
                      tok_spans *os)
 {
@@ -118,10 +133,7 @@ static int metaspace(const tok_pre *pre, const char *text, size_t len, bool at_s
     if (tok_buf_reserve(ob, ob->n + (len + 1) * rl + len) != 0)
         return -1;
     size_t off = ob->n;
-    bool starts_with_rep = (len > 0 && text[0] == ' ') ||
-                           (len >= rl && memcmp(text, rep, rl) == 0);
-    bool prepend = !starts_with_rep && (pre->prepend == TOK_PREPEND_ALWAYS ||
-                                        (pre->prepend == TOK_PREPEND_FIRST && at_start));
+    const bool prepend = tok_metaspace_prepends(pre, text, len, at_start);
     char *o = ob->p + ob->n;
     if (prepend) {
         memcpy(o, rep, rl);
