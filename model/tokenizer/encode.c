@@ -26,6 +26,9 @@
  * the tokenizer that made them, so one thread may use several tokenizers; the
  * serial also shifts their slots, so two tokenizers encoding the same words keep
  * their entries apart (cache_slot).
+ * A word is keyed by its bytes after pre-tokenization, except for a ByteLevel-only
+ * pre-tokenizer (ModernBERT's), whose words are keyed by their input bytes: the byte
+ * map is one to one, and a hit then skips the mapping (gpt2_word_cached).
  * Prompts repeat their question, option and JSON-key words on every request,
  * which is what the cache is for; BPE of a word is a pure function of the
  * tokenizer and the word, so a hit returns exactly what a miss computes (the
