@@ -14,6 +14,7 @@
  * json.loads does (checked against a direct transcription of dict insertion).
  */
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -263,6 +264,29 @@ START_TEST(strings_decode_at_every_offset)
             ck_assert_msg(nd == 0 || memcmp(v->u.str.s, dec, nd) == 0, "literal %d decodes wrongly", k);
         }
         arena_release(&a);
+    }
+}
+END_TEST
+
+/* pj_buf_int writes what printf's %ld does, at the extremes and around every power of ten. */
+START_TEST(int_matches_printf)
+{
+    long cases[64 + 2];
+    int n = 0;
+    cases[n++] = LONG_MIN;
+    cases[n++] = LONG_MAX;
+    for (long p = 1; p <= LONG_MAX / 10 && n < 62; p *= 10) {
+        cases[n++] = p - 1;
+        cases[n++] = -p;
+    }
+    for (int i = 0; i < n; i++) {
+        pj_buf b = {0};
+        pj_buf_put(&b, "x", 1);
+        pj_buf_int(&b, cases[i]);
+        char want[32];
+        snprintf(want, sizeof want, "x%ld", cases[i]);
+        ck_assert_str_eq(b.p, want);
+        free(b.p);
     }
 }
 END_TEST
@@ -529,6 +553,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, tu_pycases_load, tu_pycases_unload);
     tcase_add_test(tc, float_repr_matches_python);
     tcase_add_test(tc, strings_decode_at_every_offset);
+    tcase_add_test(tc, int_matches_printf);
     tcase_add_test(tc, round4_matches_python);
     tcase_add_test(tc, round_matches_printf);
     tcase_add_test(tc, float_repr_of_rounded_values_is_shortest);

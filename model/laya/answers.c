@@ -98,8 +98,11 @@ static void probabilities(pj_buf *b, const laya_question *q, const float *p, int
             pj_buf_put(b, ", ", 2);
         if (q->qtype == QTYPE_CHOICE)
             pj_buf_key(b, q->labels[i]);
-        else
-            pj_buf_printf(b, "\"%d\"", i);
+        else {
+            pj_buf_put(b, "\"", 1);
+            pj_buf_int(b, i);
+            pj_buf_put(b, "\"", 1);
+        }
         pj_buf_put(b, ": ", 2);
         num(b, (double)p[i]);
     }
@@ -112,7 +115,9 @@ static void legend(pj_buf *b, const laya_question *q)
     for (int i = 0; i < q->n_opts; i++) {
         if (i)
             pj_buf_put(b, ", ", 2);
-        pj_buf_printf(b, "\"%d\": ", i);
+        pj_buf_put(b, "\"", 1);
+        pj_buf_int(b, i);
+        pj_buf_put(b, "\": ", 3);
         pj_buf text = pj_buf_in(b->a); /* b's storage: its arena, or malloc */
         question_render_criterion(&text, q->levels[i]);
         if (text.failed)

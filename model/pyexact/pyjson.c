@@ -68,12 +68,18 @@ void pj_buf_puts(pj_buf *b, const char *s)
 
 void pj_buf_printf(pj_buf *b, const char *fmt, ...)
 {
+    /* formatted once into the stack when it fits, else measured, then written in place */
+    char local[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(local, sizeof local, fmt, ap);
     va_end(ap);
     if (n < 0) {
         b->failed = 1;
+        return;
+    }
+    if ((size_t)n < sizeof local) {
+        pj_buf_put(b, local, (size_t)n);
         return;
     }
     size_t room = buf_room(b, (size_t)n);
@@ -83,6 +89,18 @@ void pj_buf_printf(pj_buf *b, const char *fmt, ...)
     vsnprintf(b->p + b->len, room + 1, fmt, ap);
     va_end(ap);
     b->len += room;
+}
+
+void pj_buf_int(pj_buf *b, long v)
+{
+    char d[24], *e = d + sizeof d, *p = e;
+    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    pj_buf_put(b, p, (size_t)(e - p));
 }
 
 void pj_buf_string(pj_buf *b, const char *s, size_t n)

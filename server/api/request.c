@@ -468,14 +468,19 @@ static void usage(pj_buf *b, const laya_request *r, int s)
         if (d > dropped)
             dropped = d;
     }
-    pj_buf_printf(b, "{\"input_tokens\": %ld, \"output_tokens\": 0", tokens);
+    pj_buf_puts(b, "{\"input_tokens\": ");
+    pj_buf_int(b, tokens);
+    pj_buf_puts(b, ", \"output_tokens\": 0");
     if (r->strict) {
         pj_buf_puts(b, "}");
         return;
     }
-    pj_buf_printf(b, ", \"state_tokens\": %d, \"state_tokens_dropped\": %d, \"truncated\": %s, "
-                     "\"truncated_questions\": [",
-                  r->stats[s * r->n_q].state_tokens, dropped, dropped > 0 ? "true" : "false");
+    pj_buf_puts(b, ", \"state_tokens\": ");
+    pj_buf_int(b, r->stats[s * r->n_q].state_tokens);
+    pj_buf_puts(b, ", \"state_tokens_dropped\": ");
+    pj_buf_int(b, dropped);
+    pj_buf_puts(b, dropped > 0 ? ", \"truncated\": true, \"truncated_questions\": ["
+                               : ", \"truncated\": false, \"truncated_questions\": [");
     int first = 1;
     for (int q = 0; q < r->n_q; q++) {
         const laya_state_stats *st = &r->stats[s * r->n_q + q];
