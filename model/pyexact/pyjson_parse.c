@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/base/swar.h"
 #include "model/pyexact/pyjson.h"
 #include "model/pyexact/pyjson_keys.h"
 
@@ -170,19 +171,17 @@ static inline bool plain_ascii(unsigned c) { return c >= 0x20 && c < 0x80 && c !
  * quotes); s itself when the run is empty (an escape, the closing quote, an error). */
 static const unsigned char *plain_run(const unsigned char *s, const unsigned char *end)
 {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     while (s < end) {
-        uint64_t w;
-        /* eight plain ASCII bytes a test: none with its high bit set, none below 0x20, no quote
-         * and no backslash (w - n * ones & ~w & highs flags a byte below n in a word of ASCII bytes,
-         * the zero bytes of w ^ c * ones are those equal to c) */
+        /* eight bytes a test; a word with a byte that is not plain ASCII (below 0x20, from 0x80,
+         * the quote, the backslash) is left at that byte */
         if (end - s >= 8) {
-            memcpy(&w, s, 8);
-            const uint64_t q = w ^ ('"' * ones), b = w ^ ('\\' * ones);
-            if (!((w | ((w - 0x20 * ones) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs)) {
+            const uint64_t w = swar_load(s);
+            const uint64_t m = swar_lt_or_high(w, 0x20) | swar_eq(w, '"') | swar_eq(w, '\\');
+            if (!m) {
                 s += 8;
                 continue;
             }
+            s += swar_first(m);
         }
         if (plain_ascii(*s)) {
             s++;

@@ -19,6 +19,8 @@
  */
 #include "model/tokenizer/internal.h"
 
+#include "model/base/swar.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -194,7 +196,7 @@ static void skip_bytes(tok_trie *trie)
             trie->n_skip = 0;
             return;
         }
-        trie->skip[trie->n_skip++] = 0x0101010101010101ull * (uint64_t)b;
+        trie->skip[trie->n_skip++] = (unsigned char)b;
     }
 }
 
@@ -311,21 +313,18 @@ static uint32_t trie_step(const tok_trie *trie, uint32_t node, uint8_t b)
 
 /* The first position from i where a pattern may start (its byte starts one, and with the next
  * byte it starts one or it is one alone: trie->pairs), or len. Where trie->skip holds the first
- * bytes, eight bytes are tested a step: a word flags each of its bytes equal to one of them
- * (x - 0x01.. & ~x & 0x80.. flags every zero byte of x, and sometimes a byte above one), so it
- * never steps over a start; the bytes of a flagged word are then looked at one by one. */
+ * bytes, eight bytes are tested a step (model/base/swar.h) and a word holding one is left at it. */
 static inline size_t next_start(const tok_trie *trie, const char *text, size_t i, size_t len)
 {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     for (; trie->n_skip && len - i >= 8; i += 8) {
-        uint64_t w, any = 0;
-        memcpy(&w, text + i, 8);
-        for (int k = 0; k < trie->n_skip; k++) {
-            const uint64_t x = w ^ trie->skip[k];
-            any |= (x - ones) & ~x & highs;
-        }
-        if (any)
+        const uint64_t w = swar_load(text + i);
+        uint64_t any = 0;
+        for (int k = 0; k < trie->n_skip; k++)
+            any |= swar_eq(w, trie->skip[k]);
+        if (any) {
+            i += swar_first(any);
             break;
+        }
     }
     for (; i < len; i++) {
         const unsigned b0 = (uint8_t)text[i];

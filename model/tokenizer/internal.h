@@ -115,10 +115,10 @@ typedef struct tok_trie {
     size_t n_edges;
     uint32_t root[256];  /* child of the root for each first byte, 0 = none */
     bool empty;          /* no patterns: skip matching entirely */
-    /* The patterns' first bytes, each repeated in all 8 bytes of a word, when there are at most
-     * TOK_TRIE_SKIP_BYTES of them and none is ASCII whitespace (n_skip 0 otherwise): text is then
-     * scanned for them eight bytes a step (added.c, next_start). */
-    uint64_t skip[4];
+    /* The patterns' first bytes when there are at most TOK_TRIE_SKIP_BYTES of them and none is
+     * ASCII whitespace (n_skip 0 otherwise): text is then scanned for them eight bytes a step
+     * (added.c, next_start). */
+    unsigned char skip[4];
     int n_skip;
     /* Bit b0 << 8 | b1: a pattern starts with the bytes b0 b1, or b0 alone is one. A start is
      * looked for only where the next byte allows a match (a space before a letter does not). */

@@ -8,6 +8,8 @@
  */
 #include "model/tokenizer/internal.h"
 
+#include "model/base/swar.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +20,15 @@ bool tok_utf8_valid(const char *str, size_t len)
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     while (i < len) {
-        uint64_t w;
-        /* ASCII, nearly every byte of a request, eight bytes a test */
-        if (len - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080ull) == 0)) {
-            i += 8;
-            continue;
+        /* ASCII, nearly every byte of a request, eight bytes a test; a word with a byte from 0x80
+         * is left at that byte */
+        if (len - i >= 8) {
+            const uint64_t m = swar_load(s + i) & SWAR_HIGHS;
+            if (!m) {
+                i += 8;
+                continue;
+            }
+            i += swar_first(m);
         }
         unsigned c = s[i];
         if (c < 0x80) {
