@@ -267,6 +267,17 @@ static int bpe_cached(enc_ctx *c, const char *word, size_t len)
     return hit ? word_emit(c, e) : word_bpe(c, e, word, len, word, len);
 }
 
+/* Room for an n-byte word that a direct pre-tokenizer path assembles: local (cap bytes, on
+ * the caller's stack) when it fits, else the scratch's first word buffer, which those paths
+ * leave unused; NULL when that cannot grow. */
+static char *word_room(enc_ctx *c, char *local, size_t cap, size_t n)
+{
+    if (n <= cap)
+        return local;
+    tok_buf *b = &c->s->pre[0];
+    return tok_buf_reserve(b, n) == 0 ? b->p : NULL;
+}
+
 /* BPE of one GPT-2 match raw[0..len) of a ByteLevel-only pre-tokenizer's input. The cache is
  * keyed by the raw bytes: the byte mapping is one to one, so they name the mapped word as
  * well, and a hit (most words of a request) skips the mapping and the pre-tokenizer's
@@ -277,13 +288,9 @@ static int gpt2_word_cached(enc_ctx *c, const char *raw, size_t len)
     tok_cache_entry *e = word_slot(c, raw, len, &hit);
     if (hit)
         return word_emit(c, e);
-    char local[256], *m = local;
-    if (2 * len > sizeof local) {
-        tok_buf *b = &c->s->pre[0];
-        if (tok_buf_reserve(b, 2 * len) != 0)
-            return layad_fail(c->err, 500, "tokenizer: out of memory");
-        m = b->p;
-    }
+    char local[256], *m = word_room(c, local, sizeof local, 2 * len);
+    if (!m)
+        return layad_fail(c->err, 500, "tokenizer: out of memory");
     return word_bpe(c, e, raw, len, m, tok_bytelevel_map(raw, len, m));
 }
 
@@ -306,13 +313,9 @@ static int gpt2_words(enc_ctx *c, const char *text, size_t len)
 /* BPE of the first Metaspace word, text[0..len) behind the prepended replacement rep[0..rl). */
 static int prefixed_word_cached(enc_ctx *c, const char *rep, size_t rl, const char *text, size_t len)
 {
-    char local[256], *w = local;
-    if (rl + len > sizeof local) {
-        tok_buf *b = &c->s->pre[0];
-        if (tok_buf_reserve(b, rl + len) != 0)
-            return layad_fail(c->err, 500, "tokenizer: out of memory");
-        w = b->p;
-    }
+    char local[256], *w = word_room(c, local, sizeof local, rl + len);
+    if (!w)
+        return layad_fail(c->err, 500, "tokenizer: out of memory");
     memcpy(w, rep, rl);
     memcpy(w + rl, text, len);
     return bpe_cached(c, w, rl + len);
@@ -331,6 +334,7 @@ static int metaspace_words(enc_ctx *c, const char *text, size_t len, bool at_sta
     if (memchr(text, ' ', len))
         return 1;
     size_t w = 0; /* the word being cut starts here */
+    /* from 1: a replacement at 0 starts the first word and cuts nothing before it */
     for (size_t i = 1; i + rl <= len; i++) {
         const char *hit = memchr(text + i, rep[0], len - rl + 1 - i);
         if (!hit)
