@@ -294,7 +294,7 @@ static int gpt2_word_cached(enc_ctx *c, const char *raw, size_t len)
     return word_bpe(c, e, raw, len, m, tok_bytelevel_map(raw, len, m));
 }
 
-/* The words of a normalized piece for a ByteLevel-only pre-tokenizer (tok_pre_gpt2_only):
+/* The words of a normalized piece for a ByteLevel-only pre-tokenizer (TOK_WORDS_GPT2):
  * what tok_pretokenize would produce, one GPT-2 match at a time, without its buffers. */
 static int gpt2_words(enc_ctx *c, const char *text, size_t len)
 {
@@ -322,7 +322,7 @@ static int prefixed_word_cached(enc_ctx *c, const char *rep, size_t rl, const ch
 }
 
 /* The words of a normalized piece for a splitting Metaspace-only pre-tokenizer
- * (tok_pre_metaspace_only) whose text holds no space: what tok_pretokenize would produce, cut
+ * (TOK_WORDS_METASPACE) whose text holds no space: what tok_pretokenize would produce, cut
  * in the text itself (the words are its bytes from one replacement to the next, the first
  * behind the prepended one), without copying the text; 1 when the text holds a space, which
  * the stage would replace first. */
@@ -361,10 +361,10 @@ static int on_norm_piece(void *ctx, const char *p, size_t len, size_t off, int32
     enc_ctx *c = ctx;
     if (id >= 0)
         return emit(c, id);
-    if (tok_pre_gpt2_only(c->t))
+    if (c->t->words == TOK_WORDS_GPT2)
         return gpt2_words(c, p, len);
     const bool at_start = c->raw_at_start && off == 0;
-    if (tok_pre_metaspace_only(c->t) && len > 0) {
+    if (c->t->words == TOK_WORDS_METASPACE && len > 0) {
         const int rc = metaspace_words(c, p, len, at_start);
         if (rc <= 0)
             return rc;

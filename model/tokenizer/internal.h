@@ -75,6 +75,14 @@ typedef enum {
 
 typedef enum { TOK_PREPEND_ALWAYS, TOK_PREPEND_FIRST, TOK_PREPEND_NEVER } tok_prepend;
 
+/* How encode finds a piece's words: through the pre-tokenizer stages and their buffers, or,
+ * for a pre-tokenizer of one stage, in the piece itself (encode.c, on_norm_piece):
+ * - TOK_WORDS_GPT2: one ByteLevel stage splitting by the GPT-2 pattern (ModernBERT's): the
+ *   words are the matches in the stage's input, each byte-mapped;
+ * - TOK_WORDS_METASPACE: one splitting Metaspace stage (Gemma's, mmBERT's): the words are the
+ *   input cut before each replacement, after the prepended one, once it holds no space. */
+typedef enum { TOK_WORDS_STAGES, TOK_WORDS_GPT2, TOK_WORDS_METASPACE } tok_words;
+
 typedef struct tok_pre {
     tok_pre_kind kind;
     /* BYTELEVEL */
@@ -108,6 +116,8 @@ typedef struct tok_trie_edge {
     uint32_t child;
 } tok_trie_edge;
 
+#define TOK_TRIE_SKIP_BYTES 4
+
 typedef struct tok_trie {
     tok_trie_node *nodes;
     size_t n_nodes;
@@ -118,13 +128,12 @@ typedef struct tok_trie {
     /* The patterns' first bytes when there are at most TOK_TRIE_SKIP_BYTES of them and none is
      * ASCII whitespace (n_skip 0 otherwise): text is then scanned for them eight bytes a step
      * (added.c, next_start). */
-    unsigned char skip[4];
+    unsigned char skip[TOK_TRIE_SKIP_BYTES];
     int n_skip;
     /* Bit b0 << 8 | b1: a pattern starts with the bytes b0 b1, or b0 alone is one. A start is
      * looked for only where the next byte allows a match (a space before a letter does not). */
     uint64_t pairs[1024];
 } tok_trie;
-#define TOK_TRIE_SKIP_BYTES 4
 
 /* ---- BPE model -------------------------------------------------------------- */
 
@@ -165,6 +174,7 @@ struct tokenizer {
 
     tok_pre *pres;       /* applied in order; n_pres == 0: the whole piece is one word */
     size_t n_pres;
+    tok_words words;     /* tok_pre_words(pres), set at load */
 
     tok_added *added;    /* one per effective added-token entry */
     size_t n_added;
@@ -321,9 +331,8 @@ void tok_trie_free(tok_trie *trie);
 /* Pre-tokenizes text into words; the result is in s->pre[*which] / s->spans[*which]. */
 int tok_pretokenize(const tokenizer *t, tok_scratch *s, const char *text, size_t len,
                     bool at_start, int *which);
-/* Whether t pre-tokenizes with one ByteLevel stage that splits by the GPT-2 pattern
- * (ModernBERT's): its words are then the matches in the stage's input, each byte-mapped. */
-bool tok_pre_gpt2_only(const tokenizer *t);
+/* How t's pre-tokenizer cuts words (tok_pre_words), decided once at load. */
+tok_words tok_pre_words(const tokenizer *t);
 /* The input of ByteLevel stage pre for text[0..len): text itself, or a copy in s->prefixed with
  * the space in front that the stage adds. -1 when the copy cannot grow. */
 int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, size_t len, const char **p,
@@ -331,10 +340,6 @@ int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, si
 /* Writes word[0..len) through GPT-2's bytes_to_unicode at o (room for 2 * len bytes; after
  * tok_bytelevel_input has run once in the process); returns the bytes written. */
 size_t tok_bytelevel_map(const char *word, size_t len, char *o);
-/* Whether t pre-tokenizes with one Metaspace stage that splits (Gemma's, mmBERT's): its words
- * are then the input cut before each replacement, after the prepended one, once the input
- * holds no space (which the stage would replace). */
-bool tok_pre_metaspace_only(const tokenizer *t);
 /* Whether Metaspace stage pre prepends its replacement to text[0..len) (at_start: the text starts
  * the whole input, for prepend_scheme "first"). */
 bool tok_metaspace_prepends(const tok_pre *pre, const char *text, size_t len, bool at_start);

@@ -492,6 +492,7 @@ tokenizer *tokenizer_load_mem(const char *json, size_t len, const char *name, la
     json_t *pre = json_object_get(root, "pre_tokenizer");
     if (pre && !json_is_null(pre) && add_pre(t, pre, err, 0) != 0)
         goto fail;
+    t->words = tok_pre_words(t);
     if (load_model(t, json_object_get(root, "model"), err) != 0)
         goto fail;
     json_t *added = json_object_get(root, "added_tokens");

@@ -88,10 +88,6 @@ int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, si
     return 0;
 }
 
-bool tok_pre_gpt2_only(const tokenizer *t)
-{
-    return t->n_pres == 1 && t->pres[0].kind == TOK_PRE_BYTELEVEL && t->pres[0].use_regex;
-}
 
 static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_t len,
                      bool at_start, tok_buf *ob, tok_spans *os)
@@ -119,10 +115,16 @@ bool tok_metaspace_prepends(const tok_pre *pre, const char *text, size_t len, bo
                                 (pre->prepend == TOK_PREPEND_FIRST && at_start));
 }
 
-bool tok_pre_metaspace_only(const tokenizer *t)
+tok_words tok_pre_words(const tokenizer *t)
 {
-    return t->n_pres == 1 && t->pres[0].kind == TOK_PRE_METASPACE && t->pres[0].split &&
-           t->pres[0].replacement_len > 0;
+    if (t->n_pres != 1)
+        return TOK_WORDS_STAGES;
+    const tok_pre *pre = &t->pres[0];
+    if (pre->kind == TOK_PRE_BYTELEVEL && pre->use_regex)
+        return TOK_WORDS_GPT2;
+    if (pre->kind == TOK_PRE_METASPACE && pre->split && pre->replacement_len > 0)
+        return TOK_WORDS_METASPACE;
+    return TOK_WORDS_STAGES;
 }
 
 static int metaspace(const tok_pre *pre, const char *text, size_t len, bool at_start, tok_buf *ob,
