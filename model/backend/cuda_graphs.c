@@ -72,6 +72,13 @@ int cuda_capture_exec(cuda_backend *b, int T, int G, int att, cudaGraphExec_t *e
             rc = layad_fail(err, 500, "cuda backend: instantiate %d tokens: %s", T,
                             cudaGetErrorString(e));
     }
+    /* An instantiated graph reaches the device on its first launch unless uploaded: do it here,
+     * at warm-up or while the worker is idle, not inside the first request of the bucket. */
+    if (!rc && (e = cudaGraphUpload(*exec, b->ks.s)) != cudaSuccess) {
+        cudaGraphExecDestroy(*exec);
+        rc = layad_fail(err, 500, "cuda backend: upload the graph of %d tokens: %s", T,
+                        cudaGetErrorString(e));
+    }
     if (graph)
         cudaGraphDestroy(graph);
     if (rc)
