@@ -7,9 +7,10 @@
 source .carry/env.sh
 export LAYAD_COMMIT; LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=${W:-/tmp/layad-run}; mkdir -p "$W"
-"$B/layad-dev" mkmodel --preset tiny --out "$W/tiny" > /dev/null
-"$B/layad-dev" mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json \
-  --out "$W/english" > /dev/null
+# (once a call: a second script of the same call finds them written)
+[ -f "$W/tiny/model.safetensors" ] || "$B/layad-dev" mkmodel --preset tiny --out "$W/tiny" > /dev/null
+[ -f "$W/english/model.safetensors" ] || "$B/layad-dev" mkmodel --preset english-large \
+  --tokenizer .carry/shared/modernbert-tokenizer.json --out "$W/english" > /dev/null
 # mkmodel_mmbert DIR: the mmBERT-base geometry with random weights and the ModernBERT tokenizer (the only real
 # tokenizer carried), its special tokens written into the tokenizer's and the encoder's configs (as
 # bench/results/experiments/bulk-x/call3.sh first did).
