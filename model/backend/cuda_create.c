@@ -227,7 +227,8 @@ laya_backend *cuda_backend_create(const laya_checkpoint *ck, const cuda_backend_
         if (kn_gemm_ctx_save_tuning(b->gemm, o->tuning_cache, warn, sizeof warn) && warn[0])
             snprintf(b->info.tuning_warning, sizeof b->info.tuning_warning, "%s", warn);
     }
-    b->st.graph_misses = 0; /* warm-up runs are not request misses */
+    b->st.graph_misses = 0; /* warm-up runs are not requests' misses or hits */
+    b->st.graph_hits = 0;
     b->st.forwards = 0;
     return &b->base;
 fail:
