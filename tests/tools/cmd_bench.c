@@ -197,16 +197,16 @@ static json_t *shape_json(tool *t, const synth_set *set, cuda_bucket sh, const d
            floor_ms, toks / (med / 1e3), med / floor_ms, run->sum.launch_s * per * 1e3,
            (run->sum.run_s - run->sum.gpu_s) * per * 1e3);
     json_t *j = json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:o, s:f, s:f, "
-                     "s:f, s:s, s:f, s:f, s:s, s:f, s:f, s:f}",
-                     "rows", sh.rows, "tokens", sh.tokens, "bucket_tokens", cap,
-                     "real_tokens", toks,
-                     "median_ms", med, "min_group_ms", lo, "max_group_ms", hi,
-                     "group_means_ms", g, "tokens_per_s", toks / (med / 1e3), "flops",
-                     flops, "floor_ms", floor_ms, "floor_bound",
-                     t_flop > t_byte ? "compute" : "weight bandwidth",
-                     "ratio_to_floor", med / floor_ms, "weight_bytes", wbytes,
-                     "input_hash", hash, "run_mean_ms", run->sum.run_s * per, "launch_mean_ms",
-                     run->sum.launch_s * per, "gpu_mean_ms", run->sum.gpu_s * per);
+                          "s:f, s:s, s:f, s:f, s:s, s:f, s:f, s:f}",
+                          "rows", sh.rows, "tokens", sh.tokens, "bucket_tokens", cap,
+                          "real_tokens", toks,
+                          "median_ms", med, "min_group_ms", lo, "max_group_ms", hi,
+                          "group_means_ms", g, "tokens_per_s", toks / (med / 1e3), "flops",
+                          flops, "floor_ms", floor_ms, "floor_bound",
+                          t_flop > t_byte ? "compute" : "weight bandwidth",
+                          "ratio_to_floor", med / floor_ms, "weight_bytes", wbytes,
+                          "input_hash", hash, "run_mean_ms", run->sum.run_s * per, "launch_mean_ms",
+                          run->sum.launch_s * per, "gpu_mean_ms", run->sum.gpu_s * per);
     first_forward(j, run);
     return j;
 }
