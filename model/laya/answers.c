@@ -90,6 +90,14 @@ static void float_list(pj_buf *b, const float *x, int n)
     pj_buf_put(b, "]", 1);
 }
 
+/* Option i's key in a score question's probabilities and legend: "i" (the JSON keys are strings). */
+static void index_key(pj_buf *b, int i)
+{
+    pj_buf_put(b, "\"", 1);
+    pj_buf_int(b, i);
+    pj_buf_put(b, "\"", 1);
+}
+
 static void probabilities(pj_buf *b, const laya_question *q, const float *p, int k)
 {
     pj_buf_puts(b, "\"probabilities\": {");
@@ -98,11 +106,8 @@ static void probabilities(pj_buf *b, const laya_question *q, const float *p, int
             pj_buf_put(b, ", ", 2);
         if (q->qtype == QTYPE_CHOICE)
             pj_buf_key(b, q->labels[i]);
-        else {
-            pj_buf_put(b, "\"", 1);
-            pj_buf_int(b, i);
-            pj_buf_put(b, "\"", 1);
-        }
+        else
+            index_key(b, i);
         pj_buf_put(b, ": ", 2);
         num(b, (double)p[i]);
     }
@@ -115,9 +120,8 @@ static void legend(pj_buf *b, const laya_question *q)
     for (int i = 0; i < q->n_opts; i++) {
         if (i)
             pj_buf_put(b, ", ", 2);
-        pj_buf_put(b, "\"", 1);
-        pj_buf_int(b, i);
-        pj_buf_put(b, "\": ", 3);
+        index_key(b, i);
+        pj_buf_put(b, ": ", 2);
         pj_buf text = pj_buf_in(b->a); /* b's storage: its arena, or malloc */
         question_render_criterion(&text, q->levels[i]);
         if (text.failed)

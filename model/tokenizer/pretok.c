@@ -88,7 +88,6 @@ int tok_bytelevel_input(const tok_pre *pre, tok_scratch *s, const char *text, si
     return 0;
 }
 
-
 static int bytelevel(const tok_pre *pre, tok_scratch *s, const char *text, size_t len,
                      bool at_start, tok_buf *ob, tok_spans *os)
 {
