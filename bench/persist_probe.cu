@@ -40,6 +40,10 @@
  * (cublasGemmEx, one graph) in the same process, and the max difference between the two
  * chains' outputs after one layer (relative to max |ref|; W_NONE computes garbage).
  *
+ * v5 adds two modes without barriers (W_LATE_FLOW, W_NONE_FLOW): each K split of a stage waits only
+ * for the output tiles its X slice covers, and the split products are summed tile by tile by the split
+ * that stores last; the measure of what grid barriers cost beyond the data's own dependencies.
+ *
  * Build: make build/bench/persist_probe (nvcc, sm_90a); run: make persist-probe, or
  *        build/bench/persist_probe [M ...] (default 16 96 128); JSON on stdout; PERSIST_MODE=i
  *        and PERSIST_SPLIT=i run one weight mode (W_*) and one row of splits[] only.
@@ -64,7 +68,9 @@
 #define MAXT 4                  /* units per CTA and GEMM */
 #define MAXG 128                /* GEMMs per launch */
 #define NSTAMP (MAXG * 2 + 2)
-#define CTR_BYTES (1024 * 128) /* the barrier counter, or a 128-byte line a CTA (grid_sync_flags) */
+#define FLOW_STRIDE 1024       /* flow modes: a GEMM's counters, 512 tiles' done flags then their arrivals */
+#define CTR_BYTES (MAXG * FLOW_STRIDE * 4) /* the barrier counter, a 128-byte line a CTA (grid_sync_flags),
+                                              or the flow modes' counters; zeroed before every launch */
 #define NPHASE 5                /* weights wait, X arrival, MMAs, sums + stores, barrier */
 
 struct Gemm {
@@ -79,8 +85,9 @@ struct Gemm {
 };
 
 /* Where GEMM j + 1's weights come from while GEMM j runs (see persist_kernel). */
-enum { W_EARLY, W_LATE, W_L2, W_NONE, W_L2_FLAGS, W_MODES };
-static const char *const W_MODE_NAMES[W_MODES] = {"early", "late", "l2", "none", "l2-flags"};
+enum { W_EARLY, W_LATE, W_L2, W_NONE, W_L2_FLAGS, W_LATE_FLOW, W_NONE_FLOW, W_MODES };
+static const char *const W_MODE_NAMES[W_MODES] = {"early", "late", "l2", "none", "l2-flags", "late-flow",
+                                                  "none-flow"};
 
 struct Plan {
     int n, wmode;
@@ -133,6 +140,84 @@ __device__ __forceinline__ void units_of(const Gemm &g, int *u0, int *u1)
     const unsigned U = (unsigned)(g.N / 16 * g.S);
     *u0 = (int)(U * blockIdx.x / gridDim.x);
     *u1 = (int)(U * (blockIdx.x + 1) / gridDim.x);
+}
+
+/* ---- the flow modes: a stage waits for the tiles it reads, not for every CTA ----
+ * GEMM j's counters sit at ctr + j * FLOW_STRIDE: done[t] (0 / 1) when output tile t (16 features, every row)
+ * is final, arrivals[t] at + 512 counting the K splits that stored their partial of tile t. The split
+ * that arrives last sums tile t's partials in the fixed order 0..S-1 (so the bits do not depend on who sums)
+ * and sets done[t]. A unit of GEMM j + 1 with K split s waits for done[t] of the tiles its slice of K
+ * covers. No write overtakes a read of the same buffer: every CTA has units in every GEMM and runs the
+ * stages in order, and within two GEMMs the waits reach every unit of a stage (the splits of a GEMM
+ * together read all of the output they wait for), so the next write into a buffer comes after every CTA
+ * has left the stage that read it; the partials get one buffer a GEMM of the layer (make_plan). */
+__device__ __forceinline__ unsigned *flow_done(unsigned *ctr, int j) { return ctr + (size_t)j * FLOW_STRIDE; }
+
+/* Before GEMM j's split s reads its X slice: the producer GEMM j - 1's tiles of that slice are done. */
+__device__ void flow_wait(unsigned *ctr, int j, int s, int Ks)
+{
+    if (j > 0) {
+        const unsigned *done = flow_done(ctr, j - 1) + s * (Ks / 16);
+        for (int i = threadIdx.x; i < Ks / 16; i += THREADS) {
+            unsigned v, polls = 0;
+            do {
+                if (++polls > (1u << 28))
+                    __trap();
+                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(done + i) : "memory");
+            } while (!v);
+        }
+    }
+    __syncthreads();
+}
+
+/* Tile t of g: the sum of its S partials (fixed order) into sum_out, by the whole CTA. */
+template <int MP> __device__ void flow_sum_tile(const Gemm &g, int t)
+{
+    for (int i = threadIdx.x; i < MP * 4; i += THREADS) { /* 4 columns an item, 4 items a row */
+        const int r = i >> 2, col = t * 16 + (i & 3) * 4;
+        const float4 *P = reinterpret_cast<const float4 *>(g.P + (size_t)r * g.N + col);
+        const size_t step = (size_t)MP * g.N / 4;
+        float4 v = __ldcg(P);
+        for (int k = 1; k < g.S; k++) {
+            const float4 q = __ldcg(P + k * step);
+            v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
+        }
+        __half2 *o = reinterpret_cast<__half2 *>(g.sum_out + (size_t)r * g.N + col);
+        o[0] = __floats2half2_rn(v.x, v.y);
+        o[1] = __floats2half2_rn(v.z, v.w);
+    }
+}
+
+/* After GEMM j's tiles t0..t0+nt of split s are stored (reduce_store ends on a barrier): one split,
+ * done at once; several, the last to arrive sums the tile and sets done. mine: nt flags in shared memory. */
+template <int MP> __device__ void flow_signal(const Gemm &g, unsigned *ctr, int j, int t0, int nt, int *mine)
+{
+    unsigned *done = flow_done(ctr, j), *arrived = done + 512;
+    if (g.S == 1) {
+        if (threadIdx.x == 0)
+            for (int i = 0; i < nt; i++)
+                asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(done + t0 + i) : "memory");
+        return;
+    }
+    if (threadIdx.x == 0)
+        for (int i = 0; i < nt; i++) {
+            unsigned old;
+            asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n"
+                         : "=r"(old)
+                         : "l"(arrived + t0 + i)
+                         : "memory");
+            mine[i] = old == (unsigned)g.S - 1;
+        }
+    __syncthreads();
+    for (int i = 0; i < nt; i++) {
+        if (!mine[i])
+            continue;
+        flow_sum_tile<MP>(g, t0 + i);
+        __syncthreads();
+        if (threadIdx.x == 0)
+            asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(done + t0 + i) : "memory");
+    }
+    __syncthreads(); /* mine is rewritten by the next batch */
 }
 
 /* This CTA's weights of GEMM g: their bytes, and where they start (*src). Packed
@@ -289,8 +374,9 @@ __device__ long long gemm_tiles(const Gemm &g, const char *wbuf, int wu0, int nt
  * trip), and serves all of the run's tiles. */
 template <int MP, typename AfterX>
 __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *red, long long *xwait, long long *store,
-                           AfterX after_x)
+                           unsigned *flow, int j, AfterX after_x)
 {
+    __shared__ int mine[MAXT]; /* flow: the tiles of a batch this CTA sums */
     bool told = false; /* after_x() runs once, when the first run's X has landed (or at the end) */
     int u0, u1;
     units_of(g, &u0, &u1);
@@ -298,6 +384,8 @@ __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *re
     for (int u = u0; u < u1;) {
         const int s = u / T, e = min(u1, (s + 1) * T), t0 = u - s * T;
         const long long x0 = clock64();
+        if (flow)
+            flow_wait(flow, j, s, Ks);
         /* chunk i = row r, 16-byte column p, stepped without a division a chunk (the
          * divisions made the issue as slow as the copies: Nsight Compute, call 5) */
         int r = threadIdx.x / per, p = threadIdx.x % per;
@@ -315,8 +403,15 @@ __device__ void gemm_stage(const Gemm &g, const char *wbuf, char *xs, float4 *re
         *xwait += clock64() - x0;
         if (!told)
             after_x(), told = true;
-        for (int v = u; v < e; v += MAXT)
-            *store += gemm_tiles<MP>(g, wbuf, v - u0, min(MAXT, e - v), t0 + (v - u), s, xs, red);
+        for (int v = u; v < e; v += MAXT) {
+            const int nt = min(MAXT, e - v);
+            *store += gemm_tiles<MP>(g, wbuf, v - u0, nt, t0 + (v - u), s, xs, red);
+            if (flow) {
+                const long long c = clock64();
+                flow_signal<MP>(g, flow, j, t0 + (v - u), nt, mine);
+                *store += clock64() - c;
+            }
+        }
         u = e;
     }
     if (!told)
@@ -377,20 +472,25 @@ __device__ void record_phases(float *q, long long t0, long long t1, long long t2
  *            no bytes into the SM), GEMM j + 1's copied into shared memory from the L2 once
  *            GEMM j's X has landed;
  *   W_NONE:  never copied (a bound: X, MMAs, stores and barriers alone; outputs garbage);
- *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers. */
+ *   W_L2_FLAGS: W_L2 with grid_sync_flags for the barriers;
+ *   W_LATE_FLOW, W_NONE_FLOW: W_LATE, W_NONE with no barrier at all: a stage's K split waits for the tiles
+ *            of its X slice (flow_wait), and the partial products are summed tile by tile by the split that
+ *            stores last (flow_signal), not in a sum stage. */
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) uint64_t bars[2];
     const Plan &pl = c_plan;
-    const int wm = pl.wmode == W_L2_FLAGS ? W_L2 : pl.wmode; /* W_L2_FLAGS: W_L2 with grid_sync_flags */
+    const int wm = pl.wmode == W_L2_FLAGS ? W_L2 : pl.wmode == W_LATE_FLOW ? W_LATE
+                   : pl.wmode == W_NONE_FLOW ? W_NONE : pl.wmode;
+    unsigned *flow = pl.wmode == W_LATE_FLOW || pl.wmode == W_NONE_FLOW ? ctr : nullptr;
     unsigned epoch = 0;
     int ns = 0;
-    auto sync = [&] { /* a grid barrier, then CTA 0's stamp */
-        if (pl.wmode == W_L2_FLAGS)
+    auto sync = [&] { /* a grid barrier (none in the flow modes), then CTA 0's stamp */
+        if (!flow && pl.wmode == W_L2_FLAGS)
             grid_sync_flags(ctr, epoch);
-        else
+        else if (!flow)
             grid_sync(ctr, epoch);
         if (blockIdx.x == 0 && threadIdx.x == 0 && ns < NSTAMP)
             stamps[ns++] = clock64();
@@ -416,7 +516,7 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
         const long long t1 = clock64();
         long long xw = 0, st = 0;
         gemm_stage<MP>(g, smem + pl.w_off[j & 1], smem + pl.x_off, reinterpret_cast<float4 *>(smem + pl.red_off), &xw,
-                       &st, [&] {
+                       &st, flow, j, [&] {
                            if (next && (wm == W_LATE || wm == W_L2))
                                copy_next();
                        });
@@ -425,8 +525,9 @@ __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long
         sync();
         if (threadIdx.x == 0 && j >= pl.n - 4) /* the last layer */
             record_phases(prof + ((size_t)(j - (pl.n - 4)) * gridDim.x + blockIdx.x) * NPHASE, t0, t1, t2, xw, st);
-        if (g.S > 1) {
-            sum_stage<MP>(g);
+        if (g.S > 1) { /* the flow modes stamp here too (their sums ran inside the stage) */
+            if (!flow)
+                sum_stage<MP>(g);
             sync();
         }
     }
@@ -469,7 +570,7 @@ __global__ void init_kernel(__half *p, size_t n, float scale, uint32_t seed)
 static const int L = 28, D = 1024, F2 = 5248, F = 2624;
 struct Bufs {
     __half *W[L][4], *Wp[L][4], *X, *Q, *H, *U; /* Wp: packed for the current splits */
-    float *P;
+    float *P[4]; /* a GEMM of the layer's partial products (the flow modes need them apart) */
 };
 
 static void init(__half *p, size_t n, float scale, uint32_t seed)
@@ -485,10 +586,10 @@ static Plan make_plan(const Bufs &b, int layers, int Mp, const int *sp, int G, i
     p.wmode = wmode;
     for (int l = 0; l < layers; l++) {
         Gemm *g = &p.g[p.n];
-        g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, sp[0], b.Q, 3 * D, b.P, b.Q};
-        g[1] = {b.Q, 3 * D, b.Wp[l][1], D, D, sp[1], b.H, D, b.P, b.H};
-        g[2] = {b.H, D, b.Wp[l][2], F2, D, sp[2], b.U, F2, b.P, b.U};
-        g[3] = {b.U, F2, b.Wp[l][3], D, F, sp[3], b.X, D, b.P, b.X};
+        g[0] = {b.X, D, b.Wp[l][0], 3 * D, D, sp[0], b.Q, 3 * D, b.P[0], b.Q};
+        g[1] = {b.Q, 3 * D, b.Wp[l][1], D, D, sp[1], b.H, D, b.P[1], b.H};
+        g[2] = {b.H, D, b.Wp[l][2], F2, D, sp[2], b.U, F2, b.P[2], b.U};
+        g[3] = {b.U, F2, b.Wp[l][3], D, F, sp[3], b.X, D, b.P[3], b.X};
         p.n += 4;
     }
     int need[2] = {0, 0}, xneed = 0;
@@ -632,7 +733,8 @@ static void setup(Probe *p)
     CK(cudaMalloc(&b.Q, (size_t)MPMAX * 3 * D * 2));
     CK(cudaMalloc(&b.H, (size_t)MPMAX * D * 2));
     CK(cudaMalloc(&b.U, (size_t)MPMAX * F2 * 2));
-    CK(cudaMalloc(&b.P, (size_t)8 * MPMAX * F2 * 4));
+    for (int j = 0; j < 4; j++)
+        CK(cudaMalloc(&b.P[j], (size_t)8 * MPMAX * F2 * 4));
     init(p->X0, (size_t)MPMAX * D, 1.f, 5u);
     CK(cudaMalloc(&p->ctr, CTR_BYTES));
     CK(cudaMalloc(&p->stamps, NSTAMP * 8));
