@@ -188,8 +188,9 @@ template <int MP> __device__ void flow_sum_tile(const Gemm &g, int t)
     }
 }
 
-/* After GEMM j's tiles t0..t0+nt of split s are stored (reduce_store ends on a barrier): one split,
- * done at once; several, the last to arrive sums the tile and sets done. mine: nt flags in shared memory. */
+/* After this CTA's tiles t0..t0+nt of GEMM j (of one K split) are stored (reduce_store ends on a barrier):
+ * with one split they are done at once; with several, the split that arrives last at a tile sums it and sets
+ * done. mine: nt flags in shared memory. */
 template <int MP> __device__ void flow_signal(const Gemm &g, unsigned *ctr, int j, int t0, int nt, int *mine)
 {
     unsigned *done = flow_done(ctr, j), *arrived = done + 512;
