@@ -148,9 +148,10 @@ static int warm_bucket(cuda_backend *b, int T, int G, layad_error *err)
         bucket_graph *g = slot(b, T, G, att);
         if (b->o.use_graphs && !g->ready && capture(b, T, G, att, g, err))
             return -1;
-        /* A graph's first launch call takes 0.3-0.8 ms more than later ones (it moves the graph to
-         * the device): replayed once here, not in the bucket's first request. cudaGraphUpload
-         * does that too, but every later replay then ran ~0.13 ms slower at 83 tokens. */
+        /* A graph's first launch took 0.3-0.8 ms more than later ones on an H100 (why was not
+         * measured): replayed once here, not in the bucket's first request. An explicit
+         * cudaGraphUpload at capture removed that cost too, but every later replay then ran
+         * ~0.13 ms slower at 83 tokens. */
         if (g->ready && cuda_launch(b, T, G, att, 1, NULL, err))
             return -1;
     }
