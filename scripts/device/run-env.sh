@@ -7,10 +7,14 @@
 source .carry/env.sh
 export LAYAD_COMMIT; LAYAD_COMMIT=$(cat .carry/commit)
 B=$PWD/.carry/bin; W=${W:-/tmp/layad-run}; mkdir -p "$W"
-# (once a call: a second script of the same call finds them written)
-[ -f "$W/tiny/model.safetensors" ] || "$B/layad-dev" mkmodel --preset tiny --out "$W/tiny" > /dev/null
-[ -f "$W/english/model.safetensors" ] || "$B/layad-dev" mkmodel --preset english-large \
-  --tokenizer .carry/shared/modernbert-tokenizer.json --out "$W/english" > /dev/null
+# Once a call: a second script of the same call finds them written. Keyed by the carried commit, since a
+# machine has kept its run folder from one call to the next, whose mkmodel may write other checkpoints.
+if [ "$(cat "$W/models.commit" 2>/dev/null)" != "$LAYAD_COMMIT" ]; then
+  "$B/layad-dev" mkmodel --preset tiny --out "$W/tiny" > /dev/null &&
+    "$B/layad-dev" mkmodel --preset english-large --tokenizer .carry/shared/modernbert-tokenizer.json \
+      --out "$W/english" > /dev/null &&
+    echo "$LAYAD_COMMIT" > "$W/models.commit"
+fi
 # mkmodel_mmbert DIR: the mmBERT-base geometry with random weights and the ModernBERT tokenizer (the only real
 # tokenizer carried), its special tokens written into the tokenizer's and the encoder's configs (as
 # bench/results/experiments/bulk-x/call3.sh first did).
