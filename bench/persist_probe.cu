@@ -142,6 +142,20 @@ __device__ __forceinline__ void units_of(const Gemm &g, int *u0, int *u1)
     *u1 = (int)(U * (blockIdx.x + 1) / gridDim.x);
 }
 
+/* The S partials of 4 columns at P, one split every step float4s apart, summed in the fixed order 0..S-1 and
+ * stored as fp16 at o (the sum stage and the flow modes' tile sums: the same bits). */
+__device__ __forceinline__ void sum_partials4(const float4 *P, size_t step, int S, __half *o)
+{
+    float4 v = __ldcg(P);
+    for (int k = 1; k < S; k++) {
+        const float4 q = __ldcg(P + k * step);
+        v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
+    }
+    __half2 *h = reinterpret_cast<__half2 *>(o);
+    h[0] = __floats2half2_rn(v.x, v.y);
+    h[1] = __floats2half2_rn(v.z, v.w);
+}
+
 /* ---- the flow modes: a stage waits for the tiles it reads, not for every CTA ----
  * GEMM j's counters sit at ctr + j * FLOW_STRIDE: done[t] (0 / 1) when output tile t (16 features, every row)
  * is final, arrivals[t] at + 512 counting the K splits that stored their partial of tile t. The split
@@ -174,17 +188,8 @@ __device__ void flow_wait(unsigned *ctr, int j, int s, int Ks)
 template <int MP> __device__ void flow_sum_tile(const Gemm &g, int t)
 {
     for (int i = threadIdx.x; i < MP * 4; i += THREADS) { /* 4 columns an item, 4 items a row */
-        const int r = i >> 2, col = t * 16 + (i & 3) * 4;
-        const float4 *P = reinterpret_cast<const float4 *>(g.P + (size_t)r * g.N + col);
-        const size_t step = (size_t)MP * g.N / 4;
-        float4 v = __ldcg(P);
-        for (int k = 1; k < g.S; k++) {
-            const float4 q = __ldcg(P + k * step);
-            v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
-        }
-        __half2 *o = reinterpret_cast<__half2 *>(g.sum_out + (size_t)r * g.N + col);
-        o[0] = __floats2half2_rn(v.x, v.y);
-        o[1] = __floats2half2_rn(v.z, v.w);
+        const size_t e = (size_t)(i >> 2) * g.N + t * 16 + (i & 3) * 4;
+        sum_partials4(reinterpret_cast<const float4 *>(g.P + e), (size_t)MP * g.N / 4, g.S, g.sum_out + e);
     }
 }
 
@@ -424,17 +429,8 @@ template <int MP> __device__ void sum_stage(const Gemm &g)
 {
     const int n4 = MP * g.N / 4;
     const float4 *P = reinterpret_cast<const float4 *>(g.P);
-    for (int i = blockIdx.x * THREADS + threadIdx.x; i < n4; i += gridDim.x * THREADS) {
-        float4 v = __ldcg(P + i);
-        for (int s = 1; s < g.S; s++) {
-            const float4 p = __ldcg(P + (size_t)s * n4 + i);
-            v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
-        }
-        const int e = i * 4, r = e / g.N, col = e % g.N;
-        __half2 *o = reinterpret_cast<__half2 *>(g.sum_out + (size_t)r * g.N + col);
-        o[0] = __floats2half2_rn(v.x, v.y);
-        o[1] = __floats2half2_rn(v.z, v.w);
-    }
+    for (int i = blockIdx.x * THREADS + threadIdx.x; i < n4; i += gridDim.x * THREADS)
+        sum_partials4(P + i, n4, g.S, g.sum_out + (size_t)i * 4);
 }
 
 __constant__ Plan c_plan;
@@ -477,21 +473,25 @@ __device__ void record_phases(float *q, long long t0, long long t1, long long t2
  *   W_LATE_FLOW, W_NONE_FLOW: W_LATE, W_NONE with no barrier at all: a stage's K split waits for the tiles
  *            of its X slice (flow_wait), and the partial products are summed tile by tile by the split that
  *            stores last (flow_signal), not in a sum stage. */
+__device__ __forceinline__ int weights_mode(int mode)
+{
+    return mode == W_L2_FLAGS ? W_L2 : mode == W_LATE_FLOW ? W_LATE : mode == W_NONE_FLOW ? W_NONE : mode;
+}
+
 template <int MP>
 __global__ void __launch_bounds__(THREADS, 1) persist_kernel(unsigned *ctr, long long *stamps, float *prof)
 {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) uint64_t bars[2];
     const Plan &pl = c_plan;
-    const int wm = pl.wmode == W_L2_FLAGS ? W_L2 : pl.wmode == W_LATE_FLOW ? W_LATE
-                   : pl.wmode == W_NONE_FLOW ? W_NONE : pl.wmode;
+    const int wm = weights_mode(pl.wmode);
     unsigned *flow = pl.wmode == W_LATE_FLOW || pl.wmode == W_NONE_FLOW ? ctr : nullptr;
     unsigned epoch = 0;
     int ns = 0;
     auto sync = [&] { /* a grid barrier (none in the flow modes), then CTA 0's stamp */
         if (!flow && pl.wmode == W_L2_FLAGS)
             grid_sync_flags(ctr, epoch);
-        else if (!flow)
+        if (!flow && pl.wmode != W_L2_FLAGS)
             grid_sync(ctr, epoch);
         if (blockIdx.x == 0 && threadIdx.x == 0 && ns < NSTAMP)
             stamps[ns++] = clock64();
